@@ -1,0 +1,1 @@
+"""mnemonet: a shared, append-only memory for teams of AI agents."""

@@ -1,0 +1,1 @@
+"""Worker agents that see only MemoryAPI."""

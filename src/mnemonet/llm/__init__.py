@@ -1,0 +1,1 @@
+"""Language-model providers, prompt templates and the NL <-> triples translation."""

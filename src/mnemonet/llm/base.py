@@ -1,0 +1,83 @@
+"""The language layer's interface: one method per kind of call, each one language-model call.
+
+Providers (Anthropic, OpenAI-compatible, offline rules) and the p2p proxy to
+an llm peer all satisfy ``LanguageModel``; ``MemoryService`` and the agents
+see only this.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from mnemonet.model.records import ConceptSpec
+
+
+class Triple(BaseModel):
+    """A statement before it has an id."""
+
+    subject: str
+    predicate: str
+    object: str
+    confidence: float = 0.9
+    negated: bool = False
+
+
+class Extraction(BaseModel):
+    """What one observation says: its concepts (with kinds, aliases, components) and statements."""
+
+    concepts: list[ConceptSpec] = Field(default_factory=list)
+    statements: list[Triple] = Field(default_factory=list)
+    topics: list[str] = Field(default_factory=list)
+
+
+class ParsedClaim(BaseModel):
+    triple: Triple
+    concepts: list[ConceptSpec] = Field(default_factory=list)
+
+
+class PairJudgement(BaseModel):
+    """Verdict on one candidate pair of statements (by their index in the request)."""
+
+    index: int
+    contradicts: bool
+    reason: str = ""
+
+
+class WrittenAnswer(BaseModel):
+    text: str
+    cited: list[str] = Field(default_factory=list)
+
+
+class CandidatePair(BaseModel):
+    a: str
+    b: str
+
+
+@runtime_checkable
+class LanguageModel(Protocol):
+    """The natural-language <-> triples translation. Every method is exactly one model call."""
+
+    @property
+    def name(self) -> str:
+        """Shown to users, e.g. ``offline (rule-based)`` or ``anthropic:claude-sonnet-4-5``."""
+        ...
+
+    async def extract_observation(self, text: str, source: str) -> Extraction: ...
+
+    async def parse_claim(self, text: str, source: str) -> ParsedClaim: ...
+
+    async def answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer:
+        """Answer from ``memory`` = [(id, fenced one-line text)], citing the ids it rests on."""
+        ...
+
+    async def infer_claims(self, observation_text: str) -> list[Triple]: ...
+
+    async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]: ...
+
+    async def summarise(self, concept: str, statements: list[str], previous: str | None) -> str: ...
+
+    def usage(self) -> dict[str, int]:
+        """Counters: calls, input/output tokens, failures."""
+        ...

@@ -1,0 +1,30 @@
+"""Plain data types shared by every layer; no I/O here."""
+
+from mnemonet.model.api import Answer, ClaimResult, InferredClaim, MemoryAPI, ObserveResult, Recall
+from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.records import (
+    ClaimRecord,
+    ConceptComponent,
+    ConceptSpec,
+    ObservationRecord,
+    SourceSpec,
+    StatementLink,
+    StatementSpec,
+    normalise_name,
+)
+from mnemonet.model.views import (
+    ConceptRelationView,
+    ConceptView,
+    ContradictionView,
+    ObservationView,
+    SearchHit,
+    StatementView,
+    WriteResult,
+)
+
+__all__ = [
+    "Answer", "ClaimRecord", "ClaimResult", "ConceptComponent", "ConceptRelationView", "ConceptSpec",
+    "ConceptView", "ContradictionView", "InferredClaim", "MemoryAPI", "ObservationRecord",
+    "ObservationView", "ObserveResult", "Recall", "SearchHit", "SourceSpec", "StatementLink",
+    "StatementSpec", "StatementView", "WriteResult", "derived_id", "new_id", "normalise_name",
+]

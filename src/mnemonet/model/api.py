@@ -1,0 +1,94 @@
+"""The ``MemoryAPI`` Protocol: the one interface agents, adapters and peers speak."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from mnemonet.model.views import (
+    ConceptView,
+    ContradictionView,
+    ObservationView,
+    SearchHit,
+    StatementView,
+)
+
+
+class ObserveResult(BaseModel):
+    observation_id: str
+    created: bool
+    statements: list[StatementView] = Field(default_factory=list)
+    concepts: list[str] = Field(default_factory=list)
+
+
+class ClaimResult(BaseModel):
+    statement_id: str
+    created: bool
+    statement: StatementView | None = None
+    derived_from: list[str] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
+    contradicts: list[str] = Field(default_factory=list)
+
+
+class Recall(BaseModel):
+    """The structured result behind ``remember``: resolved statements and open contradictions."""
+
+    query: str
+    statements: list[StatementView] = Field(default_factory=list)
+    contradictions: list[ContradictionView] = Field(default_factory=list)
+    observations: list[ObservationView] = Field(default_factory=list)
+
+
+class Answer(BaseModel):
+    query: str
+    text: str
+    cited: list[str] = Field(default_factory=list)
+    recall: Recall
+    provider: str
+
+
+class InferredClaim(BaseModel):
+    text: str
+    confidence: float = 0.8
+
+
+@runtime_checkable
+class MemoryAPI(Protocol):
+    """Observe, claim and remember in natural language, plus the reads behind them."""
+
+    async def observe(
+        self, text: str, source: str = "user", *, idempotency_key: str | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> ObserveResult: ...
+
+    async def claim(
+        self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
+        basis: list[str] | None = None,
+    ) -> ClaimResult: ...
+
+    async def remember(self, query: str) -> Answer: ...
+
+    async def recall(self, query: str) -> Recall: ...
+
+    async def infer(self, observation_text: str) -> list[InferredClaim]: ...
+
+    async def search(
+        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
+    ) -> list[SearchHit]: ...
+
+    async def load(self, ids: list[str]) -> list[dict[str, Any]]: ...
+
+    async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]: ...
+
+    async def get_recent_statements(self, limit: int = 20) -> list[StatementView]: ...
+
+    async def get_unresolved_contradictions(self, limit: int = 20) -> list[ContradictionView]: ...
+
+    async def get_concepts(self, limit: int = 100) -> list[ConceptView]: ...
+
+    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]: ...
+
+    async def stats(self) -> dict[str, Any]: ...
+
+    async def clear(self) -> None: ...

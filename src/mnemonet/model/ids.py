@@ -1,0 +1,16 @@
+"""Caller-made ids: random for fresh writes, derived for retries of the same idempotency key."""
+
+from __future__ import annotations
+
+import uuid
+
+_NAMESPACE = uuid.UUID("6c1d3f0e-5a7b-4c1e-9d2a-6e6d6f6e6574")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex}"
+
+
+def derived_id(prefix: str, *parts: str) -> str:
+    """The same parts always give the same id, so a retried write lands on the same node."""
+    return f"{prefix}-{uuid.uuid5(_NAMESPACE, chr(31).join(parts)).hex}"

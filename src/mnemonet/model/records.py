@@ -1,0 +1,266 @@
+"""What gets written: validated records for the store.
+
+Every record carries a caller-made id so a retried write is a no-op. The
+validators here are the single place where field shapes and sizes are
+checked; a bad field raises ``ValueError`` naming it, before any I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+MAX_TEXT_CHARS = 20_000
+MAX_NAME_CHARS = 200
+MAX_ITEMS = 200
+
+ConceptRelation = Literal["head_noun", "modifier", "is_a", "has_property", "part_of", "alias_of", "related"]
+CONCEPT_RELATIONS: frozenset[str] = frozenset(ConceptRelation.__args__)  # type: ignore[attr-defined]
+
+_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
+_PREDICATE_RE = re.compile(r"^[a-z][a-z0-9_]{0,79}$")
+
+
+def normalise_name(name: str) -> str:
+    """The key a concept is merged on: case-folded, whitespace collapsed, edge punctuation dropped."""
+    return " ".join(name.casefold().split()).strip(" .,;:!?\"'")
+
+
+def check_id(value: str, field: str = "id") -> str:
+    if not isinstance(value, str) or not _ID_RE.match(value):
+        raise ValueError(f"{field}: must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
+    return value
+
+
+def check_name(value: object, field: str, limit: int = MAX_NAME_CHARS) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{field}: must be a string")
+    value = " ".join(value.split())
+    if not value:
+        raise ValueError(f"{field}: must not be empty")
+    if len(value) > limit:
+        raise ValueError(f"{field}: longer than {limit} characters")
+    return value
+
+
+def check_text(value: object, field: str = "text", limit: int = MAX_TEXT_CHARS) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{field}: must be a string")
+    if not value.strip():
+        raise ValueError(f"{field}: must not be empty")
+    if len(value) > limit:
+        raise ValueError(f"{field}: longer than {limit} characters")
+    if "\x00" in value:
+        raise ValueError(f"{field}: must not contain NUL characters")
+    return value
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class SourceSpec(_Record):
+    """Who said it: an agent, a user or a system component."""
+
+    name: str
+    kind: Literal["user", "agent", "system"] = "user"
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, v: object) -> str:
+        return check_name(v, "source.name")
+
+
+class ConceptComponent(_Record):
+    """A sub-concept a concept decomposes into (``RELATED_TO {relation}``)."""
+
+    name: str
+    relation: ConceptRelation
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, v: object) -> str:
+        return check_name(v, "component.name")
+
+
+class ConceptSpec(_Record):
+    """A concept to get-or-create by normalised name or alias."""
+
+    name: str
+    kind: str = "thing"
+    aliases: tuple[str, ...] = ()
+    components: tuple[ConceptComponent, ...] = ()
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, v: object) -> str:
+        return check_name(v, "concept.name")
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _kind(cls, v: object) -> str:
+        return check_name(v, "concept.kind", 40).lower()
+
+    @field_validator("aliases", mode="before")
+    @classmethod
+    def _aliases(cls, v: object) -> tuple[str, ...]:
+        if not isinstance(v, (list, tuple)):
+            raise ValueError("concept.aliases: must be a list of strings")
+        if len(v) > 20:
+            raise ValueError("concept.aliases: more than 20 aliases")
+        return tuple(check_name(a, "concept.aliases") for a in v)
+
+    @field_validator("components", mode="before")
+    @classmethod
+    def _components(cls, v: object) -> object:
+        if isinstance(v, (list, tuple)) and len(v) > 20:
+            raise ValueError("concept.components: more than 20 components")
+        return v
+
+    @property
+    def key(self) -> str:
+        return normalise_name(self.name)
+
+
+class StatementSpec(_Record):
+    """A reified triple: subject --predicate--> object, with confidence and polarity."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float = 1.0
+    negated: bool = False
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, v: object) -> str:
+        return check_id(v, "statement.id")  # type: ignore[arg-type]
+
+    @field_validator("subject", "object", mode="before")
+    @classmethod
+    def _ends(cls, v: object, info: object) -> str:
+        return check_name(v, f"statement.{info.field_name}")  # type: ignore[attr-defined]
+
+    @field_validator("predicate", mode="before")
+    @classmethod
+    def _predicate(cls, v: object) -> str:
+        v = check_name(v, "statement.predicate", 80)
+        v = v.strip().lower().replace(" ", "_").replace("-", "_")
+        if not _PREDICATE_RE.match(v):
+            raise ValueError("statement.predicate: must be snake_case letters, digits and '_'")
+        return v
+
+    @field_validator("confidence", mode="before")
+    @classmethod
+    def _confidence(cls, v: object) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise ValueError("statement.confidence: must be a number")
+        if math.isnan(v) or not 0.0 <= float(v) <= 1.0:
+            raise ValueError("statement.confidence: must be between 0 and 1")
+        return float(v)
+
+    @field_validator("negated", mode="before")
+    @classmethod
+    def _negated(cls, v: object) -> bool:
+        if not isinstance(v, bool):
+            raise ValueError("statement.negated: must be true or false")
+        return v
+
+    def sentence(self) -> str:
+        """The statement as plain words, e.g. ``user not likes mornings``."""
+        verb = self.predicate.replace("_", " ")
+        return f"{self.subject} {'not ' if self.negated else ''}{verb} {self.object}"
+
+
+class StatementLink(_Record):
+    """A ``SUPERSEDES`` or ``CONTRADICTS`` edge to an existing statement."""
+
+    target_id: str
+    reason: str = ""
+
+    @field_validator("target_id", mode="before")
+    @classmethod
+    def _target(cls, v: object) -> str:
+        return check_id(v, "link.target_id")  # type: ignore[arg-type]
+
+    @field_validator("reason", mode="before")
+    @classmethod
+    def _reason(cls, v: object) -> str:
+        if not isinstance(v, str) or len(v) > 1000:
+            raise ValueError("link.reason: must be a string of at most 1000 characters")
+        return v
+
+
+class ObservationRecord(_Record):
+    """One observation with everything extracted from it, written in one round trip."""
+
+    id: str
+    text: str
+    source: SourceSpec
+    concepts: tuple[ConceptSpec, ...] = ()
+    statements: tuple[StatementSpec, ...] = ()
+    topics: tuple[str, ...] = ()
+    created_at: int | None = Field(None, description="epoch ms; the store's clock when absent")
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id(cls, v: object) -> str:
+        return check_id(v, "observation.id")  # type: ignore[arg-type]
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _text(cls, v: object) -> str:
+        return check_text(v, "observation.text")
+
+    @field_validator("concepts", "statements", mode="before")
+    @classmethod
+    def _bounded(cls, v: object, info: object) -> object:
+        if isinstance(v, (list, tuple)) and len(v) > MAX_ITEMS:
+            raise ValueError(f"observation.{info.field_name}: more than {MAX_ITEMS} items")  # type: ignore[attr-defined]
+        return v
+
+    @field_validator("topics", mode="before")
+    @classmethod
+    def _topics(cls, v: object) -> tuple[str, ...]:
+        if not isinstance(v, (list, tuple)) or len(v) > 50:
+            raise ValueError("observation.topics: must be a list of at most 50 strings")
+        return tuple(check_name(t, "observation.topics", 80) for t in v)
+
+    @field_validator("metadata", mode="before")
+    @classmethod
+    def _metadata(cls, v: object) -> dict[str, str]:
+        if not isinstance(v, dict) or len(v) > 20:
+            raise ValueError("observation.metadata: must be a mapping of at most 20 entries")
+        return {check_name(k, "observation.metadata", 40): check_name(str(x), "observation.metadata", 500) for k, x in v.items()}
+
+
+class ClaimRecord(_Record):
+    """A statement asserted by a source, with its basis and optional supersession/contradiction targets."""
+
+    statement: StatementSpec
+    source: SourceSpec
+    text: str = ""
+    concepts: tuple[ConceptSpec, ...] = ()
+    derived_from: tuple[str, ...] = ()
+    supersedes: tuple[StatementLink, ...] = ()
+    contradicts: tuple[StatementLink, ...] = ()
+    created_at: int | None = None
+
+    @field_validator("derived_from", mode="before")
+    @classmethod
+    def _basis(cls, v: object) -> tuple[str, ...]:
+        if not isinstance(v, (list, tuple)) or len(v) > MAX_ITEMS:
+            raise ValueError(f"claim.derived_from: must be a list of at most {MAX_ITEMS} ids")
+        return tuple(check_id(x, "claim.derived_from") for x in v)
+
+    @field_validator("text", mode="before")
+    @classmethod
+    def _text(cls, v: object) -> str:
+        if v == "":
+            return ""
+        return check_text(v, "claim.text")

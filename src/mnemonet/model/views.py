@@ -1,0 +1,82 @@
+"""What gets read back: plain, JSON-ready result types shared by every layer."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _View(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class ConceptView(_View):
+    id: str
+    name: str
+    kind: str = "thing"
+    aliases: list[str] = Field(default_factory=list)
+    created_at: int = 0
+
+
+class ConceptRelationView(_View):
+    relation: str
+    concept: ConceptView
+
+
+class StatementView(_View):
+    """A statement with the names around it and its provenance."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    confidence: float
+    negated: bool = False
+    created_at: int = 0
+    source: str | None = None
+    derived_from: list[str] = Field(default_factory=list)
+    superseded_by: list[str] = Field(default_factory=list)
+    contradicted_by: list[str] = Field(default_factory=list)
+
+    def sentence(self) -> str:
+        verb = self.predicate.replace("_", " ")
+        return f"{self.subject} {'not ' if self.negated else ''}{verb} {self.object}"
+
+
+class ObservationView(_View):
+    id: str
+    text: str
+    created_at: int = 0
+    source: str | None = None
+    topics: list[str] = Field(default_factory=list)
+    metadata: dict[str, str] = Field(default_factory=dict)
+
+
+class ContradictionView(_View):
+    """An open contradiction: neither side superseded."""
+
+    a: StatementView
+    b: StatementView
+    reason: str = ""
+    created_at: int = 0
+
+
+class WriteResult(_View):
+    """What a write created; ``created`` is false when the id already existed (a retry)."""
+
+    id: str
+    created: bool
+    statement_ids: list[str] = Field(default_factory=list)
+    concept_ids: list[str] = Field(default_factory=list)
+
+
+class SearchHit(_View):
+    """A compact search result, with why it matched."""
+
+    id: str
+    kind: str
+    text: str
+    score: float
+    vector_rank: int | None = None
+    keyword_rank: int | None = None
+    graph_path: str | None = None
+    flags: list[str] = Field(default_factory=list)

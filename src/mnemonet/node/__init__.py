@@ -1,0 +1,1 @@
+"""PeerNode: wires capabilities onto one process."""

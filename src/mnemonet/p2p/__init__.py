@@ -1,0 +1,1 @@
+"""Envelope codec, transport, membership, routing, RPC, events."""

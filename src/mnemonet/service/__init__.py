@@ -1,0 +1,1 @@
+"""MemoryService: observe, claim, remember over store + llm + embed."""
