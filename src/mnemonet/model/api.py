@@ -32,10 +32,16 @@ class ClaimResult(BaseModel):
 
 
 class Recall(BaseModel):
-    """The structured result behind ``remember``: resolved statements and open contradictions."""
+    """The structured result behind ``remember``.
+
+    ``statements`` are current (not superseded), best first; ``superseded``
+    are the ones they replaced, kept to explain a change; ``contradictions``
+    are open conflicts among them.
+    """
 
     query: str
     statements: list[StatementView] = Field(default_factory=list)
+    superseded: list[StatementView] = Field(default_factory=list)
     contradictions: list[ContradictionView] = Field(default_factory=list)
     observations: list[ObservationView] = Field(default_factory=list)
 

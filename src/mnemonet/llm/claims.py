@@ -1,0 +1,108 @@
+"""The one canonical claim sentence the worker agents write, and its parser.
+
+Form: ``<subject> <verb phrase> <object> (confidence <c>)``, e.g.
+
+- ``user prefers afternoon meetings (confidence 0.8)``
+- ``user does not like mornings (confidence 0.9)``
+- ``Acme employs user (confidence 0.8)``, ``Bob is a doctor (confidence 0.9)``
+
+Each known predicate has an affirmative and a negated phrase (``likes`` /
+``does not like``; ``is_a``: ``is a`` / ``is not a``). A predicate without a
+phrase is written literally after the subject with a colon:
+``user has_email: sam@example.com (confidence 0.9)``, negated
+``user not has_email: ...``. ``parse_canonical_claim(render_claim(t)) == t``
+for every triple whose subject and object do not themselves contain a verb
+phrase of the table. The parser also reads ``StatementSpec.sentence()``
+output (``user not likes mornings``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from mnemonet.llm.base import Triple
+from mnemonet.llm.offline.lexicon import DEFAULT_CONFIDENCE, VERBS
+from mnemonet.llm.offline.words import base_form
+
+# Predicates read as "is <phrase>" rather than as a verb.
+_COPULA = {
+    "is_a": "a", "has_property": "", "has_name": "called", "located_in": "located in",
+    "interested_in": "interested in", "allergic_to": "allergic to", "afraid_of": "afraid of",
+    "good_at": "good at", "bad_at": "bad at", "married_to": "married to",
+    "responsible_for": "responsible for", "part_of": "part of",
+}
+_PAST = {"born_in": ("was born in", "was not born in")}
+
+
+def _phrases() -> dict[str, tuple[str, str]]:
+    table: dict[str, tuple[str, str]] = {}
+    verbs = set(VERBS.values()) | {"interested_in", "employs"}
+    for predicate in sorted(verbs | set(_COPULA) | set(_PAST)):
+        if predicate in _PAST:
+            table[predicate] = _PAST[predicate]
+        elif predicate in _COPULA:
+            rest = _COPULA[predicate]
+            table[predicate] = (f"is {rest}".strip(), f"is not {rest}".strip())
+        else:
+            verb, *particle = predicate.split("_")
+            tail = " ".join(particle)
+            table[predicate] = (f"{verb} {tail}".strip(), f"does not {base_form(verb)} {tail}".strip())
+    return table
+
+
+PHRASES: dict[str, tuple[str, str]] = _phrases()
+
+_CONFIDENCE_RE = re.compile(r"\s*\((?:with )?confidence[:= ]\s*(?P<c>\d*\.?\d+)\)\s*\.?\s*$|\s+with confidence (?P<c2>\d*\.?\d+)\s*\.?\s*$", re.I)
+_LITERAL_RE = re.compile(r"^(?P<s>.+?) (?P<n>not )?(?P<p>[a-z][a-z0-9_]*): (?P<o>.+)$")
+
+
+def _lookup() -> tuple[re.Pattern[str], dict[str, tuple[str, bool]]]:
+    forms: dict[str, tuple[str, bool]] = {}
+    for predicate, (yes, no) in PHRASES.items():
+        words = predicate.replace("_", " ")
+        for form, negated in ((yes, False), (words, False), (no, True), (f"not {yes}", True), (f"not {words}", True)):
+            forms.setdefault(form, (predicate, negated))
+    alternation = "|".join(re.escape(f) for f in sorted(forms, key=len, reverse=True))
+    return re.compile(rf"^(?P<s>.+?) (?P<v>{alternation}) (?P<o>.+)$", re.I), forms
+
+
+_PHRASE_RE, _FORMS = _lookup()
+
+
+def render_claim(triple: Triple) -> str:
+    """The canonical sentence of ``triple``, confidence included, e.g. ``user does not like mornings (confidence 0.9)``."""
+    if triple.predicate in PHRASES:
+        yes, no = PHRASES[triple.predicate]
+        body = f"{triple.subject} {no if triple.negated else yes} {triple.object}"
+    else:
+        body = f"{triple.subject} {'not ' if triple.negated else ''}{triple.predicate}: {triple.object}"
+    return f"{body} (confidence {float(triple.confidence)!r})"
+
+
+def parse_canonical_claim(text: str) -> Triple | None:
+    """The triple of a canonical claim sentence, or None when ``text`` is not in that form."""
+    text = " ".join(text.split()).rstrip(".")
+    confidence = DEFAULT_CONFIDENCE
+    m = _CONFIDENCE_RE.search(text)
+    if m:
+        value = float(m.group("c") or m.group("c2"))
+        if not 0.0 <= value <= 1.0:
+            return None
+        confidence, text = value, text[: m.start()]
+    m = _LITERAL_RE.match(text)
+    if m:
+        return _triple(m.group("s"), m.group("p"), m.group("o"), bool(m.group("n")), confidence)
+    m = _PHRASE_RE.match(text)
+    if m:
+        predicate, negated = _FORMS[m.group("v").lower()]
+        return _triple(m.group("s"), predicate, m.group("o"), negated, confidence)
+    return None
+
+
+def _triple(subject: str, predicate: str, obj: str, negated: bool, confidence: float) -> Triple | None:
+    subject, obj = subject.strip(), obj.strip()
+    if not subject or not obj:
+        return None
+    if subject.lower() in ("i", "me"):
+        subject = "user"
+    return Triple(subject=subject, predicate=predicate, object=obj, negated=negated, confidence=confidence)

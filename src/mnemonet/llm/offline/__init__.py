@@ -1,0 +1,1 @@
+"""The offline, rule-based translator (no model, no network): see ``offline.model``."""

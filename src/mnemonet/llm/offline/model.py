@@ -1,0 +1,104 @@
+"""``OfflineLanguageModel``: the deterministic, rule-based stand-in used when no model is configured.
+
+It needs no key and no network, and says so: its ``name`` is
+``offline (rule-based)``. What it understands (``parser``): first-person
+statements ("I prefer morning meetings" -> user prefers morning meetings;
+first person, "we" included, is always the subject ``user``), negation
+("I don't like X" -> user likes X, negated; "no longer", "never", "has no"),
+"X is a Y" (is_a), "X is Y" (has_property), "X has Y", "X lives in Y",
+"my name is X" / "I am called X" (has_name), "my favourite colour is X"
+(has_favourite_colour), a table of verbs (likes, loves, dislikes/hates,
+prefers, enjoys, wants, needs, uses, works at/on, studies, knows ...),
+third-person sentences ("Alice works at Acme"), hedges ("I think ..." lowers
+the confidence to 0.6), several clauses per text, and questions (which
+assert nothing).
+
+Corrections: "actually I hate mornings, afternoon is better" gives
+(user, dislikes, mornings) and (user, prefers, afternoon). The rule
+"<X> is better" -> (user, prefers, X) is stateless: the translator sees one
+text at a time and cannot know that "afternoon" means afternoon *meetings*;
+retrieval links the two through the shared ``user`` and ``morning``
+concepts and the contradiction rules of ``judge_pairs``.
+
+Limits: no coreference (he/she/it/they are not resolved, such clauses are
+dropped); present tense only (except "was born in"); "X and Y" in an object
+is always read as two objects; a capitalised subject is taken for a person;
+no world knowledge. Claims in the canonical form (``mnemonet.llm.claims``)
+always parse; other claims go through the sentence rules.
+"""
+
+from __future__ import annotations
+
+from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
+from mnemonet.llm.claims import parse_canonical_claim
+from mnemonet.llm.errors import LanguageModelError
+from mnemonet.llm.offline.concepts import concepts_for, topics_for
+from mnemonet.llm.offline.parser import extract_triples
+from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, summarise_facts, write_answer
+from mnemonet.llm.provider import BaseLanguageModel
+from mnemonet.llm.validation import checked_triple
+from mnemonet.settings import Settings
+
+
+class OfflineLanguageModel(BaseLanguageModel):
+    """Rule-based ``LanguageModel``: deterministic, no network, no key."""
+
+    def __init__(self, settings: Settings | None = None) -> None:
+        super().__init__(settings or Settings())
+
+    @property
+    def name(self) -> str:
+        return "offline (rule-based)"
+
+    def _checked(self, triples: list[Triple]) -> list[Triple]:
+        # Over-long names or odd predicates from unusual text are dropped, not stored.
+        out = []
+        for t in triples:
+            try:
+                out.append(checked_triple(t, "statement", self.settings))
+            except LanguageModelError:
+                continue
+        return out[: self.settings.max_statements_per_write]
+
+    async def _extract_observation(self, text: str, source: str) -> Extraction:
+        triples = self._checked(extract_triples(text))
+        concepts = concepts_for(triples)[: self.settings.max_concepts_per_write]
+        return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples))
+
+    async def _parse_claim(self, text: str, source: str) -> ParsedClaim:
+        triple = parse_canonical_claim(text)
+        candidates = [triple] if triple is not None else extract_triples(text)
+        checked = self._checked(candidates)
+        if not checked:
+            raise LanguageModelError(
+                "offline (rule-based): could not read a statement in the claim; write it as "
+                "'<subject> <verb> <object> (confidence 0.8)', e.g. 'user prefers afternoon meetings'"
+            )
+        return ParsedClaim(triple=checked[0], concepts=concepts_for(checked[:1]))
+
+    async def _infer_claims(self, text: str) -> list[Triple]:
+        return self._checked(infer_from(extract_triples(text)))
+
+    async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
+        out = []
+        for i, pair in enumerate(pairs):
+            a, b = self._one_triple(pair.a), self._one_triple(pair.b)
+            if a is None or b is None:
+                out.append(PairJudgement(index=i, contradicts=False, reason="offline rules could not read a statement"))
+            else:
+                out.append(judge(a, b, i))
+        return out
+
+    def _one_triple(self, text: str) -> Triple | None:
+        triple = parse_canonical_claim(text)
+        if triple is None:
+            found = extract_triples(text)
+            triple = found[0] if found else None
+        return triple
+
+    async def _answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer:
+        lines = select_memory(query, memory, self.settings.offline_answer_max_lines)
+        return WrittenAnswer(text=write_answer(lines), cited=[mid for mid, _ in lines])
+
+    async def _summarise(self, concept: str, statements: list[str], previous: str | None) -> str:
+        return summarise_facts(concept, statements, previous, self.settings.llm_summary_max_chars)

@@ -1,0 +1,176 @@
+"""The offline provider's inference, contradiction judging, answering and summarising rules."""
+
+from __future__ import annotations
+
+from mnemonet.llm.base import PairJudgement, Triple
+from mnemonet.llm.offline import lexicon as lx
+from mnemonet.llm.offline.words import singular, tokens
+from mnemonet.model.records import normalise_name
+
+_POSITIVE = frozenset({"likes", "loves", "prefers", "enjoys", "wants", "interested_in"})
+_NEGATIVE = frozenset({"dislikes"})
+# Attributes one subject has one value of at a time.
+_SINGLE_VALUED = frozenset({"has_name", "lives_in", "has_age", "has_birthday", "born_in", "comes_from", "works_at"})
+
+
+# -- inference ----------------------------------------------------------------
+
+
+def infer_from(triples: list[Triple]) -> list[Triple]:
+    """Claims the literal triples support, each with a lower confidence; never a literal triple again.
+
+    works_at X -> X employs S (0.8); lives_in X -> S located_in X (0.8);
+    born_in X -> S comes_from X (0.7); likes/loves/enjoys X -> S interested_in X (0.7);
+    loves X -> S likes X (0.85); dislikes X -> S does not like X (0.8).
+    """
+    out: list[Triple] = []
+    for t in triples:
+        if t.negated:
+            continue
+        derived: list[Triple] = []
+        if t.predicate == "works_at":
+            derived.append(Triple(subject=t.object, predicate="employs", object=t.subject, confidence=0.8))
+        elif t.predicate == "lives_in":
+            derived.append(Triple(subject=t.subject, predicate="located_in", object=t.object, confidence=0.8))
+        elif t.predicate == "born_in":
+            derived.append(Triple(subject=t.subject, predicate="comes_from", object=t.object, confidence=0.7))
+        elif t.predicate == "dislikes":
+            derived.append(Triple(subject=t.subject, predicate="likes", object=t.object, negated=True, confidence=0.8))
+        if t.predicate in ("likes", "loves", "enjoys"):
+            derived.append(Triple(subject=t.subject, predicate="interested_in", object=t.object, confidence=0.7))
+        if t.predicate == "loves":
+            derived.append(Triple(subject=t.subject, predicate="likes", object=t.object, confidence=0.85))
+        out.extend(d for d in derived if d not in out and not _same_claim(d, triples))
+    return out
+
+
+def _same_claim(t: Triple, others: list[Triple]) -> bool:
+    return any((o.subject, o.predicate, o.object, o.negated) == (t.subject, t.predicate, t.object, t.negated) for o in others)
+
+
+# -- contradiction ------------------------------------------------------------
+
+
+def _words(name: str) -> set[str]:
+    return {singular(w) for w in tokens(name)} - {"the", "a", "an", "of"}
+
+
+def _polarity(t: Triple) -> int:
+    if t.predicate in _POSITIVE:
+        return -1 if t.negated else 1
+    if t.predicate in _NEGATIVE:
+        return 1 if t.negated else -1
+    return 0
+
+
+def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
+    """Do ``a`` and ``b`` contradict? Rules, in order:
+
+    1. same subject, predicate and object, one negated;
+    2. opposite feelings (likes/loves/prefers/enjoys/wants vs dislikes, or negations) about
+       objects sharing a word ("morning meetings" / "mornings");
+    3. both ``prefers`` with different objects that share a head word, or that name different
+       times of day ("morning meetings" / "afternoon");
+    4. two different values of a single-valued attribute (has_name, lives_in, works_at ...).
+    """
+    if normalise_name(a.subject) != normalise_name(b.subject):
+        return PairJudgement(index=index, contradicts=False, reason="different subjects")
+    obj_a, obj_b = normalise_name(a.object), normalise_name(b.object)
+    words_a, words_b = _words(a.object), _words(b.object)
+    same_object = obj_a == obj_b or words_a == words_b
+    if a.predicate == b.predicate and same_object and a.negated != b.negated:
+        return PairJudgement(index=index, contradicts=True, reason=f"one negates the other ({a.predicate} {a.object})")
+    pa, pb = _polarity(a), _polarity(b)
+    shared = words_a & words_b
+    if pa and pb and pa != pb and shared:
+        return PairJudgement(index=index, contradicts=True, reason=f"opposite feelings about {', '.join(sorted(shared))}")
+    if a.predicate == b.predicate == "prefers" and not a.negated and not b.negated and not same_object:
+        times_a, times_b = words_a & lx.TIME_WORDS, words_b & lx.TIME_WORDS
+        if times_a and times_b and times_a != times_b:
+            return PairJudgement(index=index, contradicts=True,
+                                 reason=f"different preferred times: {', '.join(sorted(times_a))} vs {', '.join(sorted(times_b))}")
+        if _head(a.object) == _head(b.object):
+            return PairJudgement(index=index, contradicts=True, reason=f"different preferred {_head(a.object)}")
+    if a.predicate == b.predicate and a.predicate in _SINGLE_VALUED and not a.negated and not b.negated and not same_object:
+        return PairJudgement(index=index, contradicts=True, reason=f"{a.predicate} has one value at a time")
+    return PairJudgement(index=index, contradicts=False, reason="no rule finds a conflict")
+
+
+def _head(name: str) -> str:
+    words = tokens(name)
+    return singular(words[-1]) if words else ""
+
+
+# -- answering ----------------------------------------------------------------
+
+_QUERY_STOP = frozenset({
+    "what", "who", "whom", "whose", "where", "when", "which", "why", "how", "do", "does", "did", "is", "are",
+    "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
+    "me", "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember",
+})
+# Different words for one idea, so "preferences" meets "prefers" and "job" meets "works at".
+_SYNONYMS = {
+    "preference": "prefer", "prefers": "prefer", "preferred": "prefer", "favourite": "prefer", "favorite": "prefer",
+    "like": "like", "likes": "like", "love": "like", "loves": "like", "enjoy": "like", "enjoys": "like",
+    "dislike": "dislike", "dislikes": "dislike", "hate": "dislike", "hates": "dislike",
+    "job": "work", "works": "work", "employer": "work", "live": "live", "lives": "live", "home": "live",
+    "called": "name", "i": "user", "my": "user", "me": "user", "mine": "user", "we": "user", "our": "user",
+}
+
+
+def _terms(text: str) -> set[str]:
+    out = set()
+    for word in tokens(text):
+        word = word.removesuffix("'s")
+        if word in _QUERY_STOP:
+            continue
+        word = _SYNONYMS.get(word, singular(word))
+        out.add(_SYNONYMS.get(word, word))
+    return out
+
+
+def select_memory(query: str, memory: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
+    """The memory lines that share a term with the query (``user`` alone does not count), plus
+    lines sharing a content word with those; in the caller's order, at most ``limit``."""
+    wanted = _terms(query)
+    lines = [(mid, " ".join(text.split()), _terms(text)) for mid, text in memory]
+    direct = [line for line in lines if (line[2] & wanted) - {"user"}]
+    content = set().union(*(line[2] for line in direct)) - {"user", "prefer", "like", "dislike"} if direct else set()
+    chosen = [line for line in lines if line in direct or (line[2] & content)]
+    return [(mid, text) for mid, text, _ in chosen[:limit]]
+
+
+def write_answer(lines: list[tuple[str, str]]) -> str:
+    """First line as the answer, the rest as earlier or related memory, every one cited."""
+    if not lines:
+        return "Nothing in memory answers that."
+    first_id, first = lines[0]
+    text = f"From memory: {first.rstrip('.')} [{first_id}]."
+    if len(lines) > 1:
+        rest = "; ".join(f"{line.rstrip('.')} [{mid}]" for mid, line in lines[1:])
+        text += f" Earlier or related: {rest}."
+    return text
+
+
+# -- summarising --------------------------------------------------------------
+
+
+def summarise_facts(concept: str, statements: list[str], previous: str | None, max_chars: int) -> str:
+    """``<concept>: fact; fact; fact.`` - the previous summary's facts first, new ones appended,
+    repeats dropped, the oldest facts dropped when it grows past ``max_chars``."""
+    prefix = f"{concept}: "
+    facts: list[str] = []
+    if previous:
+        body = previous[len(prefix):] if previous.startswith(prefix) else previous
+        facts = [f.strip() for f in body.rstrip(".").split("; ") if f.strip()]
+    for statement in statements:
+        fact = " ".join(statement.split()).rstrip(".;")
+        if fact and fact.casefold() not in {f.casefold() for f in facts}:
+            facts.append(fact)
+    if not facts:
+        return f"{prefix}nothing is known yet."
+    summary = prefix + "; ".join(facts) + "."
+    while len(facts) > 1 and len(summary) > max_chars:
+        facts.pop(0)
+        summary = prefix + "; ".join(facts) + "."
+    return summary[:max_chars]

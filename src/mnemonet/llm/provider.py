@@ -1,0 +1,105 @@
+"""The common front of every provider: input checks, call counting, failure counting.
+
+Subclasses implement the ``_``-prefixed methods; the public methods here
+validate the caller's input (``ValueError`` naming the field, no call made)
+and count each call in ``usage()["calls"]``, the figure the call-budget
+tests read.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
+from mnemonet.llm.usage import Usage
+from mnemonet.llm.validation import check_memory, check_pairs, check_statements
+from mnemonet.model.records import check_name, check_text
+from mnemonet.settings import Settings
+
+T = TypeVar("T")
+
+
+class BaseLanguageModel(ABC):
+    """Implements the ``LanguageModel`` Protocol's checks and counters around provider hooks."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._usage = Usage()
+
+    @property
+    @abstractmethod
+    def name(self) -> str:
+        """Shown to users."""
+
+    def usage(self) -> dict[str, int]:
+        """Counters: calls, tokens (input, output, cache creation/read), requests, retries, failures."""
+        return self._usage.as_dict()
+
+    async def aclose(self) -> None:
+        """Release network clients (nothing to release by default)."""
+
+    async def extract_observation(self, text: str, source: str) -> Extraction:
+        """Concepts and statements of one observation."""
+        text = check_text(text, "text", self.settings.max_text_chars)
+        source = check_name(source, "source", self.settings.max_name_chars)
+        return await self._counted(self._extract_observation(text, source))
+
+    async def parse_claim(self, text: str, source: str) -> ParsedClaim:
+        """The one triple a claim asserts."""
+        text = check_text(text, "text", self.settings.max_text_chars)
+        source = check_name(source, "source", self.settings.max_name_chars)
+        return await self._counted(self._parse_claim(text, source))
+
+    async def answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer:
+        """Answer ``query`` from ``memory`` = [(id, one-line text)], citing the ids it rests on."""
+        query = check_text(query, "query", self.settings.max_text_chars)
+        memory = check_memory(memory, self.settings)
+        return await self._counted(self._answer(query, memory))
+
+    async def infer_claims(self, observation_text: str) -> list[Triple]:
+        """Claims the observation supports beyond its literal statements (may be empty)."""
+        text = check_text(observation_text, "observation_text", self.settings.max_text_chars)
+        return await self._counted(self._infer_claims(text))
+
+    async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
+        """One judgement per pair, in order. No pairs: no call, empty result."""
+        checked = check_pairs(pairs, self.settings)
+        if not checked:
+            return []
+        return await self._counted(self._judge_pairs(checked))
+
+    async def summarise(self, concept: str, statements: list[str], previous: str | None) -> str:
+        """A summary of ``concept`` from its statements, building on the previous summary."""
+        concept = check_name(concept, "concept", self.settings.max_name_chars)
+        checked = check_statements(statements, self.settings)
+        if previous is not None:
+            previous = check_text(previous, "previous", self.settings.max_text_chars)
+        return await self._counted(self._summarise(concept, checked, previous))
+
+    async def _counted(self, call: Awaitable[T]) -> T:
+        self._usage.calls += 1
+        try:
+            return await call
+        except Exception:
+            self._usage.failures += 1
+            raise
+
+    @abstractmethod
+    async def _extract_observation(self, text: str, source: str) -> Extraction: ...
+
+    @abstractmethod
+    async def _parse_claim(self, text: str, source: str) -> ParsedClaim: ...
+
+    @abstractmethod
+    async def _answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer: ...
+
+    @abstractmethod
+    async def _infer_claims(self, text: str) -> list[Triple]: ...
+
+    @abstractmethod
+    async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]: ...
+
+    @abstractmethod
+    async def _summarise(self, concept: str, statements: list[str], previous: str | None) -> str: ...

@@ -1,0 +1,106 @@
+"""The secret filter: known token shapes, assignments, entropy; and what must pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonet.model.secrets import MAX_SCAN_CHARS, SecretRefused, check_no_secrets, find_secrets
+
+# (text, the secret inside it, expected kind)
+POSITIVES: list[tuple[str, str, str]] = [
+    ("my key is AKIAIOSFODNN7EXAMPLE ok", "AKIAIOSFODNN7EXAMPLE", "aws_access_key"),
+    ("temp creds ASIAY34FZKBOKMUTVV7A", "ASIAY34FZKBOKMUTVV7A", "aws_access_key"),
+    ("push with ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R", "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R", "github_token"),
+    ("oauth gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "github_token"),
+    ("use github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_token"),
+    ("slack xoxb-1234567890-0987654321-AbCdEfGhIjKl", "xoxb-1234567890-0987654321-AbCdEfGhIjKl", "slack_token"),
+    ("xoxp-2222222222-abcdEFGH1234", "xoxp-2222222222-abcdEFGH1234", "slack_token"),
+    ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe_key"),
+    ("ANTHROPIC_API_KEY=sk-ant-api03-AbCdEf123456_GhIjKl789012-mnop", "sk-ant-api03-AbCdEf123456_GhIjKl789012-mnop", "anthropic_key"),
+    ("openai sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "openai_key"),
+    ("maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "google_api_key"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----", "private_key"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----", "private_key"),
+    ("auth eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt"),
+    ("db at postgres://admin:s3cr3tPass@db.internal:5432/app", "s3cr3tPass", "url_credentials"),
+    ("password=hunter22", "hunter22", "credential_assignment"),
+    ('api_key: "q8Zr2LmN5vX"', "q8Zr2LmN5vX", "credential_assignment"),
+    ("token = 'Abc123xyz!'", "Abc123xyz!", "credential_assignment"),
+    ("DB_PASSWORD=correcthorsebattery", "correcthorsebattery", "credential_assignment"),
+    ("my password is hunter2", "hunter2", "credential_assignment"),
+    ("Authorization: Bearer aB3dE5fG7hJ9kL1mN3pQ5r", "aB3dE5fG7hJ9kL1mN3pQ5r", "secret_near_keyword"),
+    ("the secret key 9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "secret_near_keyword"),
+    ('config x = "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L"', "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L", "high_entropy_string"),
+]
+
+NEGATIVES: list[str] = [
+    "I prefer morning meetings",
+    "actually I hate mornings, afternoon is better",
+    "call get_user_account_settings_for_organisation() first",
+    "getUserAccountSettingsForOrganisationAndTeam is slow",
+    "edit src/mnemonet/llm/offline/parser.py and /usr/local/lib/python3.11/site-packages",
+    "see https://docs.example.com/guide/v2/install?lang=en#step-3",
+    "request id 550e8400-e29b-41d4-a716-446655440000",
+    "fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b",
+    "the content hash is d41d8cd98f00b204e9800998ecf8427e",
+    "a kebab-case-feature-flag-name-for-the-new-dashboard",
+    "upgrade to version 2.14.3-beta.1+build.20240501",
+    "the meeting is on 2024-05-01T09:30:00Z",
+    "mail sam.smith@example.com about it",
+    "max_tokens=2048 and num_tokens = 123456",
+    "token: string",
+    "api_key: Optional[str] = None",
+    "password = os.environ['DB_PASSWORD']",
+    "password: ${DB_PASSWORD}",
+    "the secret is patience",
+    "tokens are counted per request; the key insight is caching",
+    "ThisIsAVeryLongCamelCaseClassNameWithoutDigits",
+    "set MNEMONET_LLM_MAX_RETRIES to 3",
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), POSITIVES, ids=[k + ":" + t[:20] for t, _, k in POSITIVES])
+def test_positive(text: str, secret: str, kind: str) -> None:
+    findings = find_secrets(text)
+    assert [f.kind for f in findings] == [kind]
+    f = findings[0]
+    assert secret in text[f.start : f.end] or text[f.start : f.end] in secret
+    with pytest.raises(SecretRefused) as info:
+        check_no_secrets(text, field="observation.text")
+    message = str(info.value)
+    assert message.startswith("observation.text: refused") and kind in message
+    assert secret not in message and secret[:8] not in message
+    assert info.value.kinds == [kind] and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_negative(text: str) -> None:
+    assert find_secrets(text) == []
+    check_no_secrets(text)
+
+
+def test_enough_examples() -> None:
+    assert len(POSITIVES) >= 20 and len(NEGATIVES) >= 20
+
+
+def test_several_kinds_are_all_named_once() -> None:
+    text = "password=hunter22 and AKIAIOSFODNN7EXAMPLE and password=hunter33"
+    with pytest.raises(SecretRefused, match=r"\(aws_access_key, credential_assignment\)"):
+        check_no_secrets(text, "claim.text")
+
+
+def test_input_is_bounded_and_typed() -> None:
+    with pytest.raises(ValueError, match="text: must be a string"):
+        find_secrets(b"bytes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="longer than"):
+        find_secrets("a" * (MAX_SCAN_CHARS + 1))
+
+
+def test_large_input_is_fast() -> None:
+    import time
+
+    text = ("word_" * 40 + " ") * 2000 + "=" * 5000 + "a-" * 20000
+    start = time.perf_counter()
+    find_secrets(text)
+    assert time.perf_counter() - start < 2.0
