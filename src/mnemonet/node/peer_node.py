@@ -1,0 +1,262 @@
+"""``PeerNode``: one process's place in the network, with the capabilities it was given."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+import logging
+import random
+import socket
+import time
+import uuid
+from typing import Any, Protocol
+
+from mnemonet.node.wiring import LocalProviders
+from mnemonet.p2p.client import P2PMemoryClient
+from mnemonet.p2p.cluster import Cluster, membership_config
+from mnemonet.p2p.envelope import Codec, Envelope, Kind
+from mnemonet.p2p.events import EventBus
+from mnemonet.p2p.membership import Member, Membership, MemberState
+from mnemonet.p2p.neighbours import Neighbours
+from mnemonet.p2p.routing import Router
+from mnemonet.p2p.rpc import RpcClient, RpcServer
+from mnemonet.p2p.server import HttpServer, create_app
+from mnemonet.p2p.transport import Transport, error_payload
+from mnemonet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+CAPABILITIES = frozenset({"store", "llm", "embed", "inference", "validation", "consolidation", "cli"})
+
+
+class Worker(Protocol):
+    """A long-running agent the node starts and stops with itself; ``stats()`` (optional) shows in /health."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(settings: Settings) -> None:
+    """Refuse to expose an unauthenticated node beyond loopback unless told ``insecure``."""
+    if not settings.cluster_key and not settings.insecure and not _is_loopback(settings.host):
+        raise ValueError(
+            f"refusing to bind {settings.host!r} without a cluster key: set MNEMONET_CLUSTER_KEY "
+            "(--cluster-key), bind 127.0.0.1, or pass --insecure"
+        )
+
+
+class PeerNode:
+    """Transport, membership, routing, RPC and events of one node, plus its local providers and workers."""
+
+    def __init__(self, settings: Settings, capabilities: set[str] | frozenset[str],
+                 providers: dict[str, object] | None = None) -> None:
+        unknown = set(capabilities) - CAPABILITIES
+        if unknown:
+            raise ValueError(f"capabilities: unknown {sorted(unknown)} (expected some of {sorted(CAPABILITIES)})")
+        check_bind(settings)
+        self.settings = settings
+        self.capabilities = frozenset(capabilities)
+        self.node_id = settings.node_id or uuid.uuid4().hex
+        self.cluster_key = settings.cluster_key
+        self.max_body_bytes = settings.max_envelope_bytes
+        self.codec = Codec(settings.cluster_key, max_bytes=settings.max_envelope_bytes,
+                           max_age=settings.max_message_age, replay_entries=settings.replay_cache_size)
+        self.transport = Transport(self.node_id, self.codec, settings, self._dispatch)
+        self.events = EventBus(self.node_id, self.transport, settings.event_ttl, settings.event_dedup_size)
+        self.providers = LocalProviders(settings, self.capabilities, dict(providers or {}), self)
+        self.rpc_server = RpcServer(self.node_id, self.providers, settings, on_write=self._published)
+        self.client = P2PMemoryClient(self)
+        self.url = ""
+        self.state = "new"
+        self._rng = random.Random()
+        self._workers: list[Worker] = []
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._http: HttpServer | None = None
+        self._membership: Membership | None = None
+        self._cluster: Cluster | None = None
+        self._rpc: RpcClient | None = None
+        self._router: Router | None = None
+
+    # -- parts that exist once started ------------------------------------------------
+    @property
+    def membership(self) -> Membership:
+        """This node's membership view (after ``start``)."""
+        if self._membership is None:
+            raise RuntimeError("node is not started")
+        return self._membership
+
+    @property
+    def cluster(self) -> Cluster:
+        """The membership protocol I/O (after ``start``)."""
+        if self._cluster is None:
+            raise RuntimeError("node is not started")
+        return self._cluster
+
+    @property
+    def router(self) -> Router:
+        """Peer selection (after ``start``)."""
+        if self._router is None:
+            raise RuntimeError("node is not started")
+        return self._router
+
+    async def call(self, method: str, kwargs: dict[str, Any]) -> Any:
+        """Run an allowed method here or on a capable peer; the result in the interface's types."""
+        if self._rpc is None:
+            raise RuntimeError("node is not started")
+        return await self._rpc.call(method, kwargs)
+
+    def add_worker(self, worker: Worker) -> None:
+        """Start ``worker`` with the node and stop it before the node leaves; add before ``start``."""
+        if self.state != "new":
+            raise RuntimeError("add workers before start()")
+        self._workers.append(worker)
+
+    # -- lifecycle --------------------------------------------------------------------
+    async def start(self) -> None:
+        """Serve, join through the seeds (retrying in the background if none answers), start workers."""
+        if self.state != "new":
+            raise RuntimeError(f"cannot start a node that is {self.state}")
+        self.state = "starting"
+        s = self.settings
+        await self.transport.start()
+        self._http = HttpServer(create_app(self), s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
+                                graceful_timeout=s.shutdown_timeout)
+        port = await self._http.start()
+        self.url = (s.advertise_url or f"http://{self._advertised_host()}:{port}").rstrip("/")
+        local = Member(self.node_id, self.url, self.capabilities, 0, MemberState.ALIVE, time.monotonic())
+        self._membership = Membership(local, membership_config(s), time.monotonic)
+        self._membership.add_listener(self._log_change)
+        self._router = Router(self._membership, s.latency_ewma_alpha, self._rng)
+        self._membership.add_listener(self._forget_gone)
+        self._cluster = Cluster(s, self._membership, self.transport, self._rng)
+        self._rpc = RpcClient(self.node_id, self.rpc_server, self._router, self.transport, s)
+        neighbours = Neighbours(self._membership, self.transport, s.max_neighbours, s.link_maintenance_interval,
+                                self._rng)
+        log.info("node %s serving %s with capabilities %s", self.node_id, self.url, ",".join(sorted(self.capabilities)))
+        if self._cluster.seeds and not await self._cluster.join_once():
+            log.warning("no seed reachable among %s; retrying in the background", self._cluster.seeds)
+        await neighbours.maintain()
+        self._tasks = [
+            asyncio.create_task(self._cluster.detector.run(), name=f"detector-{self.node_id}"),
+            asyncio.create_task(self._cluster.gossip_loop(), name=f"gossip-{self.node_id}"),
+            asyncio.create_task(self._cluster.bootstrap_loop(), name=f"bootstrap-{self.node_id}"),
+            asyncio.create_task(neighbours.run(), name=f"neighbours-{self.node_id}"),
+        ]
+        self.state = "alive"
+        for worker in self._workers:
+            await worker.start()
+
+    def _advertised_host(self) -> str:
+        host = self.settings.host
+        if host in ("0.0.0.0", "::", ""):
+            return socket.gethostname()  # reachable name inside Docker networks; override with advertise_url
+        return f"[{host}]" if ":" in host else host
+
+    async def stop(self) -> None:
+        """Graceful: stop workers, announce ``leave``, close links and the server, close providers."""
+        if self.state not in ("alive", "starting"):
+            return
+        self.state = "leaving"
+        for worker in reversed(self._workers):
+            try:
+                await worker.stop()
+            except Exception:
+                log.exception("worker %r failed to stop", worker)
+        await self._cancel_tasks()
+        if self._cluster is not None:
+            await self._cluster.leave()
+        await self.transport.close()
+        if self._http is not None:
+            await self._http.stop()
+        await self.providers.close()
+        self.state = "stopped"
+        log.info("node %s left", self.node_id)
+
+    async def kill(self) -> None:
+        """Stop abruptly, without ``leave`` (as a crash looks to peers); for tests."""
+        self.state = "killed"
+        for worker in self._workers:
+            try:
+                await worker.stop()
+            except Exception:
+                log.exception("worker %r failed to stop", worker)
+        await self._cancel_tasks()
+        await self.transport.close(abort=True)
+        if self._http is not None:
+            await self._http.stop(force=True)
+        await self.providers.close()
+
+    async def _cancel_tasks(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+
+    # -- serving --------------------------------------------------------------------
+    async def _dispatch(self, env: Envelope) -> Envelope | None:
+        if env.target is not None and env.target != self.node_id:
+            # Another node once had this address: answering for it would keep a dead member alive.
+            return env.reply(Kind.RESPONSE, self.node_id, error_payload(
+                "wrong_target", f"this is {self.node_id}, not {env.target}"))
+        try:
+            if self._cluster is not None and self._cluster.handles(env.kind):
+                return await self._cluster.handle(env)
+            if env.kind is Kind.REQUEST:
+                return await self.rpc_server.handle(env)
+            if env.kind is Kind.EVENT:
+                await self.events.handle(env)
+                return None
+        except ValueError as exc:
+            return env.reply(Kind.RESPONSE, self.node_id, error_payload("bad_input", str(exc)))
+        return env.reply(Kind.RESPONSE, self.node_id, error_payload("invalid", f"{env.kind} is not served here"))
+
+    async def _published(self, event_type: str, ids: list[str]) -> None:
+        await self.events.publish(event_type, ids)
+
+    def _log_change(self, member: Member, old: MemberState | None) -> None:
+        if member.node_id == self.node_id:
+            if old is not None and member.state is old:
+                log.info("refuted suspicion: now incarnation %d", member.incarnation)
+            return
+        if old is not member.state:
+            log.info("member %s (%s) %s -> %s", member.node_id, member.url, old or "new", member.state)
+
+    def _forget_gone(self, member: Member, old: MemberState | None) -> None:
+        if member.state in (MemberState.DEAD, MemberState.LEFT) and self._router is not None:
+            self._router.forget(member.node_id)
+
+    def health(self) -> dict[str, Any]:
+        """The ``/health`` document."""
+        members = self._membership.members(include_dead=True) if self._membership else []
+        workers = []
+        for worker in self._workers:
+            stats = getattr(worker, "stats", None)
+            workers.append({"name": type(worker).__name__, **(stats() if callable(stats) else {})})
+        return {
+            "node_id": self.node_id,
+            "url": self.url,
+            "capabilities": sorted(self.capabilities),
+            "state": self.state,
+            "member_count": sum(1 for m in members if m.state in (MemberState.ALIVE, MemberState.SUSPECT)),
+            "members": [
+                {"node_id": m.node_id, "capabilities": sorted(m.capabilities), "url": m.url,
+                 "state": m.state.value, "incarnation": m.incarnation}
+                for m in members
+            ],
+            "neighbours": sorted(self.transport.neighbours()),
+            "dependencies": self.providers.states(),
+            "workers": workers,
+            "requests": {"in_flight": self.rpc_server.in_flight, "served": self.rpc_server.served},
+            "events_delivered": self.events.delivered,
+            "refused_envelopes": dict(self.codec.refused),
+        }

@@ -1,0 +1,120 @@
+"""Builds a node's local providers on first use: language model, embedder, memory service.
+
+A capability the node has is served by a local provider (given, or built
+here from the settings); one it lacks is reached through a p2p proxy, so the
+memory service of a store-only node asks llm and embed peers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from mnemonet.settings import Settings
+
+if TYPE_CHECKING:
+    from mnemonet.node.peer_node import PeerNode
+
+log = logging.getLogger(__name__)
+
+PROVIDED = ("store", "llm", "embed")
+
+
+class LocalProviders:
+    """The providers behind this node's ``store``/``llm``/``embed`` capabilities, built lazily once."""
+
+    def __init__(self, settings: Settings, capabilities: frozenset[str], given: dict[str, object], node: PeerNode) -> None:
+        unknown = set(given) - set(PROVIDED)
+        if unknown:
+            raise ValueError(f"providers: unknown capabilities {sorted(unknown)} (expected {list(PROVIDED)})")
+        self._settings = settings
+        self._capabilities = capabilities
+        self._node = node
+        self._ready: dict[str, object] = dict(given)
+        self._built: list[str] = []
+        self._failed: dict[str, str] = {}
+        self._locks = {cap: asyncio.Lock() for cap in PROVIDED}
+
+    def has(self, capability: str) -> bool:
+        """True if this node serves ``capability`` itself."""
+        return capability in self._capabilities and capability in PROVIDED
+
+    async def get(self, capability: str) -> object:
+        """The local provider for ``capability``, built on first use."""
+        if not self.has(capability):
+            raise LookupError(f"this node has no {capability!r} capability")
+        provider = self._ready.get(capability)
+        if provider is not None:
+            return provider
+        async with self._locks[capability]:
+            if capability not in self._ready:
+                try:
+                    self._ready[capability] = await self._build(capability)
+                except Exception as exc:
+                    self._failed[capability] = f"{type(exc).__name__}: {exc}"
+                    raise
+                self._failed.pop(capability, None)
+                self._built.append(capability)
+                log.info("built local %s provider", capability)
+        return self._ready[capability]
+
+    async def _build(self, capability: str) -> Any:
+        if capability == "llm":
+            from mnemonet.llm.factory import make_language_model
+
+            return make_language_model(self._settings)
+        if capability == "embed":
+            from mnemonet.embed import make_embedder
+
+            return make_embedder(self._settings)
+        from mnemonet.service import build_memory_service
+
+        return await build_memory_service(self._settings, await self._llm(), await self._embedder())
+
+    async def _llm(self) -> Any:
+        if self.has("llm"):
+            return await self.get("llm")
+        from mnemonet.p2p.client import RemoteLanguageModel
+
+        return RemoteLanguageModel(self._node)
+
+    async def _embedder(self) -> Any:
+        if self.has("embed"):
+            return await self.get("embed")
+        from mnemonet.embed import make_embedder
+        from mnemonet.p2p.client import RemoteEmbedder
+
+        # The cluster shares one embedding configuration; the local one names model and dimension
+        # (constructing it loads nothing).
+        local = make_embedder(self._settings)
+        return RemoteEmbedder(self._node, local.model, local.dimension, self._settings.embed_batch_size)
+
+    def states(self) -> dict[str, str]:
+        """Each local dependency: ready, not_started (built on first use) or failed: why."""
+        out = {}
+        for cap in PROVIDED:
+            if not self.has(cap):
+                continue
+            if cap in self._ready:
+                out[cap] = "ready"
+            elif cap in self._failed:
+                out[cap] = f"failed: {self._failed[cap]}"
+            else:
+                out[cap] = "not_started"
+        return out
+
+    async def close(self) -> None:
+        """Close what this node built (given providers belong to the caller)."""
+        for cap in reversed(self._built):
+            provider = self._ready.pop(cap, None)
+            closer = getattr(provider, "close", None) or getattr(provider, "aclose", None)
+            if closer is None:
+                continue
+            try:
+                result = closer()
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:
+                log.exception("closing the %s provider failed", cap)
+        self._built.clear()

@@ -1,0 +1,215 @@
+"""Clients that satisfy the shared interfaces over the network.
+
+- ``P2PMemoryClient``: ``MemoryAPI`` through a running ``PeerNode`` (local if it can, else routed).
+- ``RemoteLanguageModel`` / ``RemoteEmbedder``: thin proxies to llm / embed peers, for store
+  nodes that lack those capabilities.
+- ``HttpMemoryClient``: ``MemoryAPI`` over one node's client HTTP API, for programs that are not peers.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from mnemonet.embed.base import EmbedKind
+from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
+from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
+from mnemonet.model.views import ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
+from mnemonet.p2p.errors import error_from_wire
+from mnemonet.p2p.methods import method_spec
+
+if TYPE_CHECKING:
+    from mnemonet.node.peer_node import PeerNode
+
+
+def _drop_none(**kwargs: Any) -> dict[str, Any]:
+    return {k: v for k, v in kwargs.items() if v is not None}
+
+
+class _MemoryMethods:
+    """The MemoryAPI surface over one ``_call(method, kwargs)``; writes always carry an idempotency key."""
+
+    async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    async def observe(
+        self, text: str, source: str = "user", *, idempotency_key: str | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> ObserveResult:
+        """Record an observation; retried on another peer under the same idempotency key."""
+        key = idempotency_key or uuid.uuid4().hex
+        return await self._call("observe", _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
+
+    async def claim(
+        self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
+        basis: list[str] | None = None,
+    ) -> ClaimResult:
+        """Assert a claim; retried on another peer under the same idempotency key."""
+        key = idempotency_key or uuid.uuid4().hex
+        return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+
+    async def remember(self, query: str) -> Answer:
+        """Answer ``query`` from memory."""
+        return await self._call("remember", {"query": query})
+
+    async def recall(self, query: str) -> Recall:
+        """The resolved statements behind ``remember``."""
+        return await self._call("recall", {"query": query})
+
+    async def infer(self, observation_text: str) -> list[InferredClaim]:
+        """Claims a language model infers from an observation."""
+        return await self._call("infer", {"observation_text": observation_text})
+
+    async def search(
+        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
+    ) -> list[SearchHit]:
+        """Hybrid search."""
+        return await self._call("search", _drop_none(query=query, k=k, kinds=kinds, since=since))
+
+    async def load(self, ids: list[str]) -> list[dict[str, Any]]:
+        """Full items for ids."""
+        return await self._call("load", {"ids": ids})
+
+    async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]:
+        """Newest observations."""
+        return await self._call("get_recent_observations", {"limit": limit})
+
+    async def get_recent_statements(self, limit: int = 20) -> list[StatementView]:
+        """Newest statements."""
+        return await self._call("get_recent_statements", {"limit": limit})
+
+    async def get_unresolved_contradictions(self, limit: int = 20) -> list[ContradictionView]:
+        """Open contradictions."""
+        return await self._call("get_unresolved_contradictions", {"limit": limit})
+
+    async def get_concepts(self, limit: int = 100) -> list[ConceptView]:
+        """Known concepts."""
+        return await self._call("get_concepts", {"limit": limit})
+
+    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]:
+        """Statements about one concept."""
+        return await self._call("get_concept_statements", {"name": name, "limit": limit})
+
+    async def stats(self) -> dict[str, Any]:
+        """Store counters."""
+        return await self._call("stats", {})
+
+    async def clear(self) -> None:
+        """Admin: delete everything."""
+        await self._call("clear", {})
+
+
+class P2PMemoryClient(_MemoryMethods):
+    """``MemoryAPI`` through a peer node: served locally when it has ``store``, else routed with failover."""
+
+    def __init__(self, node: PeerNode) -> None:
+        self._node = node
+
+    async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
+        return await self._node.call(method, kwargs)
+
+
+class RemoteLanguageModel:
+    """``LanguageModel`` served by an llm peer."""
+
+    def __init__(self, node: PeerNode) -> None:
+        self._node = node
+
+    @property
+    def name(self) -> str:
+        """Shown to users."""
+        return "remote (llm peer)"
+
+    async def extract_observation(self, text: str, source: str) -> Extraction:
+        """See ``LanguageModel``."""
+        return await self._node.call("llm.extract_observation", {"text": text, "source": source})
+
+    async def parse_claim(self, text: str, source: str) -> ParsedClaim:
+        """See ``LanguageModel``."""
+        return await self._node.call("llm.parse_claim", {"text": text, "source": source})
+
+    async def answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer:
+        """See ``LanguageModel``."""
+        return await self._node.call("llm.answer", {"query": query, "memory": memory})
+
+    async def infer_claims(self, observation_text: str) -> list[Triple]:
+        """See ``LanguageModel``."""
+        return await self._node.call("llm.infer_claims", {"observation_text": observation_text})
+
+    async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
+        """See ``LanguageModel``."""
+        return await self._node.call("llm.judge_pairs", {"pairs": pairs})
+
+    async def summarise(self, concept: str, statements: list[str], previous: str | None) -> str:
+        """See ``LanguageModel``."""
+        return await self._node.call(
+            "llm.summarise", {"concept": concept, "statements": statements, "previous": previous})
+
+    def usage(self) -> dict[str, int]:
+        """Counted on the llm peer, not here."""
+        return {}
+
+
+class RemoteEmbedder:
+    """``Embedder`` served by embed peers; large inputs go in ``batch_size`` requests."""
+
+    def __init__(self, node: PeerNode, model: str, dimension: int, batch_size: int = 64) -> None:
+        self._node = node
+        self._model = model
+        self._dimension = dimension
+        self._batch_size = max(1, batch_size)
+
+    @property
+    def model(self) -> str:
+        """The embed peers' model name (the cluster shares one embedding configuration)."""
+        return self._model
+
+    @property
+    def dimension(self) -> int:
+        """Vector dimension."""
+        return self._dimension
+
+    async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+        """Embed ``texts`` on an embed peer, batch by batch so no envelope grows past the size limit."""
+        texts = list(texts)
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self._batch_size):
+            batch = texts[start:start + self._batch_size]
+            vectors = await self._node.call("embed.embed", {"texts": batch, "kind": kind})
+            if len(vectors) != len(batch) or any(len(v) != self._dimension for v in vectors):
+                raise ValueError(f"embed peer returned {len(vectors)} vectors of the wrong shape for {len(batch)} texts")
+            out.extend(vectors)
+        return out
+
+
+class HttpMemoryClient(_MemoryMethods):
+    """``MemoryAPI`` over a node's ``POST /v1/{method}``; use as ``async with``."""
+
+    def __init__(self, base_url: str, key: str = "", *, timeout: float = 120.0) -> None:
+        headers = {"authorization": f"Bearer {key}"} if key else {}
+        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+
+    async def __aenter__(self) -> HttpMemoryClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._http.aclose()
+
+    async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
+        spec = method_spec(method)
+        resp = await self._http.post(f"/v1/{method}", json=kwargs)
+        try:
+            body = resp.json()
+        except ValueError:
+            raise error_from_wire("http_error", f"HTTP {resp.status_code}: {resp.text[:200]}") from None
+        if resp.status_code != 200 or "error" in body:
+            err = body.get("error") or {}
+            raise error_from_wire(str(err.get("code", "http_error")), str(err.get("message", resp.status_code)))
+        return spec.load_result(body.get("result"))

@@ -1,0 +1,140 @@
+"""WebSocket links to neighbours: dialled with ``websockets``, accepted through Starlette.
+
+A link only moves bytes. What the bytes mean is the transport's business; it
+hands each received message to a callback and learns when the link closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from starlette.websockets import WebSocket, WebSocketDisconnect
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
+
+log = logging.getLogger(__name__)
+
+OnMessage = Callable[["Link", bytes], Awaitable[None]]
+
+
+class LinkClosed(ConnectionError):
+    """Sending on a link that has closed."""
+
+
+class Link:
+    """One WebSocket to a neighbour; ``peer_id`` is known when dialled, learned when accepted."""
+
+    def __init__(self, peer_id: str | None, outbound: bool) -> None:
+        self.peer_id = peer_id
+        self.outbound = outbound
+        self.bad_envelopes = 0
+        self.in_flight = 0
+        self.closed = asyncio.Event()
+        self._send_lock = asyncio.Lock()
+
+    @property
+    def is_open(self) -> bool:
+        """False once either side has closed the link."""
+        return not self.closed.is_set()
+
+    async def send(self, data: bytes) -> None:
+        """Send one message; ``LinkClosed`` if the link is gone."""
+        if self.closed.is_set():
+            raise LinkClosed(f"link to {self.peer_id} is closed")
+        try:
+            async with self._send_lock:
+                await self._send(data)
+        except (ConnectionClosed, WebSocketDisconnect, RuntimeError, OSError) as exc:
+            self.closed.set()
+            raise LinkClosed(f"link to {self.peer_id} failed: {exc}") from None
+
+    async def run(self, on_message: OnMessage) -> None:
+        """Read until the link closes, handing each message to ``on_message``."""
+        try:
+            while True:
+                data = await self._recv()
+                if data is None:
+                    return
+                await on_message(self, data)
+        except (ConnectionClosed, WebSocketDisconnect, OSError):
+            return
+        finally:
+            self.closed.set()
+
+    async def close(self, code: int = 1000, reason: str = "") -> None:
+        """Close the link; safe to call more than once."""
+        if self.closed.is_set():
+            return
+        self.closed.set()
+        try:
+            await self._close(code, reason)
+        except (ConnectionClosed, WebSocketDisconnect, RuntimeError, OSError):
+            pass  # already gone: nothing left to close
+
+    async def _send(self, data: bytes) -> None:
+        raise NotImplementedError
+
+    async def _recv(self) -> bytes | None:
+        raise NotImplementedError
+
+    async def _close(self, code: int, reason: str) -> None:
+        raise NotImplementedError
+
+
+class DialledLink(Link):
+    """A link this node opened with the ``websockets`` client."""
+
+    def __init__(self, peer_id: str, conn: ClientConnection) -> None:
+        super().__init__(peer_id, outbound=True)
+        self._conn = conn
+
+    @classmethod
+    async def open(cls, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int) -> DialledLink:
+        """Dial ``ws_url``; ``ConnectionError`` when it cannot be reached."""
+        try:
+            conn = await connect(
+                ws_url, open_timeout=timeout, max_size=max_bytes, proxy=None, compression=None,
+                close_timeout=timeout,
+            )
+        except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
+            raise ConnectionError(f"cannot link to {peer_id} at {ws_url}: {exc}") from None
+        return cls(peer_id, conn)
+
+    async def _send(self, data: bytes) -> None:
+        await self._conn.send(data)
+
+    async def _recv(self) -> bytes | None:
+        message = await self._conn.recv()
+        return message.encode() if isinstance(message, str) else message
+
+    async def _close(self, code: int, reason: str) -> None:
+        await self._conn.close(code, reason)
+
+    def abort(self) -> None:
+        """Drop the TCP connection without a closing handshake (a crash, for tests and kill)."""
+        self.closed.set()
+        self._conn.transport.abort()
+
+
+class AcceptedLink(Link):
+    """A link a peer opened to this node's ``/v1/peer`` endpoint."""
+
+    def __init__(self, websocket: WebSocket) -> None:
+        super().__init__(None, outbound=False)
+        self._ws = websocket
+
+    async def _send(self, data: bytes) -> None:
+        await self._ws.send_bytes(data)
+
+    async def _recv(self) -> bytes | None:
+        message = await self._ws.receive()
+        if message["type"] == "websocket.disconnect":
+            return None
+        if message.get("bytes") is not None:
+            return message["bytes"]
+        return (message.get("text") or "").encode()
+
+    async def _close(self, code: int, reason: str) -> None:
+        await self._ws.close(code, reason)

@@ -1,0 +1,396 @@
+"""Cluster membership: the SWIM / memberlist state machine, without I/O.
+
+Each member is ``alive``, ``suspect``, ``dead`` or ``left`` at some
+incarnation. Updates from peers are merged by explicit rules (see
+:meth:`Membership.apply`); changes are queued for piggybacking on outgoing
+messages a bounded number of times. Time comes from an injected clock so the
+same code runs under a simulated clock in tests and benchmarks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+from urllib.parse import urlsplit
+
+
+class MemberState(StrEnum):
+    """The states of the membership state machine."""
+
+    ALIVE = "alive"
+    SUSPECT = "suspect"
+    DEAD = "dead"
+    LEFT = "left"
+
+
+# At equal incarnation the higher rank wins: a suspicion overrides "alive",
+# a death or departure overrides both. Dead and left are both final.
+_RANK = {MemberState.ALIVE: 0, MemberState.SUSPECT: 1, MemberState.DEAD: 2, MemberState.LEFT: 2}
+_GONE = (MemberState.DEAD, MemberState.LEFT)
+_ROUTABLE = (MemberState.ALIVE, MemberState.SUSPECT)
+
+_WIRE_KEYS = frozenset({"node_id", "url", "capabilities", "incarnation", "state"})
+_NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
+_CAPABILITY_RE = re.compile(r"[a-z][a-z0-9_-]*")
+_MAX_INCARNATION = 2**63 - 1
+
+
+@dataclass(frozen=True)
+class MembershipConfig:
+    """Timers and limits of the membership protocol (mapped from ``Settings``).
+
+    suspicion_timeout: seconds a suspect has to refute before it is declared
+        dead, for clusters of up to 10 members (memberlist's
+        ``suspicion_mult x probe_interval``; 5 x 1 s here).
+    suspicion_log_scale: scale ``suspicion_timeout`` by ``max(1, log10(N))``
+        like memberlist, so larger clusters, where a refutation needs more
+        gossip rounds to spread, do not declare live members dead.
+    retransmit_mult: each update is piggybacked
+        ``retransmit_mult x ceil(log2(N + 1))`` times, then dropped.
+    max_piggyback: most updates carried by one outgoing message.
+    dead_member_reap: seconds a dead/left member stays listed before it is
+        forgotten; a tombstone (its last record) is kept so stale gossip
+        cannot resurrect it.
+    max_tombstones: most tombstones kept; the oldest are dropped first.
+    max_node_id_chars, max_url_chars, max_capabilities,
+    max_capability_chars: size limits of a member record on the wire.
+    """
+
+    suspicion_timeout: float = 5.0
+    suspicion_log_scale: bool = True
+    retransmit_mult: int = 3
+    max_piggyback: int = 8
+    dead_member_reap: float = 60.0
+    max_tombstones: int = 10_000
+    max_node_id_chars: int = 128
+    max_url_chars: int = 2048
+    max_capabilities: int = 32
+    max_capability_chars: int = 32
+
+    def __post_init__(self) -> None:
+        if self.suspicion_timeout <= 0 or self.dead_member_reap < 0:
+            raise ValueError("suspicion_timeout must be > 0 and dead_member_reap >= 0")
+        for name in ("retransmit_mult", "max_piggyback", "max_tombstones", "max_node_id_chars",
+                     "max_url_chars", "max_capabilities", "max_capability_chars"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1")
+
+
+_DEFAULT_CONFIG = MembershipConfig()
+
+
+@dataclass
+class Member:
+    """One member as this node sees it. Treat instances as read-only values."""
+
+    node_id: str
+    url: str
+    capabilities: frozenset[str]
+    incarnation: int
+    state: MemberState
+    state_since: float  # clock() when the state last changed in our view
+
+    def to_wire(self) -> dict[str, Any]:
+        """The gossip form of this record (``state_since`` is local and not sent)."""
+        return {
+            "node_id": self.node_id,
+            "url": self.url,
+            "capabilities": sorted(self.capabilities),
+            "incarnation": self.incarnation,
+            "state": self.state.value,
+        }
+
+    @classmethod
+    def from_wire(cls, d: dict[str, Any], now: float, config: MembershipConfig = _DEFAULT_CONFIG) -> Member:
+        """Validate a gossip record and build a member; raise ``ValueError`` if malformed."""
+        if not isinstance(d, dict):
+            raise ValueError("member update must be an object")
+        if set(d) != _WIRE_KEYS:
+            raise ValueError(f"member update must have exactly the keys {sorted(_WIRE_KEYS)}")
+        node_id, url, caps, inc, state = (d[k] for k in ("node_id", "url", "capabilities", "incarnation", "state"))
+        if not isinstance(node_id, str) or not 0 < len(node_id) <= config.max_node_id_chars \
+                or not _NODE_ID_RE.fullmatch(node_id):
+            raise ValueError("node_id must be 1..%d chars of [A-Za-z0-9._:@-]" % config.max_node_id_chars)
+        _check_url(url, config.max_url_chars)
+        if not isinstance(caps, list) or len(caps) > config.max_capabilities:
+            raise ValueError(f"capabilities must be a list of at most {config.max_capabilities} names")
+        for cap in caps:
+            if not isinstance(cap, str) or len(cap) > config.max_capability_chars or not _CAPABILITY_RE.fullmatch(cap):
+                raise ValueError(f"invalid capability name {cap!r}")
+        # bool is an int subclass; True is not an incarnation.
+        if type(inc) is not int or not 0 <= inc <= _MAX_INCARNATION:
+            raise ValueError("incarnation must be a non-negative 64-bit integer")
+        try:
+            member_state = MemberState(state)
+        except ValueError:
+            raise ValueError(f"invalid state {state!r}") from None
+        return cls(node_id, url, frozenset(caps), inc, member_state, now)
+
+
+def _check_url(url: object, max_chars: int) -> None:
+    if not isinstance(url, str) or not 0 < len(url) <= max_chars or not url.isprintable() or " " in url:
+        raise ValueError(f"url must be 1..{max_chars} printable characters without spaces")
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 -- raises ValueError on a malformed port
+    except ValueError:
+        raise ValueError(f"malformed url {url!r}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError("url must be http:// or https:// with a host")
+
+
+Listener = Callable[[Member, MemberState | None], None]
+
+
+class _BroadcastQueue:
+    """Updates waiting to be piggybacked, one per node, each sent a bounded number of times.
+
+    Like memberlist's TransmitLimitedQueue: a newer update about a node
+    replaces the queued one, and the least-sent updates go out first so
+    fresh news spreads before old news is repeated.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[dict[str, Any], int]] = {}  # node_id -> (wire, times sent)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, wire: dict[str, Any]) -> None:
+        self._items[wire["node_id"]] = (wire, 0)
+
+    def take(self, limit: int, max_transmits: int) -> list[dict[str, Any]]:
+        chosen = sorted(self._items.items(), key=lambda kv: kv[1][1])[:limit]
+        out = []
+        for node_id, (wire, sent) in chosen:
+            out.append(wire)
+            if sent + 1 >= max_transmits:
+                del self._items[node_id]
+            else:
+                self._items[node_id] = (wire, sent + 1)
+        return out
+
+
+class Membership:
+    """This node's view of the cluster and the SWIM merge rules."""
+
+    def __init__(self, local: Member, config: MembershipConfig, clock: Callable[[], float]) -> None:
+        if local.state is not MemberState.ALIVE:
+            raise ValueError("the local member starts alive")
+        Member.from_wire(local.to_wire(), 0.0, config)  # our own record must be valid gossip
+        self.local = dataclasses.replace(local, state_since=clock())
+        self.config = config
+        self._clock = clock
+        self._members: dict[str, Member] = {local.node_id: self.local}
+        # Wire form of every known record: an incoming copy equal to it is
+        # news to no one, so a full-state merge skips it cheaply.
+        self._wire: dict[str, dict[str, Any]] = {local.node_id: self.local.to_wire()}
+        self._tombstones: OrderedDict[str, Member] = OrderedDict()
+        self._queue = _BroadcastQueue()
+        self._listeners: list[Listener] = []
+        self.invalid_updates = 0  # malformed updates refused by apply_many
+
+    # -- reading ---------------------------------------------------------
+
+    def get(self, node_id: str) -> Member | None:
+        """The listed member with this id (dead/left included, tombstones not)."""
+        return self._members.get(node_id)
+
+    def members(self, include_dead: bool = False) -> list[Member]:
+        """All listed members, the local one included; dead/left only if asked."""
+        return [m for m in self._members.values() if include_dead or m.state in _ROUTABLE]
+
+    def alive(self, capability: str | None = None, include_local: bool = True) -> list[Member]:
+        """Routable members (alive or suspect), optionally only those with ``capability``."""
+        return [
+            m for m in self._members.values()
+            if m.state in _ROUTABLE
+            and (capability is None or capability in m.capabilities)
+            and (include_local or m.node_id != self.local.node_id)
+        ]
+
+    def tombstone(self, node_id: str) -> Member | None:
+        """The last record of a reaped dead/left member, if one is kept."""
+        return self._tombstones.get(node_id)
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        """Full state for anti-entropy: every listed member plus the tombstones.
+
+        Tombstones travel too, so a peer holding a stale "alive" learns of the
+        death, and a restarted node reusing its id refutes its own tombstone.
+        """
+        return [*self._wire.values(), *(t.to_wire() for t in self._tombstones.values())]
+
+    def suspicion_timeout(self) -> float:
+        """Seconds a suspect has to refute, scaled with cluster size if configured."""
+        if not self.config.suspicion_log_scale:
+            return self.config.suspicion_timeout
+        return self.config.suspicion_timeout * max(1.0, math.log10(max(1, len(self.alive()))))
+
+    def max_transmits(self) -> int:
+        """How many times one update is piggybacked before it is dropped."""
+        return self.config.retransmit_mult * math.ceil(math.log2(len(self.alive()) + 1))
+
+    # -- merging ---------------------------------------------------------
+
+    def apply(self, update: dict[str, Any]) -> bool:
+        """Merge one gossip update; return True if it changed our view.
+
+        Rules, for a member other than ourselves:
+        - a higher incarnation wins, whatever its state;
+        - at equal incarnation dead/left > suspect > alive;
+        - a lower incarnation changes nothing, so dead/left are never
+          overridden by alive at the same or a lower incarnation;
+        - a reaped member's tombstone is overridden only by a higher
+          incarnation (the node restarted and refuted its death).
+        About ourselves: a suspect/dead/left claim at our incarnation or
+        above, or an alive claim above it, is refuted by raising our own
+        incarnation past it and broadcasting that we are alive.
+        Malformed updates raise ``ValueError`` and change nothing.
+        """
+        # Type checks keep the shortcut strict: True == 1 == 1.0 in Python.
+        if isinstance(update, dict) and isinstance(update.get("node_id"), str) \
+                and type(update.get("incarnation")) is int and self._wire.get(update["node_id"]) == update:
+            return False
+        now = self._clock()
+        incoming = Member.from_wire(update, now, self.config)
+        if incoming.node_id == self.local.node_id:
+            return self._about_local(incoming)
+        current = self._members.get(incoming.node_id)
+        if current is None:
+            return self._about_unlisted(incoming)
+        if not _supersedes(incoming, current):
+            return False
+        self._store(incoming, current)
+        return True
+
+    def apply_many(self, updates: list[dict[str, Any]]) -> int:
+        """Merge a batch, skipping (and counting in ``invalid_updates``) malformed ones.
+
+        Returns how many changed our view. A batch that is not a list at all
+        raises ``ValueError``.
+        """
+        if not isinstance(updates, list):
+            raise ValueError("updates must be a list")
+        changed = 0
+        for update in updates:
+            try:
+                changed += self.apply(update)
+            except ValueError:
+                self.invalid_updates += 1
+        return changed
+
+    def _about_local(self, incoming: Member) -> bool:
+        local = self.local
+        if local.state is MemberState.LEFT:
+            return False  # we are leaving; nothing to defend
+        if incoming.state is MemberState.ALIVE:
+            threatened = incoming.incarnation > local.incarnation
+        else:
+            threatened = incoming.incarnation >= local.incarnation
+        if not threatened:
+            return False
+        # Only the node itself raises its incarnation, and only to refute.
+        self._store(dataclasses.replace(local, incarnation=incoming.incarnation + 1), local)
+        return True
+
+    def _about_unlisted(self, incoming: Member) -> bool:
+        tomb = self._tombstones.get(incoming.node_id)
+        if tomb is not None and incoming.incarnation <= tomb.incarnation:
+            return False  # stale gossip about a reaped member
+        if incoming.state in _GONE:
+            # News of a death we never saw alive: remember it only so a stale
+            # "alive" cannot bring the member in later.
+            self._bury(incoming)
+            return False
+        self._tombstones.pop(incoming.node_id, None)
+        self._store(incoming, None)
+        return True
+
+    # -- local verdicts --------------------------------------------------
+
+    def suspect(self, node_id: str) -> None:
+        """Our failure detector got no ack: alive -> suspect at the same incarnation."""
+        member = self._members.get(node_id)
+        if member is None or node_id == self.local.node_id or member.state is not MemberState.ALIVE:
+            return
+        self._store(dataclasses.replace(member, state=MemberState.SUSPECT), member)
+
+    def mark_dead(self, node_id: str) -> None:
+        """Declare a member dead at its current incarnation (suspicion expired)."""
+        member = self._members.get(node_id)
+        if member is None or node_id == self.local.node_id or member.state in _GONE:
+            return
+        self._store(dataclasses.replace(member, state=MemberState.DEAD), member)
+
+    def leave(self) -> dict[str, Any]:
+        """Mark ourselves as left and return the update to broadcast."""
+        if self.local.state is not MemberState.LEFT:
+            self._store(dataclasses.replace(self.local, state=MemberState.LEFT), self.local)
+        return self._wire[self.local.node_id]
+
+    def tick(self) -> None:
+        """Promote expired suspects to dead; reap long-dead members to tombstones."""
+        now = self._clock()
+        timeout = self.suspicion_timeout()
+        for member in list(self._members.values()):
+            if member.state is MemberState.SUSPECT and now - member.state_since >= timeout:
+                self.mark_dead(member.node_id)
+            elif (member.state in _GONE and member.node_id != self.local.node_id
+                  and now - member.state_since >= self.config.dead_member_reap):
+                del self._members[member.node_id]
+                del self._wire[member.node_id]
+                self._bury(member)
+
+    # -- dissemination ---------------------------------------------------
+
+    def take_piggyback(self) -> list[dict[str, Any]]:
+        """Up to ``max_piggyback`` queued updates for one outgoing message."""
+        return self._queue.take(self.config.max_piggyback, self.max_transmits())
+
+    def pending_broadcasts(self) -> int:
+        """How many updates are still waiting to be piggybacked."""
+        return len(self._queue)
+
+    def add_listener(self, fn: Listener) -> None:
+        """Call ``fn(member, old_state)`` on every accepted change (old_state None: new member).
+
+        A change may keep the state and raise the incarnation (a refutation,
+        or a restarted node with a new address).
+        """
+        self._listeners.append(fn)
+
+    def _store(self, member: Member, previous: Member | None) -> None:
+        old_state = previous.state if previous is not None else None
+        # A new suspicion (even at a higher incarnation) restarts the timer;
+        # an alive member that refuted keeps its "alive since".
+        if previous is not None and member.state is old_state is not MemberState.SUSPECT:
+            member.state_since = previous.state_since
+        else:
+            member.state_since = self._clock()
+        self._members[member.node_id] = member
+        wire = member.to_wire()
+        self._wire[member.node_id] = wire
+        if member.node_id == self.local.node_id:
+            self.local = member
+        self._queue.put(wire)
+        for fn in self._listeners:
+            fn(member, old_state)
+
+    def _bury(self, member: Member) -> None:
+        self._tombstones.pop(member.node_id, None)
+        self._tombstones[member.node_id] = member
+        while len(self._tombstones) > self.config.max_tombstones:
+            self._tombstones.popitem(last=False)
+
+
+def _supersedes(incoming: Member, current: Member) -> bool:
+    if incoming.incarnation != current.incarnation:
+        return incoming.incarnation > current.incarnation
+    return _RANK[incoming.state] > _RANK[current.state]

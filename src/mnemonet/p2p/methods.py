@@ -1,0 +1,87 @@
+"""Argument and result schemas of every remote method, taken from the interfaces themselves.
+
+The types come from the ``MemoryAPI``, ``LanguageModel`` and ``Embedder``
+Protocols, so a request's keyword arguments are validated into exactly the
+types the provider expects and a result is re-validated into the model types
+on the caller's side.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+
+from mnemonet.p2p.routing import capability_of
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """One remote method: its capability, the provider attribute and the adapters of its types."""
+
+    name: str
+    capability: str
+    attr: str
+    signature: inspect.Signature
+    params: dict[str, TypeAdapter[Any]]
+    result: TypeAdapter[Any]
+
+    def bind(self, kwargs: object) -> dict[str, Any]:
+        """Validated keyword arguments; ``ValueError`` naming the first bad one."""
+        if not isinstance(kwargs, dict):
+            raise ValueError(f"{self.name}: arguments must be a JSON object")
+        try:
+            self.signature.bind(**kwargs)
+        except TypeError as exc:
+            raise ValueError(f"{self.name}: {exc}") from None
+        out: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            try:
+                out[key] = self.params[key].validate_python(value)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                raise ValueError(f"{self.name}: argument {key!r}: {first['msg']}") from None
+        return out
+
+    def dump_result(self, value: Any) -> Any:
+        """The JSON-ready form of a result."""
+        return self.result.dump_python(value, mode="json")
+
+    def load_result(self, data: Any) -> Any:
+        """A result from the wire, re-validated into the interface's types."""
+        return self.result.validate_python(data)
+
+
+def _interface(capability: str, name: str) -> tuple[type, str]:
+    from mnemonet.embed.base import Embedder
+    from mnemonet.llm.base import LanguageModel
+    from mnemonet.model.api import MemoryAPI
+
+    if name.startswith("llm."):
+        return LanguageModel, name.removeprefix("llm.")
+    if name.startswith("embed."):
+        return Embedder, name.removeprefix("embed.")
+    return MemoryAPI, name
+
+
+@cache
+def method_spec(name: str) -> MethodSpec:
+    """The spec of an allowed method; ``UnknownMethod`` otherwise."""
+    capability = capability_of(name)
+    interface, attr = _interface(capability, name)
+    func = getattr(interface, attr)
+    hints = typing.get_type_hints(func)
+    signature = inspect.signature(func)
+    params = [p for p in signature.parameters.values() if p.name != "self"]
+    return MethodSpec(
+        name=name,
+        capability=capability,
+        attr=attr,
+        signature=signature.replace(parameters=params),
+        params={p.name: TypeAdapter(hints.get(p.name, Any)) for p in params},
+        result=TypeAdapter(hints.get("return", Any)),
+    )

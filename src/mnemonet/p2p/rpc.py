@@ -1,0 +1,183 @@
+"""MemoryAPI (and provider) calls: served locally when this node can, else routed to a peer with failover."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from mnemonet.model.api import InferredClaim
+from mnemonet.p2p.envelope import Envelope, Kind
+from mnemonet.p2p.errors import (
+    Busy,
+    MissingCapability,
+    NoCapablePeer,
+    P2PError,
+    RequestTimeout,
+    error_from_wire,
+)
+from mnemonet.p2p.methods import MethodSpec, method_spec
+from mnemonet.p2p.routing import Router
+from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, error_payload
+from mnemonet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+WRITE_EVENTS = {"observe": "observation", "claim": "claim"}
+# Errors after which another peer may well succeed.
+_RETRYABLE = {"busy", "missing_capability", "wrong_target", "unavailable"}
+
+
+class Providers(Protocol):
+    """Where local implementations come from (built lazily by the node)."""
+
+    def has(self, capability: str) -> bool:
+        """True if this node has ``capability``."""
+        ...
+
+    async def get(self, capability: str) -> object:
+        """The provider object for ``capability`` (MemoryAPI, LanguageModel or Embedder)."""
+        ...
+
+
+OnWrite = Callable[[str, list[str]], Awaitable[None]]
+
+
+class _InferFromModel:
+    """``infer`` on an llm node without a store: the language model's triples as claim sentences."""
+
+    def __init__(self, llm: Any) -> None:
+        self._llm = llm
+
+    async def infer(self, observation_text: str) -> list[InferredClaim]:
+        triples = await self._llm.infer_claims(observation_text)
+        return [
+            InferredClaim(
+                text=f"{t.subject} {'not ' if t.negated else ''}{t.predicate.replace('_', ' ')} {t.object}",
+                confidence=t.confidence,
+            )
+            for t in triples
+        ]
+
+
+def _written_ids(method: str, result: Any) -> list[str]:
+    if method == "observe":
+        return [result.observation_id]
+    return [result.statement_id]
+
+
+class RpcServer:
+    """Runs allowed methods on this node's providers, for local callers and for peers' requests."""
+
+    def __init__(self, node_id: str, providers: Providers, settings: Settings, on_write: OnWrite | None = None) -> None:
+        self._node_id = node_id
+        self._providers = providers
+        self._max_concurrent = settings.max_concurrent_requests
+        self._on_write = on_write
+        self.in_flight = 0
+        self.served = 0
+
+    def can_serve(self, method: str) -> bool:
+        """True if this node has the capability ``method`` needs."""
+        return self._providers.has(method_spec(method).capability)
+
+    async def invoke(self, spec: MethodSpec, kwargs: dict[str, Any]) -> Any:
+        """Run ``spec`` here with validated ``kwargs``; publishes an event after a write."""
+        if not self._providers.has(spec.capability):
+            raise MissingCapability(f"node {self._node_id} lacks capability {spec.capability!r} for {spec.name!r}")
+        if self.in_flight >= self._max_concurrent:
+            raise Busy(f"node {self._node_id} is serving {self.in_flight} requests")
+        self.in_flight += 1
+        try:
+            provider = await self._providers.get(spec.capability)
+            if spec.name == "infer" and not self._providers.has("store"):
+                provider = _InferFromModel(provider)
+            elif spec.name == "infer":
+                provider = await self._providers.get("store")
+            result = await getattr(provider, spec.attr)(**kwargs)
+        finally:
+            self.in_flight -= 1
+        self.served += 1
+        if spec.name in WRITE_EVENTS and self._on_write is not None:
+            await self._on_write(WRITE_EVENTS[spec.name], _written_ids(spec.name, result))
+        return result
+
+    async def handle(self, env: Envelope) -> Envelope:
+        """Answer one request envelope with a result or an error naming what went wrong."""
+        try:
+            if env.method is None:
+                raise ValueError("request without a method")
+            spec = method_spec(env.method)
+            kwargs = spec.bind(env.payload.get("kwargs", {}))
+            result = await self.invoke(spec, kwargs)
+            return env.reply(Kind.RESPONSE, self._node_id, {"result": spec.dump_result(result)})
+        except P2PError as exc:
+            return env.reply(Kind.RESPONSE, self._node_id, error_payload(exc.code, exc.message))
+        except ValueError as exc:
+            return env.reply(Kind.RESPONSE, self._node_id, error_payload("bad_input", str(exc)))
+
+
+class RpcClient:
+    """Calls a method locally if this node can serve it, else on the best live capable peer."""
+
+    def __init__(self, node_id: str, server: RpcServer, router: Router, transport: Transport, settings: Settings) -> None:
+        self._node_id = node_id
+        self._server = server
+        self._router = router
+        self._transport = transport
+        self._timeout = settings.request_timeout
+        self._attempts = settings.rpc_attempts
+
+    async def call(self, method: str, kwargs: dict[str, Any], *, idempotency_key: str | None = None) -> Any:
+        """The method's result in the interface's types; errors as the provider would raise them."""
+        spec = method_spec(method)
+        bound = spec.bind(kwargs)
+        if self._server.can_serve(method):
+            return await self._server.invoke(spec, bound)
+        wire = {k: spec.params[k].dump_python(v, mode="json") for k, v in bound.items()}
+        # One key for every attempt: a write retried on another peer lands on the same ids.
+        key = idempotency_key or bound.get("idempotency_key") or uuid.uuid4().hex
+        return spec.load_result(await self._remote(spec, wire, key))
+
+    async def _remote(self, spec: MethodSpec, wire: dict[str, Any], key: str) -> Any:
+        tried: set[str] = set()
+        last: Exception | None = None
+        for _ in range(self._attempts):
+            candidates = self._router.candidates(spec.name, exclude=tried)
+            if not candidates:
+                break
+            peer = candidates[0]
+            tried.add(peer.node_id)
+            env = Envelope(kind=Kind.REQUEST, sender=self._node_id, target=peer.node_id, method=spec.name,
+                           payload={"kwargs": wire, "idempotency_key": key})
+            self._router.started(peer.node_id)
+            started = time.monotonic()
+            try:
+                reply = await self._transport.call(peer, env, self._timeout)
+            except (PeerUnavailable, PeerTimeout) as exc:
+                self._router.finished(peer.node_id, None)
+                log.info("%s on %s failed (%s); trying another peer", spec.name, peer.node_id, exc)
+                last = exc
+                continue
+            except asyncio.CancelledError:
+                self._router.finished(peer.node_id, None)
+                raise
+            self._router.finished(peer.node_id, time.monotonic() - started)
+            err = reply.payload.get("error")
+            if isinstance(err, dict):
+                code, message = str(err.get("code", "error")), str(err.get("message", ""))
+                if code in _RETRYABLE:
+                    last = error_from_wire(code, message)
+                    continue
+                raise error_from_wire(code, message)
+            return reply.payload.get("result")
+        if isinstance(last, PeerTimeout):
+            raise RequestTimeout(f"{spec.name}: no answer within {self._timeout}s from {sorted(tried)}")
+        if isinstance(last, P2PError):
+            raise last
+        if last is not None:
+            raise NoCapablePeer(f"{spec.name}: every capable peer tried failed ({sorted(tried)}): {last}")
+        raise NoCapablePeer(f"{spec.name}: no live peer with capability {spec.capability!r}")

@@ -1,0 +1,343 @@
+"""Moving envelopes between peers: over a WebSocket link when one exists, else one HTTP POST.
+
+``call`` sends an envelope and waits for the envelope whose ``reply_to``
+names it; ``send`` is one-way. Incoming envelopes are decoded (refusals get
+an error reply where one is possible and are counted), replies resolve the
+waiting call, and everything else goes to the node's handler in its own task
+so a slow request never holds up pings on the same link.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from starlette.websockets import WebSocket
+
+from mnemonet.p2p.errors import RemoteError
+from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind, peek_id, peek_kind
+from mnemonet.p2p.links import AcceptedLink, DialledLink, Link, LinkClosed
+from mnemonet.settings import Settings
+
+if TYPE_CHECKING:
+    from mnemonet.p2p.membership import Member
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[Envelope], Awaitable[Envelope | None]]
+
+PEER_PATH = "/v1/peer"
+# Kinds that answer another envelope: never answered themselves, so two nodes
+# with different keys cannot bounce error replies at each other forever.
+_REPLY_KINDS = {Kind.RESPONSE.value, Kind.ACK.value, Kind.WELCOME.value}
+_HTTP_STATUS = {"too_large": 413, "bad_tag": 401, "stale": 401, "replay": 401, "malformed": 400, "invalid": 400}
+
+
+class PeerUnavailable(ConnectionError):
+    """The peer could not be reached, or its link closed before it answered."""
+
+
+class PeerTimeout(TimeoutError):
+    """The peer did not answer within the timeout."""
+
+
+def error_payload(code: str, message: str) -> dict[str, Any]:
+    """The payload of an error reply."""
+    return {"error": {"code": code, "message": message}}
+
+
+def raise_for_error(env: Envelope) -> Envelope:
+    """``env`` unchanged, or ``RemoteError`` when it carries an error."""
+    err = env.payload.get("error")
+    if isinstance(err, dict):
+        raise RemoteError(str(err.get("message", "")), str(err.get("code", "error")))
+    return env
+
+
+def ws_url(http_url: str) -> str:
+    """The peer WebSocket endpoint of a node's HTTP URL."""
+    base = http_url.rstrip("/")
+    if base.startswith("https://"):
+        return "wss://" + base[len("https://"):] + PEER_PATH
+    if base.startswith("http://"):
+        return "ws://" + base[len("http://"):] + PEER_PATH
+    raise ValueError(f"not an http(s) URL: {http_url!r}")
+
+
+class Transport:
+    """Links, pending calls and the HTTP fallback of one node."""
+
+    def __init__(self, node_id: str, codec: Codec, settings: Settings, handler: Handler) -> None:
+        self.node_id = node_id
+        self._codec = codec
+        self._settings = settings
+        self._handler = handler
+        self._links: dict[str, list[Link]] = {}
+        self._accepted: set[AcceptedLink] = set()
+        self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._url_overrides: dict[str, str] = {}
+        self._http: httpx.AsyncClient | None = None
+        self._closing = False
+
+    # -- lifecycle ---------------------------------------------------------------
+    async def start(self) -> None:
+        """Open the HTTP client used for joins and for peers without a link."""
+        self._closing = False
+        self._http = httpx.AsyncClient(
+            trust_env=False,  # peer traffic goes direct, never through a proxy from the environment
+            timeout=httpx.Timeout(self._settings.control_timeout, connect=self._settings.link_connect_timeout),
+            limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
+        )
+
+    async def close(self, abort: bool = False) -> None:
+        """Close every link, fail pending calls and cancel handler tasks; ``abort`` drops sockets like a crash."""
+        self._closing = True
+        for link in self.links():
+            if abort and isinstance(link, DialledLink):
+                link.abort()
+            else:
+                await link.close(1001, "node stopping")
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for fut, _ in list(self._pending.values()):
+            if not fut.done():
+                fut.set_exception(PeerUnavailable("node stopping"))
+        self._pending.clear()
+        if self._http is not None:
+            await self._http.aclose()
+            self._http = None
+
+    def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
+        """Run ``coro`` in a task the transport cancels on close."""
+        task = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    # -- addresses and links -------------------------------------------------------
+    def remember_url(self, node_id: str, url: str) -> None:
+        """Reach ``node_id`` at ``url`` (the address a seed actually answered at), not its advertised one."""
+        self._url_overrides[node_id] = url.rstrip("/")
+
+    def address(self, member: Member) -> str:
+        """The URL this node uses to reach ``member``."""
+        return self._url_overrides.get(member.node_id, member.url.rstrip("/"))
+
+    def links(self) -> list[Link]:
+        """Every open link, identified or not."""
+        out: list[Link] = [link for group in self._links.values() for link in group if link.is_open]
+        out.extend(link for link in self._accepted if link.is_open and link.peer_id is None)
+        return out
+
+    def link_to(self, peer_id: str) -> Link | None:
+        """An open link to ``peer_id``, if any."""
+        for link in self._links.get(peer_id, ()):
+            if link.is_open:
+                return link
+        return None
+
+    def neighbours(self) -> list[str]:
+        """Peer ids with an open link."""
+        return [peer for peer, group in self._links.items() if any(link.is_open for link in group)]
+
+    def outbound_count(self) -> int:
+        """Open links this node dialled."""
+        return sum(1 for link in self.links() if link.outbound)
+
+    def _register(self, link: Link) -> None:
+        if link.peer_id is not None:
+            self._links.setdefault(link.peer_id, []).append(link)
+
+    def _forget(self, link: Link) -> None:
+        if isinstance(link, AcceptedLink):
+            self._accepted.discard(link)
+        group = self._links.get(link.peer_id or "", [])
+        if link in group:
+            group.remove(link)
+            if not group:
+                del self._links[link.peer_id or ""]
+        for msg_id, (fut, via) in list(self._pending.items()):
+            if via is link and not fut.done():
+                fut.set_exception(PeerUnavailable(f"link to {link.peer_id} closed before it answered"))
+
+    async def dial(self, member: Member) -> Link:
+        """Open a link to ``member`` and start reading from it; ``ConnectionError`` on failure."""
+        link = await DialledLink.open(
+            member.node_id, ws_url(self.address(member)),
+            timeout=self._settings.link_connect_timeout, max_bytes=2 * self._settings.max_envelope_bytes,
+        )
+        if self._closing:
+            await link.close()
+            raise PeerUnavailable("node stopping")
+        self._register(link)
+        self.spawn(self._read(link), f"link-{member.node_id}")
+        return link
+
+    async def _read(self, link: Link) -> None:
+        try:
+            await link.run(self._on_message)
+        finally:
+            self._forget(link)
+
+    async def accept(self, websocket: WebSocket) -> None:
+        """Serve a link a peer opened; returns when it closes."""
+        if self._closing or len(self._accepted) >= self._settings.max_inbound_links:
+            await websocket.close(1013, "too many links")  # 1013: try again later
+            return
+        await websocket.accept()
+        link = AcceptedLink(websocket)
+        self._accepted.add(link)
+        await self._read(link)
+
+    async def close_links_to(self, peer_id: str) -> None:
+        """Close every link to ``peer_id`` (it left or died)."""
+        for link in list(self._links.get(peer_id, ())):
+            await link.close(1000, "peer gone")
+
+    # -- sending -------------------------------------------------------------------
+    async def send_on(self, link: Link, env: Envelope) -> None:
+        """Send ``env`` on one link; ``PeerUnavailable`` if it is closed."""
+        try:
+            await link.send(self._codec.encode(env))
+        except LinkClosed as exc:
+            raise PeerUnavailable(str(exc)) from None
+
+    async def send(self, member: Member, env: Envelope) -> None:
+        """One-way: over the link if there is one, else an HTTP POST."""
+        link = self.link_to(member.node_id)
+        if link is not None:
+            try:
+                await self.send_on(link, env)
+                return
+            except PeerUnavailable:
+                pass  # the link just died; HTTP may still reach the peer
+        await self._post(member, env, self._settings.control_timeout)
+
+    async def call(self, member: Member, env: Envelope, timeout: float) -> Envelope:
+        """Send ``env`` and wait for its reply (which may carry an error; see ``raise_for_error``)."""
+        link = self.link_to(member.node_id)
+        if link is not None:
+            loop = asyncio.get_running_loop()
+            fut: asyncio.Future[Envelope] = loop.create_future()
+            self._pending[env.id] = (fut, link)
+            try:
+                await link.send(self._codec.encode(env))
+                async with asyncio.timeout(timeout):
+                    return await fut
+            except LinkClosed:
+                pass  # not delivered, so HTTP is a safe second try
+            except TimeoutError:
+                raise PeerTimeout(f"{member.node_id} did not answer {env.kind} within {timeout}s") from None
+            finally:
+                self._pending.pop(env.id, None)
+        reply = await self._post(member, env, timeout)
+        if reply is None:
+            raise PeerUnavailable(f"{member.node_id} sent no reply to {env.kind}")
+        return reply
+
+    async def post_url(self, url: str, path: str, env: Envelope, timeout: float) -> Envelope | None:
+        """POST ``env`` to ``url + path``; its reply envelope, or None for 204."""
+        if self._http is None:
+            raise PeerUnavailable("transport is not started")
+        try:
+            resp = await self._http.post(
+                url.rstrip("/") + path, content=self._codec.encode(env), timeout=timeout,
+                headers={"content-type": "application/octet-stream"},
+            )
+        except httpx.TimeoutException:
+            raise PeerTimeout(f"{url} did not answer within {timeout}s") from None
+        except httpx.HTTPError as exc:
+            raise PeerUnavailable(f"cannot reach {url}: {exc}") from None
+        if resp.status_code == 204:
+            return None
+        if resp.status_code != 200:
+            try:
+                err = resp.json()["error"]
+                raise RemoteError(str(err["message"]), str(err["code"]))
+            except (ValueError, KeyError, TypeError):
+                raise RemoteError(f"{url} answered HTTP {resp.status_code}", "http_error") from None
+        try:
+            reply = self._codec.decode(resp.content)
+        except EnvelopeError as exc:
+            raise RemoteError(f"{url} sent a refused reply: {exc}", "bad_reply") from None
+        if reply.reply_to != env.id:
+            raise RemoteError(f"{url} answered another envelope", "bad_reply")
+        return reply
+
+    async def _post(self, member: Member, env: Envelope, timeout: float) -> Envelope | None:
+        return await self.post_url(self.address(member), PEER_PATH, env, timeout)
+
+    # -- receiving -----------------------------------------------------------------
+    async def _on_message(self, link: Link, raw: bytes) -> None:
+        try:
+            env = self._codec.decode(raw)
+        except EnvelopeError as exc:
+            await self._refuse(link, raw, exc)
+            return
+        if link.peer_id is None:
+            link.peer_id = env.sender
+            self._register(link)
+        if env.reply_to is not None:
+            pending = self._pending.get(env.reply_to)
+            if pending is not None and not pending[0].done():
+                pending[0].set_result(env)
+            return  # a late reply to a call that timed out: nothing waits for it
+        if link.in_flight >= self._settings.max_inflight_per_link:
+            # Refuse rather than wait: the reader must keep reading replies, or two busy peers deadlock.
+            await self._try_send(link, env.reply(Kind.RESPONSE, self.node_id, error_payload(
+                "busy", f"more than {self._settings.max_inflight_per_link} envelopes in flight on this link")))
+            return
+        link.in_flight += 1
+        self.spawn(self._handle_on_link(link, env), f"handle-{env.kind}")
+
+    async def _handle_on_link(self, link: Link, env: Envelope) -> None:
+        try:
+            reply = await self._dispatch(env)
+            if reply is not None:
+                await self._try_send(link, reply)
+        finally:
+            link.in_flight -= 1
+
+    async def _dispatch(self, env: Envelope) -> Envelope | None:
+        try:
+            return await self._handler(env)
+        except Exception as exc:  # a handler bug must cost one reply, never the link or the node
+            log.exception("handler failed for %s from %s", env.kind, env.sender)
+            return env.reply(Kind.RESPONSE, self.node_id, error_payload("internal", f"{type(exc).__name__}: {exc}"))
+
+    async def _try_send(self, link: Link, env: Envelope) -> None:
+        try:
+            await self.send_on(link, env)
+        except PeerUnavailable:
+            log.debug("could not reply on closed link to %s", link.peer_id)
+
+    async def _refuse(self, link: Link, raw: bytes, exc: EnvelopeError) -> None:
+        link.bad_envelopes += 1
+        log.warning("refused envelope from link %s: %s", link.peer_id or "(unidentified)", exc)
+        msg_id = peek_id(raw)
+        if msg_id is not None and peek_kind(raw) not in _REPLY_KINDS:
+            reply = Envelope(kind=Kind.RESPONSE, sender=self.node_id, reply_to=msg_id,
+                             payload=error_payload(exc.code, exc.message))
+            await self._try_send(link, reply)
+        if link.bad_envelopes >= self._settings.max_bad_envelopes_per_link:
+            await link.close(1008, "too many refused envelopes")  # 1008: policy violation
+
+    async def handle_http(self, raw: bytes, accept: Callable[[Kind], bool]) -> tuple[int, bytes]:
+        """Serve one POSTed envelope whose kind ``accept`` allows: (status, body)."""
+        try:
+            env = self._codec.decode(raw)
+        except EnvelopeError as exc:
+            log.warning("refused envelope over HTTP: %s", exc)
+            return _HTTP_STATUS.get(exc.code, 400), json.dumps(error_payload(exc.code, exc.message)).encode()
+        if env.reply_to is not None or not accept(env.kind):
+            return 400, json.dumps(error_payload("invalid", f"{env.kind} is not accepted at this endpoint")).encode()
+        reply = await self._dispatch(env)
+        return (204, b"") if reply is None else (200, self._codec.encode(reply))
+

@@ -1,0 +1,290 @@
+"""``MemoryService``: observe, claim and remember over the graph, the vector index and a language model.
+
+Budget: exactly one language-model call per ``observe``, ``claim`` and
+``remember``; the counts are in ``stats()``. Writes derive every id from the
+caller's idempotency key, so a retried call lands on the same nodes and the
+store turns it into a no-op.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from typing import Any
+
+from mnemonet.embed.base import Embedder
+from mnemonet.llm.base import LanguageModel, Triple
+from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
+from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.records import (
+    ClaimRecord,
+    ObservationRecord,
+    SourceSpec,
+    StatementSpec,
+    check_name,
+    check_text,
+)
+from mnemonet.model.secrets import check_no_secrets
+from mnemonet.model.views import (
+    ConceptView,
+    ContradictionView,
+    ObservationView,
+    SearchHit,
+    StatementView,
+)
+from mnemonet.service.indexing import IndexEntry, VectorIndexer
+from mnemonet.service.recall import build_recall, memory_lines
+from mnemonet.service.retrieval import Retriever, SearchMode
+from mnemonet.settings import Settings
+from mnemonet.store.graph import GraphStore
+from mnemonet.store.vectors import VectorStore
+
+MAX_LIMIT = 500
+MAX_LOAD_IDS = 100
+# Hits at or above this normalised score may serve as a claim's basis.
+BASIS_MIN_SCORE = 0.5
+
+
+class MemoryService:
+    """The memory itself; implements ``mnemonet.model.MemoryAPI``."""
+
+    def __init__(
+        self, graph: GraphStore, vectors: VectorStore, llm: LanguageModel, embedder: Embedder, settings: Settings
+    ) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.llm = llm
+        self.embedder = embedder
+        self.settings = settings
+        self.indexer = VectorIndexer(vectors, embedder)
+        self.retriever = Retriever(graph, vectors, embedder, settings)
+        self.llm_calls: Counter[str] = Counter()
+
+    async def close(self) -> None:
+        await self.vectors.close()
+        await self.graph.close()
+
+    # -- writes --------------------------------------------------------------
+
+    async def observe(
+        self, text: str, source: str = "user", *, idempotency_key: str | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> ObserveResult:
+        """Record raw text, with the concepts and statements the language model extracts from it."""
+        text = self._check_input(text, "text")
+        source_spec = SourceSpec(name=check_name(source, "source"), kind="user")
+        obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
+        extraction = await self._llm("observe", self.llm.extract_observation(text, source_spec.name))
+        statements = [
+            _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
+        ]
+        record = ObservationRecord(
+            id=obs_id, text=text, source=source_spec, concepts=tuple(extraction.concepts),
+            statements=tuple(statements), topics=tuple(extraction.topics), metadata=metadata or {},
+            created_at=_now_ms(),
+        )
+        result = await self.graph.write_observation(record)
+        stored = await self.graph.statements_from_observation(obs_id)
+        await self._index_observation(record, stored, result.concept_ids)
+        return ObserveResult(
+            observation_id=obs_id, created=result.created, statements=stored,
+            concepts=[c.name for c in extraction.concepts],
+        )
+
+    async def claim(
+        self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
+        basis: list[str] | None = None,
+    ) -> ClaimResult:
+        """Assert a statement; its basis and the statements it contradicts are found by search."""
+        text = self._check_input(text, "text")
+        source_spec = SourceSpec(name=check_name(source, "source"), kind="agent")
+        statement_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
+        parsed = await self._llm("claim", self.llm.parse_claim(text, source_spec.name))
+        triple = parsed.triple
+        if triple.predicate == "contradicts":
+            return await self._claim_contradiction(triple, text, source_spec)
+        derived_from = list(basis or []) or await self._find_basis(_sentence(triple))
+        record = ClaimRecord(
+            statement=_statement(statement_id, triple), source=source_spec, text=text,
+            concepts=tuple(parsed.concepts), derived_from=tuple(dict.fromkeys(derived_from)),
+        )
+        result = await self.graph.write_claim(record)
+        [view] = await self.graph.get_statements([statement_id]) or [None]
+        if view is not None:
+            await self._index_statements([view])
+        return ClaimResult(
+            statement_id=statement_id, created=result.created, statement=view, derived_from=list(record.derived_from)
+        )
+
+    async def _claim_contradiction(self, triple: Triple, text: str, source: SourceSpec) -> ClaimResult:
+        """"A contradicts B" links the two statements it names (found by search) with ``CONTRADICTS``."""
+        a, b = await self._find_statement(triple.subject), await self._find_statement(triple.object)
+        if a is None or b is None:
+            missing = triple.subject if a is None else triple.object
+            raise ValueError(f"text: no statement in memory matches {missing!r}")
+        if a.id == b.id:
+            raise ValueError(f"text: both sides name the same statement {a.id}")
+        created = await self.graph.link_statements("CONTRADICTS", a.id, b.id, text, source)
+        return ClaimResult(statement_id=a.id, created=created, statement=a, contradicts=[a.id, b.id])
+
+    # -- reads ---------------------------------------------------------------
+
+    async def recall(self, query: str) -> Recall:
+        """The structured memory behind ``remember``: current statements, what they replaced, open conflicts."""
+        query = self._check_input(query, "query", secrets=False)
+        hits = await self.retriever.search(query, k=self.settings.search_k)
+        return await build_recall(self.graph, query, hits)
+
+    async def remember(self, query: str) -> Answer:
+        """Answer a question from memory, citing what the answer rests on."""
+        recall = await self.recall(query)
+        lines = memory_lines(recall, self.settings.remember_context_chars)
+        written = await self._llm("remember", self.llm.answer(recall.query, lines))
+        known = {line_id for line_id, _ in lines}
+        return Answer(
+            query=recall.query, text=written.text, cited=[c for c in written.cited if c in known],
+            recall=recall, provider=self.llm.name,
+        )
+
+    async def infer(self, observation_text: str) -> list[InferredClaim]:
+        text = self._check_input(observation_text, "observation_text")
+        triples = await self._llm("infer", self.llm.infer_claims(text))
+        return [InferredClaim(text=_sentence(t), confidence=t.confidence) for t in triples]
+
+    async def search(
+        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None,
+        mode: SearchMode = "hybrid+graph",
+    ) -> list[SearchHit]:
+        query = self._check_input(query, "query", secrets=False)
+        return await self.retriever.search(query, k, kinds, since, mode)
+
+    async def load(self, ids: list[str]) -> list[dict[str, Any]]:
+        """Full items with provenance, for ids from ``search``."""
+        if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+            raise ValueError("ids: must be a list of strings")
+        if len(ids) > MAX_LOAD_IDS:
+            raise ValueError(f"ids: at most {MAX_LOAD_IDS} ids per call")
+        statements = {s.id: s for s in await self.graph.get_statements(ids)}
+        observations = {o.id: o for o in await self.graph.get_observations(ids)}
+        items: list[dict[str, Any]] = []
+        for item_id in ids:
+            if item_id in statements:
+                items.append({"kind": "statement", **statements[item_id].model_dump()})
+            elif item_id in observations:
+                items.append({"kind": "observation", **observations[item_id].model_dump()})
+            else:
+                node = await self.graph.get_node(item_id)
+                if node is not None:
+                    items.append({"kind": str(node.get("label", "node")).lower(), **node})
+        return items
+
+    async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]:
+        return await self.graph.recent_observations(_limit(limit))
+
+    async def get_recent_statements(self, limit: int = 20) -> list[StatementView]:
+        return await self.graph.recent_statements(_limit(limit))
+
+    async def get_unresolved_contradictions(self, limit: int = 20) -> list[ContradictionView]:
+        return await self.graph.unresolved_contradictions(_limit(limit))
+
+    async def get_concepts(self, limit: int = 100) -> list[ConceptView]:
+        return await self.graph.concepts(_limit(limit))
+
+    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]:
+        """Statements about a concept, superseded ones included (callers mark them)."""
+        name = check_name(name, "name")
+        return await self.graph.statements_about(name, _limit(limit), include_superseded=True)
+
+    async def stats(self) -> dict[str, Any]:
+        return {
+            "graph": await self.graph.counts(),
+            "vectors": await self.vectors.count(),
+            "vector_index_failures": self.indexer.failures,
+            "llm_provider": self.llm.name,
+            "llm_calls": dict(self.llm_calls),
+            "llm_usage": self.llm.usage(),
+            "embedder": self.embedder.model,
+        }
+
+    async def clear(self) -> None:
+        """Admin only: erase the graph and the vector index."""
+        await self.graph.clear()
+        await self.vectors.clear()
+
+    async def sync_vectors(self, limit: int = 1000) -> int:
+        """Embed recent graph items that have no vector (after a failed index write or a restart)."""
+        observations = await self.graph.recent_observations(_limit(limit))
+        statements = await self.graph.recent_statements(_limit(limit))
+        entries = [_observation_entry(o) for o in observations] + [_statement_entry(s) for s in statements]
+        return await self.indexer.index(entries)
+
+    # -- helpers -------------------------------------------------------------
+
+    def _check_input(self, value: object, field: str, *, secrets: bool = True) -> str:
+        text = check_text(value, field, self.settings.max_text_chars)
+        if secrets:
+            check_no_secrets(text, field)
+        return text
+
+    async def _llm(self, purpose: str, call: Any) -> Any:
+        self.llm_calls[purpose] += 1
+        return await call
+
+    async def _find_statement(self, sentence: str) -> StatementView | None:
+        hits = await self.retriever.search(sentence, k=1, kinds=["statement"], mode="hybrid")
+        if not hits:
+            return None
+        [view] = await self.graph.get_statements([hits[0].id]) or [None]
+        return view
+
+    async def _find_basis(self, sentence: str) -> list[str]:
+        hits = await self.retriever.search(sentence, k=3, kinds=["observation", "statement"], mode="hybrid")
+        return [h.id for h in hits if h.score >= BASIS_MIN_SCORE]
+
+    async def _index_observation(
+        self, record: ObservationRecord, statements: list[StatementView], concept_ids: list[str]
+    ) -> None:
+        entries = [
+            IndexEntry(
+                record.id, "observation", record.text, record.created_at or _now_ms(),
+                {"source": record.source.name, **record.metadata},
+            )
+        ]
+        entries += [_statement_entry(s) for s in statements]
+        entries += [
+            IndexEntry(c.id, "concept", c.name, c.created_at)
+            for c in await self.graph.get_concepts(concept_ids)
+        ]
+        await self.indexer.index_quietly(entries)
+
+    async def _index_statements(self, statements: list[StatementView]) -> None:
+        await self.indexer.index_quietly([_statement_entry(s) for s in statements])
+
+
+def _statement(statement_id: str, t: Triple) -> StatementSpec:
+    return StatementSpec(
+        id=statement_id, subject=t.subject, predicate=t.predicate, object=t.object,
+        confidence=t.confidence, negated=t.negated,
+    )
+
+
+def _sentence(t: Triple) -> str:
+    return f"{t.subject} {'not ' if t.negated else ''}{t.predicate.replace('_', ' ')} {t.object}"
+
+
+def _statement_entry(s: StatementView) -> IndexEntry:
+    return IndexEntry(s.id, "statement", s.sentence(), s.created_at, {"source": s.source or ""})
+
+
+def _observation_entry(o: ObservationView) -> IndexEntry:
+    return IndexEntry(o.id, "observation", o.text, o.created_at, {"source": o.source or "", **o.metadata})
+
+
+def _limit(limit: int) -> int:
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise ValueError(f"limit: must be an integer between 1 and {MAX_LIMIT}")
+    return limit
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

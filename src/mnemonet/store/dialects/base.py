@@ -1,0 +1,49 @@
+"""The engine seam: what the graph store needs from a graph engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """Rows a write returned and what it changed."""
+
+    rows: list[dict[str, Any]]
+    nodes_created: int
+    relationships_created: int
+
+
+class GraphDriver(Protocol):
+    """A connection to one graph (FalkorDB graph key or Neo4j database).
+
+    Drivers raise ``GraphStoreError`` for engine failures, ``WriteConflict``
+    when a uniqueness constraint stopped a concurrent duplicate, and
+    ``ReadOnlyViolation`` when the engine refused a write in read-only mode.
+    """
+
+    name: str
+
+    async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
+        """Run one statement atomically in write mode."""
+        ...
+
+    async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """Run one statement in the engine's read-only mode; rows as plain dicts."""
+        ...
+
+    def schema_statements(self) -> list[str]:
+        """The idempotent DDL for the store's indexes and constraints."""
+        ...
+
+    async def ensure_schema(self) -> None:
+        """Run ``schema_statements``; safe to repeat."""
+        ...
+
+    async def clear(self) -> None:
+        """Delete every node and relationship (indexes stay)."""
+        ...
+
+    async def close(self) -> None:
+        ...

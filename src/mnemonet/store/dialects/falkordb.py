@@ -1,0 +1,103 @@
+"""FalkorDB dialect: the native async ``falkordb`` client (not the Bolt port).
+
+Reads go through ``GRAPH.RO_QUERY``, which the server refuses to run writes
+with. One ``GRAPH.QUERY`` is atomic, but its reading part runs before the
+server takes the graph's write lock, so two concurrent "create unless it
+exists" queries can both create. Writes through one driver are therefore
+serialised here; the embedded server has one writer process (its store node).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from falkordb.asyncio import FalkorDB
+from falkordb.edge import Edge
+from falkordb.node import Node
+from falkordb.path import Path
+from redis.exceptions import RedisError, ResponseError
+
+from mnemonet.store.dialects.base import WriteOutcome
+from mnemonet.store.graph_errors import GraphStoreError, ReadOnlyViolation
+
+# FalkorDB has no IF NOT EXISTS; an "already indexed" error means done.
+_INDEXES: tuple[tuple[str, str], ...] = (
+    ("Concept", "key"), ("Concept", "alias_keys"), ("Concept", "id"),
+    ("Statement", "id"), ("Statement", "created_at"),
+    ("Observation", "id"), ("Observation", "created_at"),
+    ("Source", "key"), ("Source", "id"),
+)
+
+
+def plain(value: Any) -> Any:
+    """Engine values to JSON-ready Python: nodes and edges become dicts."""
+    if isinstance(value, Node):
+        return {"labels": list(value.labels or []), **{k: plain(v) for k, v in value.properties.items()}}
+    if isinstance(value, Edge):
+        return {"type": value.relation, **{k: plain(v) for k, v in value.properties.items()}}
+    if isinstance(value, Path):
+        return {"nodes": [plain(n) for n in value.nodes()], "edges": [plain(e) for e in value.edges()]}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+class FalkorDriver:
+    """One FalkorDB graph reached over its Redis protocol port."""
+
+    name = "falkordb"
+
+    def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0) -> None:
+        self._db = FalkorDB(host=host, port=port)
+        self._graph = self._db.select_graph(graph_name)
+        self._timeout = timeout
+        self._write_lock = asyncio.Lock()
+
+    async def _run(self, cypher: str, params: dict[str, Any], read_only: bool) -> Any:
+        try:
+            async with asyncio.timeout(self._timeout):
+                if read_only:
+                    return await self._graph.ro_query(cypher, params)
+                return await self._graph.query(cypher, params)
+        except ResponseError as exc:
+            if "read-only" in str(exc):
+                raise ReadOnlyViolation(f"cypher: the engine refused a write in read-only mode ({exc})") from exc
+            raise GraphStoreError(f"falkordb: {exc}") from exc
+        except (RedisError, OSError) as exc:
+            raise GraphStoreError(f"falkordb: {exc}") from exc
+        except TimeoutError as exc:
+            raise GraphStoreError(f"falkordb: query did not finish within {self._timeout}s") from exc
+
+    @staticmethod
+    def _rows(result: Any) -> list[dict[str, Any]]:
+        names = [column[1] for column in result.header]
+        return [{n: plain(v) for n, v in zip(names, row)} for row in result.result_set]
+
+    async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
+        async with self._write_lock:
+            result = await self._run(cypher, params, read_only=False)
+        return WriteOutcome(self._rows(result), int(result.nodes_created), int(result.relationships_created))
+
+    async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        return self._rows(await self._run(cypher, params, read_only=True))
+
+    def schema_statements(self) -> list[str]:
+        return [f"CREATE INDEX FOR (n:{label}) ON (n.{prop})" for label, prop in _INDEXES]
+
+    async def ensure_schema(self) -> None:
+        for statement in self.schema_statements():
+            try:
+                await self._run(statement, {}, read_only=False)
+            except GraphStoreError as exc:
+                if "already indexed" not in str(exc):
+                    raise
+
+    async def clear(self) -> None:
+        async with self._write_lock:
+            await self._run("MATCH (n) DETACH DELETE n", {}, read_only=False)
+
+    async def close(self) -> None:
+        await self._db.connection.aclose()

@@ -1,0 +1,120 @@
+"""Neo4j 5 dialect: the official async driver over Bolt.
+
+Writes run in managed write transactions (the driver retries transient
+failures); reads in READ access mode, where the server refuses writes.
+Uniqueness constraints make concurrent MERGEs safe and turn a concurrent
+duplicate CREATE into ``WriteConflict``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncManagedTransaction, Query
+from neo4j.exceptions import ClientError, ConstraintError, Neo4jError
+from neo4j.graph import Node, Path, Relationship
+
+from mnemonet.store.dialects.base import WriteOutcome
+from mnemonet.store.graph_errors import GraphStoreError, ReadOnlyViolation, WriteConflict
+
+_UNIQUE: tuple[tuple[str, str], ...] = (
+    ("Concept", "key"), ("Concept", "id"), ("Statement", "id"), ("Observation", "id"),
+    ("Source", "key"), ("Source", "id"),
+)
+_INDEXED: tuple[tuple[str, str], ...] = (("Statement", "created_at"), ("Observation", "created_at"))
+
+SCHEMA: tuple[str, ...] = tuple(
+    f"CREATE CONSTRAINT {label.lower()}_{prop}_unique IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
+    for label, prop in _UNIQUE
+) + tuple(f"CREATE INDEX {label.lower()}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for label, prop in _INDEXED)
+
+# Large graphs are deleted in batches so no transaction outgrows the heap.
+CLEAR = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+
+
+def plain(value: Any) -> Any:
+    """Driver values to JSON-ready Python: nodes and relationships become dicts."""
+    if isinstance(value, Node):
+        return {"labels": sorted(value.labels), **{k: plain(v) for k, v in value.items()}}
+    if isinstance(value, Relationship):
+        return {"type": value.type, **{k: plain(v) for k, v in value.items()}}
+    if isinstance(value, Path):
+        return {"nodes": [plain(n) for n in value.nodes], "edges": [plain(r) for r in value.relationships]}
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+class Neo4jDriver:
+    """One Neo4j database."""
+
+    name = "neo4j"
+
+    def __init__(self, uri: str, user: str, password: str, database: str, timeout: float = 30.0) -> None:
+        self._driver = AsyncGraphDatabase.driver(uri, auth=(user, password))
+        self._database = database
+        self._timeout = timeout
+
+    async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
+        async def work(tx: AsyncManagedTransaction) -> WriteOutcome:
+            result = await tx.run(Query(cypher, timeout=self._timeout), params)
+            rows = [{k: plain(v) for k, v in record.items()} async for record in result]
+            counters = (await result.consume()).counters
+            return WriteOutcome(rows, counters.nodes_created, counters.relationships_created)
+
+        try:
+            async with self._driver.session(database=self._database) as session:
+                return await session.execute_write(work)
+        except ConstraintError as exc:
+            raise WriteConflict(f"neo4j: {exc.message}") from exc
+        except Neo4jError as exc:
+            raise GraphStoreError(f"neo4j: {exc.message}") from exc
+
+    async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
+            result = await tx.run(Query(cypher, timeout=self._timeout), params)
+            return [{k: plain(v) for k, v in record.items()} async for record in result]
+
+        try:
+            async with self._driver.session(database=self._database, default_access_mode=READ_ACCESS) as session:
+                return await session.execute_read(work)
+        except ClientError as exc:
+            if "AccessMode" in (exc.code or ""):
+                raise ReadOnlyViolation(f"cypher: the engine refused a write in read-only mode ({exc.message})") from exc
+            raise GraphStoreError(f"neo4j: {exc.message}") from exc
+        except Neo4jError as exc:
+            raise GraphStoreError(f"neo4j: {exc.message}") from exc
+
+    def schema_statements(self) -> list[str]:
+        return list(SCHEMA)
+
+    async def ensure_schema(self) -> None:
+        try:
+            async with self._driver.session(database=self._database) as session:
+                for statement in self.schema_statements():
+                    await (await session.run(statement)).consume()
+        except Neo4jError as exc:
+            raise GraphStoreError(f"neo4j: {exc.message}") from exc
+
+    async def clear(self) -> None:
+        try:
+            # CALL ... IN TRANSACTIONS needs an auto-commit transaction: session.run.
+            async with self._driver.session(database=self._database) as session:
+                await (await session.run(CLEAR)).consume()
+        except Neo4jError as exc:
+            raise GraphStoreError(f"neo4j: {exc.message}") from exc
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+
+def emitted_cypher() -> dict[str, str]:
+    """Every Cypher text this dialect sends, for linting with Neo4j's own front-end."""
+    from mnemonet.store import graph_cypher
+
+    texts = dict(graph_cypher.all_queries())
+    texts["clear"] = CLEAR
+    texts.update({f"schema{i}": statement for i, statement in enumerate(SCHEMA)})
+    return texts

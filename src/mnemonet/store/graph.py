@@ -1,0 +1,306 @@
+"""``GraphStore``: the append-only graph of reified triples, on Neo4j 5 or FalkorDB.
+
+All Cypher lives in ``graph_cypher``; what differs per engine lives in
+``dialects``. Every entry point validates its input before any I/O, so bad
+input raises ``ValueError`` naming the field and writes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any, Literal
+
+from mnemonet.model import (
+    ClaimRecord,
+    ConceptRelationView,
+    ConceptView,
+    ContradictionView,
+    ObservationRecord,
+    ObservationView,
+    SourceSpec,
+    StatementView,
+    WriteResult,
+)
+from mnemonet.model.records import check_id, check_name
+from mnemonet.settings import Settings
+from mnemonet.store import graph_cypher as q
+from mnemonet.store.cypher_guard import check_read_only
+from mnemonet.store.dialects.base import GraphDriver
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+from mnemonet.store.graph_errors import UnknownReference, WriteConflict
+from mnemonet.store.graph_params import claim_params, name_key, observation_params, source_key
+
+log = logging.getLogger(__name__)
+
+LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
+_LINKS: dict[str, str] = {"SUPERSEDES": q.LINK_SUPERSEDES, "CONTRADICTS": q.LINK_CONTRADICTS}
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class GraphStore:
+    """Async, append-only graph store behind one engine seam (``GraphDriver``)."""
+
+    def __init__(self, driver: GraphDriver, settings: Settings | None = None) -> None:
+        self.driver = driver
+        self.settings = settings or Settings()
+        self.server: EmbeddedFalkorDB | None = None  # set by open() when it started one
+
+    @classmethod
+    async def open(cls, settings: Settings) -> GraphStore:
+        """Connect to the configured engine, starting embedded FalkorDB when ``falkordb_port`` is 0 or no host is set."""
+        if settings.graph_backend == "neo4j":
+            from mnemonet.store.dialects.neo4j import Neo4jDriver
+
+            driver: GraphDriver = Neo4jDriver(
+                settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database,
+                timeout=settings.graph_query_timeout,
+            )
+            return cls(driver, settings)
+        from mnemonet.store.dialects.falkordb import FalkorDriver
+
+        server = None
+        host, port = settings.falkordb_host, settings.falkordb_port
+        if port == 0 or not host:
+            server = EmbeddedFalkorDB(settings.data_dir / "falkordb", start_timeout=settings.falkordb_start_timeout)
+            await server.start()
+            host, port = server.host, server.port
+        store = cls(FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout), settings)
+        store.server = server
+        return store
+
+    async def close(self) -> None:
+        """Close the connection, and stop the embedded server if ``open`` started it."""
+        await self.driver.close()
+        if self.server is not None:
+            await self.server.stop()
+            self.server = None
+
+    async def ensure_indexes(self) -> None:
+        """Create the indexes (and, on Neo4j, uniqueness constraints); idempotent."""
+        await self.driver.ensure_schema()
+
+    # -- writes ---------------------------------------------------------------
+
+    async def _write_once_or_conflict(self, cypher: str, params: dict[str, Any]) -> int:
+        """Run a write; a concurrent duplicate (Neo4j constraint) is retried once, then finds its id written."""
+        try:
+            return (await self.driver.write(cypher, params)).nodes_created
+        except WriteConflict:
+            return (await self.driver.write(cypher, params)).nodes_created
+
+    async def write_observation(self, obs: ObservationRecord) -> WriteResult:
+        """Write an observation with its source, concepts and statements in one atomic round trip."""
+        if not isinstance(obs, ObservationRecord):
+            raise ValueError("observation: must be an ObservationRecord")
+        params = observation_params(obs, _now_ms())
+        cypher = q.observation_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
+        created = await self._write_once_or_conflict(cypher, params) > 0
+        return WriteResult(
+            id=obs.id, created=created, statement_ids=[s["id"] for s in params["statements"]],
+            concept_ids=[c["id"] for c in params["concepts"]],
+        )
+
+    async def write_claim(self, claim: ClaimRecord) -> WriteResult:
+        """Write a claim (statement, basis, supersedes/contradicts) in one atomic round trip.
+
+        Raises ``UnknownReference`` naming the field when a basis or target id does not exist.
+        """
+        if not isinstance(claim, ClaimRecord):
+            raise ValueError("claim: must be a ClaimRecord")
+        params = claim_params(claim, _now_ms())
+        cypher = q.claim_write(
+            bool(params["relations"]), bool(params["basis"]), bool(params["supersedes"]), bool(params["contradicts"])
+        )
+        created = await self._write_once_or_conflict(cypher, params) > 0
+        if not created:
+            await self._explain_refused_claim(params)
+        return WriteResult(
+            id=claim.statement.id, created=created, statement_ids=[claim.statement.id],
+            concept_ids=[c["id"] for c in params["concepts"]],
+        )
+
+    async def _explain_refused_claim(self, params: dict[str, Any]) -> None:
+        """The claim wrote nothing: either it exists (a retry) or it referred to a missing id."""
+        if await self.driver.read(q.EXISTING_STATEMENTS, {"ids": [params["statement"]["id"]]}):
+            return
+        if params["targets"]:
+            found = {r["id"] for r in await self.driver.read(q.EXISTING_STATEMENTS, {"ids": params["targets"]})}
+            for field in ("supersedes", "contradicts"):
+                missing = [link["id"] for link in params[field] if link["id"] not in found]
+                if missing:
+                    raise UnknownReference(f"claim.{field}", missing)
+        if params["basis"]:
+            found = {r["id"] for r in await self.driver.read(q.EXISTING_BASIS, {"ids": params["basis"]})}
+            missing = [i for i in params["basis"] if i not in found]
+            if missing:
+                raise UnknownReference("claim.derived_from", missing)
+
+    async def link_statements(
+        self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: SourceSpec
+    ) -> bool:
+        """Add a SUPERSEDES or CONTRADICTS edge; False if it already existed (CONTRADICTS in either direction)."""
+        if kind not in _LINKS:
+            raise ValueError("kind: must be 'SUPERSEDES' or 'CONTRADICTS'")
+        check_id(from_id, "from_id")
+        check_id(to_id, "to_id")
+        if from_id == to_id:
+            raise ValueError("to_id: a statement cannot be linked to itself")
+        if not isinstance(reason, str) or len(reason) > 1000:
+            raise ValueError("reason: must be a string of at most 1000 characters")
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        params = {"from_id": from_id, "to_id": to_id, "reason": reason, "now": _now_ms(), "source": source.name}
+        outcome = await self.driver.write(_LINKS[kind], params)
+        if outcome.relationships_created:
+            return True
+        found = {r["id"] for r in await self.driver.read(q.EXISTING_STATEMENTS, {"ids": [from_id, to_id]})}
+        for field, value in (("from_id", from_id), ("to_id", to_id)):
+            if value not in found:
+                raise UnknownReference(field, [value])
+        return False
+
+    # -- reads ----------------------------------------------------------------
+
+    def _limit(self, limit: object, field: str = "limit") -> int:
+        top = self.settings.graph_read_limit_max
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= top:
+            raise ValueError(f"{field}: must be an integer from 1 to {top}")
+        return limit
+
+    def _ids(self, ids: object, field: str = "ids") -> list[str]:
+        if not isinstance(ids, (list, tuple)) or len(ids) > self.settings.graph_ids_per_read_max:
+            raise ValueError(f"{field}: must be a list of at most {self.settings.graph_ids_per_read_max} ids")
+        return [check_id(i, field) for i in ids]
+
+    async def _statements(self, cypher: str, params: dict[str, Any]) -> list[StatementView]:
+        return [StatementView(**_statement_row(r)) for r in await self.driver.read(cypher, params)]
+
+    async def statements_about(
+        self, concept: str, limit: int = 50, include_superseded: bool = False
+    ) -> list[StatementView]:
+        """Statements with the concept (by name or alias) as subject or object, most confident and recent first."""
+        key = name_key(check_name(concept, "concept"), "concept")
+        if not isinstance(include_superseded, bool):
+            raise ValueError("include_superseded: must be true or false")
+        params = {"key": key, "limit": self._limit(limit), "include_superseded": include_superseded}
+        return await self._statements(q.STATEMENTS_ABOUT, params)
+
+    async def statements_from_observation(self, observation_id: str) -> list[StatementView]:
+        """Statements DERIVED_FROM the observation."""
+        return await self._statements(q.STATEMENTS_FROM_OBSERVATION, {"id": check_id(observation_id, "observation_id")})
+
+    async def statements_by_source(self, source_name: str, derived_from: list[str]) -> list[StatementView]:
+        """Statements the named source asserted and derived from any of the ids: what a worker already did."""
+        name = check_name(source_name, "source_name")
+        keys = [source_key(kind, name) for kind in ("user", "agent", "system")]
+        params = {"source_keys": keys, "ids": self._ids(derived_from, "derived_from")}
+        return await self._statements(q.STATEMENTS_BY_SOURCE, params)
+
+    async def get_statements(self, ids: list[str]) -> list[StatementView]:
+        """Statements by id, with names and provenance; unknown ids are absent from the result."""
+        return await self._statements(q.GET_STATEMENTS, {"ids": self._ids(ids)})
+
+    async def recent_statements(self, limit: int = 20) -> list[StatementView]:
+        """Newest statements first, with subject, object and source names."""
+        return await self._statements(q.RECENT_STATEMENTS, {"limit": self._limit(limit)})
+
+    async def unresolved_contradictions(self, limit: int = 50) -> list[ContradictionView]:
+        """Contradictions where neither side is superseded, newest first."""
+        rows = await self.driver.read(q.UNRESOLVED_CONTRADICTIONS, {"limit": self._limit(limit)})
+        if not rows:
+            return []
+        ids = sorted({r["a"] for r in rows} | {r["b"] for r in rows})
+        views = {v.id: v for v in await self.get_statements(ids)}
+        return [
+            ContradictionView(a=views[r["a"]], b=views[r["b"]], reason=r["reason"] or "", created_at=r["created_at"] or 0)
+            for r in rows if r["a"] in views and r["b"] in views
+        ]
+
+    async def concept_decomposition(self, name: str) -> list[ConceptRelationView]:
+        """The sub-concepts a concept (by name or alias) is RELATED_TO, with the relation."""
+        key = name_key(check_name(name, "name"), "name")
+        rows = await self.driver.read(q.CONCEPT_DECOMPOSITION, {"key": key})
+        return [ConceptRelationView(relation=r.pop("relation"), concept=ConceptView(**_concept_row(r))) for r in rows]
+
+    async def recent_observations(self, limit: int = 20, since: int | None = None) -> list[ObservationView]:
+        """Newest observations first, optionally only those created at or after ``since`` (epoch ms)."""
+        if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
+            raise ValueError("since: must be a non-negative epoch-ms integer")
+        rows = await self.driver.read(q.RECENT_OBSERVATIONS, {"limit": self._limit(limit), "since": since or 0})
+        return [ObservationView(**_observation_row(r)) for r in rows]
+
+    async def get_observations(self, ids: list[str]) -> list[ObservationView]:
+        """Observations by id; unknown ids are absent from the result."""
+        rows = await self.driver.read(q.GET_OBSERVATIONS, {"ids": self._ids(ids)})
+        return [ObservationView(**_observation_row(r)) for r in rows]
+
+    async def concepts(self, limit: int = 100) -> list[ConceptView]:
+        """Concepts by name."""
+        rows = await self.driver.read(q.CONCEPTS, {"limit": self._limit(limit)})
+        return [ConceptView(**_concept_row(r)) for r in rows]
+
+    async def get_concepts(self, ids: list[str]) -> list[ConceptView]:
+        """Concepts by id; unknown ids are absent from the result."""
+        rows = await self.driver.read(q.GET_CONCEPTS, {"ids": self._ids(ids)})
+        return [ConceptView(**_concept_row(r)) for r in rows]
+
+    async def get_node(self, id: str) -> dict[str, Any] | None:
+        """Any node by its id, as ``{"label": ..., **properties}``; None if absent."""
+        rows = await self.driver.read(q.GET_NODE, {"id": check_id(id, "id")})
+        if not rows:
+            return None
+        return {"label": rows[0]["label"], **rows[0]["props"]}
+
+    async def counts(self) -> dict[str, int]:
+        """Number of nodes per label and relationships per type (zero included)."""
+        counts = dict.fromkeys(q.LABELS + q.RELATIONSHIP_TYPES, 0)
+        for row in await self.driver.read(q.COUNTS, {}):
+            if row["name"] is not None:
+                counts[row["name"]] = counts.get(row["name"], 0) + int(row["n"])
+        return counts
+
+    async def read_query(self, cypher: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Run raw read-only Cypher; anything that could write raises ``ReadOnlyViolation``.
+
+        Two fences: a lexical guard here, then the engine's own read-only mode.
+        """
+        if not isinstance(cypher, str) or len(cypher) > self.settings.graph_raw_query_max_chars:
+            raise ValueError(f"cypher: must be a string of at most {self.settings.graph_raw_query_max_chars} characters")
+        params = {} if params is None else params
+        if not isinstance(params, dict) or len(params) > self.settings.graph_raw_query_max_params:
+            raise ValueError(f"params: must be a mapping of at most {self.settings.graph_raw_query_max_params} entries")
+        if not all(isinstance(k, str) and k.isidentifier() for k in params):
+            raise ValueError("params: names must be identifiers")
+        check_read_only(cypher)
+        rows = await self.driver.read(cypher, params)
+        cap = self.settings.graph_raw_query_max_rows
+        if len(rows) > cap:
+            log.warning("graph.read_query.truncated rows=%d cap=%d", len(rows), cap)
+            rows = rows[:cap]
+        return rows
+
+    async def clear(self) -> None:
+        """Delete every node and relationship. Admin only; nothing else in mnemonet deletes."""
+        log.warning("graph.clear backend=%s", self.driver.name)
+        await self.driver.clear()
+
+
+def _statement_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "negated": bool(row.get("negated")), "created_at": row.get("created_at") or 0}
+
+
+def _concept_row(row: dict[str, Any]) -> dict[str, Any]:
+    return {**row, "aliases": row.get("aliases") or [], "created_at": row.get("created_at") or 0}
+
+
+def _observation_row(row: dict[str, Any]) -> dict[str, Any]:
+    metadata = row.get("metadata")
+    return {
+        **row, "topics": row.get("topics") or [], "created_at": row.get("created_at") or 0,
+        "metadata": json.loads(metadata) if metadata else {},
+    }

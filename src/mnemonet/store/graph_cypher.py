@@ -1,0 +1,305 @@
+"""The one body of portable Cypher the graph store runs on Neo4j 5 and FalkorDB.
+
+Only the subset both engines accept is used: no ``EXISTS {}``/``COUNT {}``
+subqueries, no ``CALL {}``, no ``elementId``; times are epoch-ms integers
+passed as ``$now``. Everything is parameterised; the only composition is of
+the static fragments below, never of caller data.
+
+A write runs as one statement built from stages. Each stage UNWINDs a list
+that the composer only includes when it is non-empty, so the single row of
+the head survives to the end; when the head finds the id already written it
+yields no row and the whole statement writes nothing (a retry is a no-op).
+
+"Is it there?" is always asked as ``count(x) = 0`` after an OPTIONAL MATCH,
+never ``x IS NULL``: FalkorDB 4.16 lets ``WITH x WHERE x IS NULL`` through
+when ``x`` was found.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+# -- writes: observation ------------------------------------------------------
+
+_SOURCE_MERGE = """
+MERGE (src:Source {key: $source.key})
+ON CREATE SET src.id = $source.id, src.name = $source.name, src.kind = $source.kind, src.created_at = $now"""
+
+_OBSERVATION_HEAD = """
+OPTIONAL MATCH (existing:Observation {id: $observation.id})
+WITH count(existing) AS existing_found WHERE existing_found = 0""" + _SOURCE_MERGE + """
+CREATE (w:Observation {id: $observation.id, raw_content: $observation.raw_content,
+        topics: $observation.topics, created_at: $now, metadata: $observation.metadata})
+CREATE (w)-[:RECORDED_BY]->(src)"""
+
+# Concept get-or-create: look each requested key up as a concept key and as an
+# alias key, prefer an exact key hit, MERGE on the winner's key (or the new
+# key), then append the names the concept does not know yet as aliases.
+_CONCEPTS = """
+WITH src, w
+UNWIND $concepts AS cs
+UNWIND cs.keys AS k
+OPTIONAL MATCH (byKey:Concept {key: k})
+OPTIONAL MATCH (byAlias:Concept) WHERE k IN byAlias.alias_keys
+WITH src, w, cs, collect(byKey) + collect(byAlias) AS hits
+WITH src, w, cs, head([h IN hits WHERE h.key = cs.key] + hits) AS hit
+MERGE (c:Concept {key: coalesce(hit.key, cs.key)})
+ON CREATE SET c.id = cs.id, c.name = cs.name, c.kind = cs.kind, c.aliases = cs.aliases,
+              c.alias_keys = cs.alias_keys, c.created_at = $now
+WITH src, w, cs, c,
+     [i IN range(0, size(cs.keys) - 1) WHERE cs.keys[i] <> c.key AND NOT cs.keys[i] IN c.alias_keys] AS fresh
+FOREACH (x IN CASE WHEN size(fresh) > 0 THEN [1] ELSE [] END |
+  SET c.aliases = c.aliases + [i IN fresh | cs.names[i]],
+      c.alias_keys = c.alias_keys + [i IN fresh | cs.keys[i]])"""
+
+_MENTIONS = """
+FOREACH (x IN CASE WHEN cs.mention THEN [1] ELSE [] END | MERGE (w)-[:MENTIONS]->(c))"""
+
+_CONCEPTS_DONE = """
+WITH src, w, collect(cs.key) AS ks, collect(c) AS cn"""
+
+# ``ks``/``cn`` are parallel lists: requested key -> resolved concept node.
+_RELATIONS = """
+WITH src, w, ks, cn
+UNWIND $relations AS r
+WITH src, w, ks, cn, r,
+     cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = r.from])] AS a,
+     cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = r.to])] AS b
+FOREACH (x IN CASE WHEN a <> b THEN [1] ELSE [] END | MERGE (a)-[:RELATED_TO {relation: r.relation}]->(b))"""
+
+_RELATIONS_DONE = """
+WITH src, w, head(collect(ks)) AS ks, head(collect(cn)) AS cn"""
+
+# Last stage of an observation: a statement id already in the graph is left
+# untouched (statements are never updated), so its row is filtered out here.
+_STATEMENTS = """
+WITH src, w, ks, cn
+UNWIND $statements AS s
+OPTIONAL MATCH (dup:Statement {id: s.id})
+WITH src, w, ks, cn, s, count(dup) AS dups WHERE dups = 0
+WITH src, w, s,
+     cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = s.subject])] AS subj,
+     cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = s.object])] AS obj
+CREATE (st:Statement {id: s.id, predicate: s.predicate, confidence: s.confidence, negated: s.negated,
+        created_at: $now, sentence: s.sentence})
+CREATE (st)-[:ABOUT_SUBJECT]->(subj)
+CREATE (st)-[:ABOUT_OBJECT]->(obj)
+CREATE (st)-[:DERIVED_FROM]->(w)
+CREATE (st)-[:ASSERTED_BY]->(src)"""
+
+
+def observation_write(concepts: bool, relations: bool, statements: bool) -> str:
+    """The write statement for an observation with the given non-empty lists."""
+    parts = [_OBSERVATION_HEAD]
+    if concepts:
+        parts += [_CONCEPTS, _MENTIONS]
+        if relations or statements:
+            parts.append(_CONCEPTS_DONE)
+        if relations:
+            parts.append(_RELATIONS)
+            if statements:
+                parts.append(_RELATIONS_DONE)
+        if statements:
+            parts.append(_STATEMENTS)
+    return "".join(parts).strip()
+
+
+# -- writes: claim ------------------------------------------------------------
+
+# Checks first, writes after: a missing basis or target id yields no row, so
+# nothing is written; the store then reads back which id was missing.
+_CLAIM_HEAD = """
+OPTIONAL MATCH (existing:Statement {id: $statement.id})
+WITH count(existing) AS existing_found
+OPTIONAL MATCH (target:Statement) WHERE target.id IN $targets
+WITH existing_found, count(DISTINCT target) AS targets_found
+OPTIONAL MATCH (bo:Observation) WHERE bo.id IN $basis
+WITH existing_found, targets_found, count(DISTINCT bo) AS observations_found
+OPTIONAL MATCH (bs:Statement) WHERE bs.id IN $basis
+WITH existing_found, targets_found, observations_found, count(DISTINCT bs) AS statements_found
+WHERE existing_found = 0 AND targets_found = size($targets)
+  AND observations_found + statements_found = size($basis)""" + _SOURCE_MERGE + """
+CREATE (w:Statement {id: $statement.id, predicate: $statement.predicate, confidence: $statement.confidence,
+        negated: $statement.negated, created_at: $now, sentence: $statement.sentence})
+CREATE (w)-[:ASSERTED_BY]->(src)"""
+
+_CLAIM_ENDS = """
+WITH src, w, cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = $statement.subject])] AS subj,
+     cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = $statement.object])] AS obj
+CREATE (w)-[:ABOUT_SUBJECT]->(subj)
+CREATE (w)-[:ABOUT_OBJECT]->(obj)"""
+
+_CLAIM_BASIS = """
+WITH src, w
+UNWIND $basis AS bid
+OPTIONAL MATCH (bo:Observation {id: bid})
+OPTIONAL MATCH (bs:Statement {id: bid})
+WITH src, w, coalesce(bo, bs) AS b
+CREATE (w)-[:DERIVED_FROM]->(b)"""
+
+_CLAIM_SUPERSEDES = """
+WITH src, w
+UNWIND $supersedes AS l
+MATCH (t:Statement {id: l.id})
+CREATE (w)-[:SUPERSEDES {reason: l.reason, created_at: $now, source: $source.name}]->(t)"""
+
+_CLAIM_CONTRADICTS = """
+WITH src, w
+UNWIND $contradicts AS l
+MATCH (t:Statement {id: l.id})
+CREATE (w)-[:CONTRADICTS {reason: l.reason, created_at: $now, source: $source.name}]->(t)"""
+
+_ROWS_DONE = """
+WITH src, w, count(*) AS n"""
+
+
+def claim_write(relations: bool, basis: bool, supersedes: bool, contradicts: bool) -> str:
+    """The write statement for a claim with the given non-empty lists (its concepts are never empty)."""
+    parts = [_CLAIM_HEAD, _CONCEPTS, _CONCEPTS_DONE]
+    if relations:
+        parts += [_RELATIONS, _RELATIONS_DONE]
+    parts.append(_CLAIM_ENDS)
+    for included, stage in ((basis, _CLAIM_BASIS), (supersedes, _CLAIM_SUPERSEDES), (contradicts, _CLAIM_CONTRADICTS)):
+        if included:
+            parts += [_ROWS_DONE, stage]
+    return "".join(parts).strip()
+
+
+# -- writes: links between statements ----------------------------------------
+
+LINK_SUPERSEDES = """
+MATCH (a:Statement {id: $from_id})
+MATCH (b:Statement {id: $to_id})
+WHERE NOT (a)-[:SUPERSEDES]->(b)
+CREATE (a)-[:SUPERSEDES {reason: $reason, created_at: $now, source: $source}]->(b)""".strip()
+
+# Undirected check: a contradiction between a pair exists once, whichever way.
+LINK_CONTRADICTS = """
+MATCH (a:Statement {id: $from_id})
+MATCH (b:Statement {id: $to_id})
+WHERE NOT (a)-[:CONTRADICTS]-(b)
+CREATE (a)-[:CONTRADICTS {reason: $reason, created_at: $now, source: $source}]->(b)""".strip()
+
+EXISTING_STATEMENTS = "MATCH (s:Statement) WHERE s.id IN $ids RETURN s.id AS id"
+EXISTING_BASIS = """
+MATCH (n:Observation) WHERE n.id IN $ids RETURN n.id AS id
+UNION
+MATCH (n:Statement) WHERE n.id IN $ids RETURN n.id AS id""".strip()
+
+# -- reads --------------------------------------------------------------------
+
+# Expects rows binding ``s`` (a Statement); returns one StatementView row each.
+_STATEMENT_VIEW = """
+MATCH (s)-[:ABOUT_SUBJECT]->(subj:Concept)
+MATCH (s)-[:ABOUT_OBJECT]->(obj:Concept)
+OPTIONAL MATCH (s)-[:ASSERTED_BY]->(src:Source)
+WITH s, subj, obj, src
+OPTIONAL MATCH (s)-[:DERIVED_FROM]->(d)
+WITH s, subj, obj, src, collect(DISTINCT d.id) AS derived_from
+OPTIONAL MATCH (later:Statement)-[:SUPERSEDES]->(s)
+WITH s, subj, obj, src, derived_from, collect(DISTINCT later.id) AS superseded_by
+OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement)
+WITH s, subj, obj, src, derived_from, superseded_by, collect(DISTINCT other.id) AS contradicted_by
+RETURN s.id AS id, subj.name AS subject, s.predicate AS predicate, obj.name AS object,
+       s.confidence AS confidence, s.negated AS negated, s.created_at AS created_at, src.name AS source,
+       derived_from, superseded_by, contradicted_by"""
+
+_BY_CONFIDENCE = "\nORDER BY confidence DESC, created_at DESC, id"
+_BY_RECENCY = "\nORDER BY created_at DESC, id DESC"
+
+# A concept by name: its key, or any concept carrying it as an alias key.
+_CONCEPT_BY_KEY = """
+OPTIONAL MATCH (byKey:Concept {key: $key})
+OPTIONAL MATCH (byAlias:Concept) WHERE $key IN byAlias.alias_keys
+WITH collect(byKey) + collect(byAlias) AS found
+UNWIND found AS c
+WITH DISTINCT c"""
+
+STATEMENTS_ABOUT = (_CONCEPT_BY_KEY + """
+MATCH (s:Statement)-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c)
+WITH DISTINCT s
+WHERE $include_superseded OR NOT (:Statement)-[:SUPERSEDES]->(s)
+WITH s ORDER BY s.confidence DESC, s.created_at DESC, s.id LIMIT $limit""" + _STATEMENT_VIEW + _BY_CONFIDENCE).strip()
+
+STATEMENTS_FROM_OBSERVATION = ("""
+MATCH (s:Statement)-[:DERIVED_FROM]->(:Observation {id: $id})
+WITH DISTINCT s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
+
+STATEMENTS_BY_SOURCE = ("""
+MATCH (src0:Source)<-[:ASSERTED_BY]-(s:Statement)-[:DERIVED_FROM]->(d)
+WHERE src0.key IN $source_keys AND d.id IN $ids
+WITH DISTINCT s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
+
+GET_STATEMENTS = ("""
+MATCH (s:Statement) WHERE s.id IN $ids
+WITH DISTINCT s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
+
+RECENT_STATEMENTS = ("""
+MATCH (s:Statement)
+WITH s ORDER BY s.created_at DESC, s.id DESC LIMIT $limit""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
+
+UNRESOLVED_CONTRADICTIONS = """
+MATCH (a:Statement)-[r:CONTRADICTS]->(b:Statement)
+WHERE NOT (:Statement)-[:SUPERSEDES]->(a) AND NOT (:Statement)-[:SUPERSEDES]->(b)
+RETURN a.id AS a, b.id AS b, r.reason AS reason, r.created_at AS created_at
+ORDER BY created_at DESC, a, b
+LIMIT $limit""".strip()
+
+CONCEPT_DECOMPOSITION = (_CONCEPT_BY_KEY + """
+MATCH (c)-[r:RELATED_TO]->(sub:Concept)
+RETURN DISTINCT r.relation AS relation, sub.id AS id, sub.name AS name, sub.kind AS kind,
+       sub.aliases AS aliases, sub.created_at AS created_at
+ORDER BY relation, name""").strip()
+
+_OBSERVATION_VIEW = """
+OPTIONAL MATCH (o)-[:RECORDED_BY]->(src:Source)
+RETURN o.id AS id, o.raw_content AS text, o.created_at AS created_at, src.name AS source,
+       o.topics AS topics, o.metadata AS metadata"""
+
+RECENT_OBSERVATIONS = ("""
+MATCH (o:Observation) WHERE o.created_at >= $since
+WITH o ORDER BY o.created_at DESC, o.id DESC LIMIT $limit""" + _OBSERVATION_VIEW + _BY_RECENCY).strip()
+
+GET_OBSERVATIONS = ("""
+MATCH (o:Observation) WHERE o.id IN $ids""" + _OBSERVATION_VIEW + _BY_RECENCY).strip()
+
+CONCEPTS = """
+MATCH (c:Concept)
+RETURN c.id AS id, c.name AS name, c.kind AS kind, c.aliases AS aliases, c.created_at AS created_at
+ORDER BY name, id
+LIMIT $limit""".strip()
+
+GET_CONCEPTS = """
+MATCH (c:Concept) WHERE c.id IN $ids
+RETURN c.id AS id, c.name AS name, c.kind AS kind, c.aliases AS aliases, c.created_at AS created_at
+ORDER BY name, id""".strip()
+
+LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source")
+RELATIONSHIP_TYPES: tuple[str, ...] = (
+    "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
+    "MENTIONS", "RECORDED_BY", "RELATED_TO",
+)
+
+# Per label, so each branch can use that label's id index.
+GET_NODE = "\nUNION ALL\n".join(
+    f"MATCH (n:{label} {{id: $id}}) RETURN '{label}' AS label, properties(n) AS props" for label in LABELS
+)
+
+COUNTS = """
+MATCH (n) RETURN labels(n)[0] AS name, count(*) AS n
+UNION ALL
+MATCH ()-[r]->() RETURN type(r) AS name, count(*) AS n""".strip()
+
+
+def all_queries() -> dict[str, str]:
+    """Every Cypher text the store can send, by name, so linting misses none."""
+    found: dict[str, str] = {
+        name: value for name, value in globals().items()
+        if name.isupper() and not name.startswith("_") and isinstance(value, str)
+    }
+    for flags in itertools.product((False, True), repeat=3):
+        found["observation_write" + "".join(str(int(f)) for f in flags)] = observation_write(*flags)
+    for flags in itertools.product((False, True), repeat=4):
+        found["claim_write" + "".join(str(int(f)) for f in flags)] = claim_write(*flags)
+    # Flags that do not change the text (no concepts -> no later stages) give duplicates.
+    return {name: text for text, name in {text: name for name, text in reversed(found.items())}.items()}

@@ -1,0 +1,147 @@
+"""Data types of the vector store and the checks every row passes before it is written."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mnemonet.settings import Settings
+
+KINDS = frozenset({"observation", "statement", "concept", "summary"})
+REEMBED_HINT = "re-embed everything with `python run_node.py reembed`"
+_SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+
+
+class DimensionMismatch(ValueError):
+    """A vector or model does not match the one the index was built for."""
+
+
+@dataclass(frozen=True)
+class VectorItem:
+    """One embedded text, keyed by its graph id."""
+
+    id: str
+    kind: str
+    text: str
+    model: str
+    vector: Sequence[float]
+    created_at: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    """A search result with why it matched: its rank in each list (1-based, None if absent)."""
+
+    id: str
+    kind: str
+    text: str
+    score: float
+    vector_rank: int | None
+    keyword_rank: int | None
+    created_at: int
+    metadata: dict[str, Any]
+
+
+def quote_schema(schema: str) -> str:
+    """Return the schema as a quoted SQL identifier, refusing anything but ``[a-z_][a-z0-9_]*``."""
+    if not isinstance(schema, str) or not _SCHEMA_RE.match(schema):
+        raise ValueError(f"schema: {schema!r} must match {_SCHEMA_RE.pattern}")
+    return f'"{schema}"'
+
+
+def as_vector(vector: Sequence[float], field_name: str) -> np.ndarray:
+    """A float32 copy of ``vector``; refuses non-numeric, non-finite, empty or zero vectors."""
+    try:
+        arr = np.asarray(vector, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{field_name}: expected a sequence of numbers") from exc
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{field_name}: expected a non-empty one-dimensional sequence of numbers")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{field_name}: contains NaN or infinity")
+    if not float(np.dot(arr, arr)) > 0.0:
+        raise ValueError(f"{field_name}: zero vector has no direction for cosine search")
+    return arr
+
+
+def check_kinds(kinds: Sequence[str] | None) -> list[str] | None:
+    """Validate a kinds filter; None means all kinds."""
+    if kinds is None:
+        return None
+    if isinstance(kinds, str) or not kinds:
+        raise ValueError(f"kinds: expected a non-empty list drawn from {sorted(KINDS)}")
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise ValueError(f"kinds: unknown kind(s) {bad}; expected {sorted(KINDS)}")
+    return list(kinds)
+
+
+def check_since(since: int | None) -> int | None:
+    """Validate a created_at lower bound (epoch ms)."""
+    if since is None:
+        return None
+    if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+        raise ValueError("since: expected a non-negative epoch-milliseconds integer")
+    return since
+
+
+def check_k(k: int, settings: Settings) -> int:
+    """Validate a result count."""
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= settings.vector_max_k:
+        raise ValueError(f"k: expected an integer from 1 to {settings.vector_max_k} (setting vector_max_k)")
+    return k
+
+
+def check_query(query: str, settings: Settings) -> str:
+    """Validate a keyword query text."""
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("query: must be a non-empty string")
+    if len(query) > settings.max_text_chars:
+        raise ValueError(f"query: longer than {settings.max_text_chars} characters (setting max_text_chars)")
+    return query
+
+
+def check_item(item: VectorItem, settings: Settings, i: int) -> tuple[np.ndarray, str]:
+    """Validate one row; return its vector and its metadata as JSON."""
+    where = f"items[{i}]"
+    if not isinstance(item, VectorItem):
+        raise ValueError(f"{where}: expected a VectorItem, got {type(item).__name__}")
+    if not isinstance(item.id, str) or not item.id.strip() or len(item.id) > settings.vector_max_id_chars:
+        raise ValueError(f"{where}.id: must be a non-empty string of at most {settings.vector_max_id_chars} characters")
+    if item.kind not in KINDS:
+        raise ValueError(f"{where}.kind: {item.kind!r} is not one of {sorted(KINDS)}")
+    if not isinstance(item.text, str) or not item.text.strip():
+        raise ValueError(f"{where}.text: must be a non-empty string")
+    if len(item.text) > settings.max_text_chars:
+        raise ValueError(f"{where}.text: longer than {settings.max_text_chars} characters (setting max_text_chars)")
+    if not isinstance(item.model, str) or not item.model.strip():
+        raise ValueError(f"{where}.model: must be a non-empty string")
+    if isinstance(item.created_at, bool) or not isinstance(item.created_at, int) or item.created_at < 0:
+        raise ValueError(f"{where}.created_at: expected a non-negative epoch-milliseconds integer")
+    if not isinstance(item.metadata, dict):
+        raise ValueError(f"{where}.metadata: expected a dict")
+    try:
+        meta = json.dumps(item.metadata, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where}.metadata: not JSON-serialisable ({exc})") from exc
+    if len(meta) > settings.vector_max_metadata_chars:
+        raise ValueError(
+            f"{where}.metadata: {len(meta)} characters of JSON exceed {settings.vector_max_metadata_chars} "
+            "(setting vector_max_metadata_chars)"
+        )
+    return as_vector(item.vector, f"{where}.vector"), meta
+
+
+def mismatch(what: str, got: object, model: str, dimension: int) -> DimensionMismatch:
+    """The error for a vector or model the index was not built for, with the way out."""
+    return DimensionMismatch(
+        f"{what} {got!r} does not match the vector index (model {model!r}, dimension {dimension}); "
+        f"one index holds one model's vectors: {REEMBED_HINT}, or configure the embedder the index was built with"
+    )
+

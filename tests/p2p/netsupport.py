@@ -1,0 +1,176 @@
+"""Helpers for network tests: fast timer settings, a node factory, an in-memory store.
+
+``InMemoryStore`` stands in for ``MemoryService`` (which these tests do not
+test): a small MemoryAPI implementation that honours idempotency keys the way
+the service does (ids derived from the key), so exactly-once writes across
+failover can be checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
+from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.views import ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
+from mnemonet.node.peer_node import PeerNode
+from mnemonet.settings import Settings
+
+CLUSTER_KEY = "test-cluster-key"
+
+# Fast timers so multi-node scenarios finish in seconds on two cores.
+FAST = dict(
+    host="127.0.0.1", port=0, cluster_key=CLUSTER_KEY,
+    probe_interval=0.25, probe_timeout=0.15, suspicion_timeout=1.5, indirect_probes=2,
+    gossip_interval=0.1, push_pull_interval=2.0, link_maintenance_interval=0.2,
+    control_timeout=1.0, request_timeout=5.0, shutdown_timeout=1.0, link_connect_timeout=1.0,
+    rejoin_backoff_initial=0.2, rejoin_backoff_max=1.0, dead_member_reap=60.0,
+)
+
+
+def fast_settings(**overrides: Any) -> Settings:
+    """Test settings: loopback, free port, the test key, fast timers."""
+    return Settings(**{**FAST, **overrides})
+
+
+class InMemoryStore:
+    """A MemoryAPI over dicts; a retried write with the same idempotency key is a no-op."""
+
+    def __init__(self) -> None:
+        self.observations: dict[str, ObservationView] = {}
+        self.statements: dict[str, StatementView] = {}
+        self.calls: list[str] = []
+
+    async def observe(self, text: str, source: str = "user", *, idempotency_key: str | None = None,
+                      metadata: dict[str, str] | None = None) -> ObserveResult:
+        self.calls.append("observe")
+        if not text.strip():
+            raise ValueError("text: must not be empty")
+        obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
+        created = obs_id not in self.observations
+        if created:
+            self.observations[obs_id] = ObservationView(id=obs_id, text=text, source=source,
+                                                        created_at=int(time.time() * 1000), metadata=metadata or {})
+        return ObserveResult(observation_id=obs_id, created=created)
+
+    async def claim(self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
+                    basis: list[str] | None = None) -> ClaimResult:
+        self.calls.append("claim")
+        st_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
+        created = st_id not in self.statements
+        if created:
+            subject, _, rest = text.partition(" ")
+            predicate, _, obj = rest.partition(" ")
+            self.statements[st_id] = StatementView(id=st_id, subject=subject, predicate=predicate or "is",
+                                                   object=obj or "?", confidence=0.9, source=source,
+                                                   derived_from=basis or [])
+        return ClaimResult(statement_id=st_id, created=created, statement=self.statements[st_id])
+
+    async def recall(self, query: str) -> Recall:
+        self.calls.append("recall")
+        hits = [s for s in self.statements.values() if query.lower() in s.sentence().lower()]
+        return Recall(query=query, statements=hits)
+
+    async def remember(self, query: str) -> Answer:
+        recall = await self.recall(query)
+        text = "; ".join(s.sentence() for s in recall.statements) or "nothing known"
+        return Answer(query=query, text=text, cited=[s.id for s in recall.statements], recall=recall, provider="test")
+
+    async def infer(self, observation_text: str) -> list[InferredClaim]:
+        return []
+
+    async def search(self, query: str, k: int = 10, kinds: list[str] | None = None,
+                     since: int | None = None) -> list[SearchHit]:
+        self.calls.append("search")
+        hits = [SearchHit(id=o.id, kind="observation", text=o.text, score=1.0)
+                for o in self.observations.values() if query.lower() in o.text.lower()]
+        return hits[:k]
+
+    async def load(self, ids: list[str]) -> list[dict[str, Any]]:
+        return [o.model_dump() for i in ids if (o := self.observations.get(i)) is not None]
+
+    async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]:
+        self.calls.append("get_recent_observations")
+        return list(self.observations.values())[-limit:][::-1]
+
+    async def get_recent_statements(self, limit: int = 20) -> list[StatementView]:
+        return list(self.statements.values())[-limit:][::-1]
+
+    async def get_unresolved_contradictions(self, limit: int = 20) -> list[ContradictionView]:
+        return []
+
+    async def get_concepts(self, limit: int = 100) -> list[ConceptView]:
+        return []
+
+    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]:
+        return [s for s in self.statements.values() if s.subject == name][:limit]
+
+    async def stats(self) -> dict[str, Any]:
+        return {"observations": len(self.observations), "statements": len(self.statements)}
+
+    async def clear(self) -> None:
+        self.observations.clear()
+        self.statements.clear()
+
+
+class HangAfterWrite:
+    """Wraps a store: applies ``observe`` then never answers, as a node dying mid-request looks."""
+
+    def __init__(self, inner: InMemoryStore) -> None:
+        self._inner = inner
+        self.applied = asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def observe(self, text: str, source: str = "user", **kwargs: Any) -> ObserveResult:
+        await self._inner.observe(text, source, **kwargs)
+        self.applied.set()
+        await asyncio.Event().wait()  # hangs until the node is killed
+        raise AssertionError("unreachable")
+
+
+async def eventually(check: Callable[[], bool], within: float, what: str, step: float = 0.05) -> float:
+    """Wait until ``check()`` holds; returns the seconds it took, fails the test after ``within``."""
+    start = time.monotonic()
+    while not check():
+        if time.monotonic() - start > within:
+            raise AssertionError(f"not true within {within}s: {what}")
+        await asyncio.sleep(step)
+    return time.monotonic() - start
+
+
+NodeFactory = Callable[..., Awaitable[PeerNode]]
+
+
+@contextlib.asynccontextmanager
+async def node_factory() -> AsyncIterator[NodeFactory]:
+    """Start nodes on free local ports; every node still running is killed on exit."""
+    nodes: list[PeerNode] = []
+
+    async def make(capabilities: set[str] | None = None, *, seed: PeerNode | None = None,
+                   providers: dict[str, object] | None = None, **overrides: Any) -> PeerNode:
+        if seed is not None:
+            overrides.setdefault("bootstrap", seed.url)
+        node = PeerNode(fast_settings(**overrides), capabilities if capabilities is not None else {"store"},
+                        providers)
+        nodes.append(node)
+        await node.start()
+        return node
+
+    try:
+        yield make
+    finally:
+        for node in nodes:
+            if node.state in ("alive", "starting"):
+                await node.kill()
+
+
+def sees_all(nodes: list[PeerNode]) -> bool:
+    """Every node lists every other as alive."""
+    ids = {n.node_id for n in nodes}
+    return all({m.node_id for m in n.membership.alive()} >= ids for n in nodes)

@@ -1,0 +1,406 @@
+"""Merge rules, verdicts, tombstones and piggyback limits of Membership."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
+
+ALIVE, SUSPECT, DEAD, LEFT = MemberState.ALIVE, MemberState.SUSPECT, MemberState.DEAD, MemberState.LEFT
+
+
+class Clock:
+    """A hand-driven clock."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def wire(node_id: str, incarnation: int = 0, state: str = "alive", caps: list[str] | None = None,
+         url: str | None = None) -> dict:
+    return {
+        "node_id": node_id,
+        "url": url or f"http://{node_id}.example:9000",
+        "capabilities": caps if caps is not None else ["store"],
+        "incarnation": incarnation,
+        "state": state,
+    }
+
+
+def make(config: MembershipConfig | None = None, clock: Clock | None = None) -> tuple[Membership, Clock]:
+    clock = clock or Clock()
+    local = Member("me", "http://me.example:9000", frozenset({"llm"}), 0, ALIVE, 0.0)
+    return Membership(local, config or MembershipConfig(), clock), clock
+
+
+def view(m: Membership, node_id: str) -> tuple[int, MemberState] | None:
+    member = m.get(node_id)
+    return None if member is None else (member.incarnation, member.state)
+
+
+def drain(m: Membership) -> list[dict]:
+    out = []
+    while batch := m.take_piggyback():
+        out.extend(batch)
+    return out
+
+
+# -- incarnation ordering and state precedence -------------------------------
+
+def test_new_member_is_added_and_queued() -> None:
+    m, _ = make()
+    assert m.apply(wire("b", 3)) is True
+    assert view(m, "b") == (3, ALIVE)
+    assert wire("b", 3) in m.take_piggyback()
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ((1, "alive"), (2, "alive"), (2, ALIVE)),      # higher incarnation wins
+        ((1, "suspect"), (2, "alive"), (2, ALIVE)),    # refutation clears suspicion
+        ((1, "dead"), (2, "alive"), (2, ALIVE)),       # a restarted node refuted its death
+        ((2, "alive"), (1, "dead"), (2, ALIVE)),       # lower incarnation ignored, whatever its state
+        ((2, "suspect"), (1, "alive"), (2, SUSPECT)),
+        ((1, "alive"), (1, "suspect"), (1, SUSPECT)),  # equal: suspect > alive
+        ((1, "suspect"), (1, "dead"), (1, DEAD)),      # equal: dead > suspect
+        ((1, "alive"), (1, "left"), (1, LEFT)),        # equal: left > alive
+        ((1, "suspect"), (1, "alive"), (1, SUSPECT)),  # equal: alive never clears suspect
+        ((1, "dead"), (1, "alive"), (1, DEAD)),        # no resurrection at equal incarnation
+        ((1, "dead"), (0, "alive"), (1, DEAD)),        # nor at lower
+        ((1, "dead"), (1, "suspect"), (1, DEAD)),
+        ((1, "left"), (1, "alive"), (1, LEFT)),
+        ((1, "left"), (1, "dead"), (1, LEFT)),         # both final; the first verdict stays
+    ],
+)
+def test_merge_rules(first: tuple[int, str], second: tuple[int, str], expected: tuple[int, MemberState]) -> None:
+    m, _ = make()
+    m.apply(wire("b", 0))  # known first: news of an unknown member's death only makes a tombstone
+    m.apply(wire("b", *first))
+    changed = m.apply(wire("b", *second))
+    assert view(m, "b") == expected
+    assert changed is (expected != (first[0], MemberState(first[1])))
+
+
+def test_same_update_twice_changes_nothing_the_second_time() -> None:
+    m, _ = make()
+    assert m.apply(wire("b", 1, "suspect")) is True
+    drain(m)
+    assert m.apply(wire("b", 1, "suspect")) is False
+    assert m.take_piggyback() == []
+
+
+def test_forged_lower_incarnation_about_another_changes_nothing() -> None:
+    m, _ = make()
+    m.apply(wire("c", 5, caps=["store"]))
+    drain(m)
+    before = m.snapshot()
+    forged = wire("c", 4, "dead", caps=["llm"], url="http://evil.example:1")
+    assert m.apply(forged) is False
+    assert m.snapshot() == before
+    assert m.take_piggyback() == []
+
+
+def test_higher_incarnation_may_carry_a_new_address() -> None:
+    m, _ = make()
+    m.apply(wire("b", 1))
+    m.apply(wire("b", 2, url="https://b2.example", caps=["embed", "store"]))
+    member = m.get("b")
+    assert member is not None
+    assert (member.url, member.capabilities) == ("https://b2.example", frozenset({"embed", "store"}))
+
+
+# -- refutation by the local node ----------------------------------------------
+
+def test_suspicion_of_local_node_is_refuted_with_higher_incarnation() -> None:
+    m, _ = make()
+    assert m.apply(wire("me", 0, "suspect")) is True
+    assert (m.local.incarnation, m.local.state) == (1, ALIVE)
+    assert m.get("me") is m.local
+    queued = m.take_piggyback()
+    assert queued == [m.local.to_wire()]
+    assert queued[0]["incarnation"] == 1 and queued[0]["state"] == "alive"
+
+
+@pytest.mark.parametrize("state", ["dead", "left"])
+def test_death_of_local_node_is_refuted_past_the_claimed_incarnation(state: str) -> None:
+    m, _ = make()
+    m.apply(wire("me", 7, state))
+    assert (m.local.incarnation, m.local.state) == (8, ALIVE)
+
+
+def test_stale_suspicion_of_local_node_is_ignored() -> None:
+    m, _ = make()
+    m.apply(wire("me", 0, "suspect"))  # now at incarnation 1
+    drain(m)
+    assert m.apply(wire("me", 0, "dead")) is False
+    assert m.local.incarnation == 1 and m.take_piggyback() == []
+
+
+def test_impostor_alive_at_higher_incarnation_is_refuted() -> None:
+    m, _ = make()
+    m.apply(wire("me", 4, "alive", url="http://impostor.example"))
+    assert m.local.incarnation == 5
+    assert m.local.url == "http://me.example:9000"
+
+
+def test_only_the_local_node_raises_its_incarnation() -> None:
+    m, _ = make()
+    m.apply(wire("b", 2))
+    m.suspect("b")
+    m.mark_dead("b")
+    assert view(m, "b") == (2, DEAD)  # our verdicts keep the member's incarnation
+
+
+# -- leaving -------------------------------------------------------------------
+
+def test_leave_returns_the_left_update_and_stops_refuting() -> None:
+    m, _ = make()
+    update = m.leave()
+    assert update == {**m.local.to_wire(), "state": "left"}
+    assert m.local.state is LEFT and m.local.incarnation == 0
+    assert update in m.take_piggyback()
+    assert m.apply(wire("me", 0, "dead")) is False
+    assert m.local.state is LEFT
+    assert m.alive() == []
+
+
+def test_peer_left_wins_over_alive_and_is_not_routable() -> None:
+    m, _ = make()
+    m.apply(wire("b", 3))
+    m.apply(wire("b", 3, "left"))
+    assert [x.node_id for x in m.alive()] == ["me"]
+    assert {x.node_id for x in m.members(include_dead=True)} == {"me", "b"}
+
+
+# -- suspicion timeout ---------------------------------------------------------
+
+def test_suspect_becomes_dead_after_suspicion_timeout() -> None:
+    m, clock = make(MembershipConfig(suspicion_timeout=5.0))
+    m.apply(wire("b"))
+    m.suspect("b")
+    clock.now += 4.9
+    m.tick()
+    assert view(m, "b") == (0, SUSPECT)
+    clock.now += 0.1
+    m.tick()
+    assert view(m, "b") == (0, DEAD)
+
+
+def test_suspicion_timeout_scales_with_log10_of_cluster_size() -> None:
+    m, _ = make(MembershipConfig(suspicion_timeout=5.0))
+    for i in range(99):
+        m.apply(wire(f"n{i}"))
+    assert m.suspicion_timeout() == pytest.approx(10.0)
+    fixed, _ = make(MembershipConfig(suspicion_timeout=5.0, suspicion_log_scale=False))
+    for i in range(99):
+        fixed.apply(wire(f"n{i}"))
+    assert fixed.suspicion_timeout() == 5.0
+
+
+def test_new_suspicion_at_higher_incarnation_restarts_the_timer() -> None:
+    m, clock = make(MembershipConfig(suspicion_timeout=5.0))
+    m.apply(wire("b", 0, "suspect"))
+    clock.now += 4.0
+    m.apply(wire("b", 1, "suspect"))
+    clock.now += 4.0
+    m.tick()
+    assert view(m, "b") == (1, SUSPECT)
+
+
+def test_local_suspect_and_mark_dead_ignore_self_and_unknown() -> None:
+    m, _ = make()
+    m.suspect("me")
+    m.mark_dead("me")
+    m.suspect("nobody")
+    assert m.local.state is ALIVE and m.get("nobody") is None
+
+
+# -- tombstones ----------------------------------------------------------------
+
+def test_reaped_member_keeps_a_tombstone_that_blocks_stale_gossip() -> None:
+    m, clock = make(MembershipConfig(dead_member_reap=60.0))
+    m.apply(wire("b", 2))
+    m.apply(wire("b", 2, "dead"))
+    clock.now += 60.0
+    m.tick()
+    assert m.get("b") is None
+    assert "b" not in {x.node_id for x in m.members(include_dead=True)}
+    assert m.tombstone("b") is not None
+    assert wire("b", 2, "dead") in m.snapshot()
+    drain(m)
+    for stale in (wire("b", 2), wire("b", 1, "suspect"), wire("b", 2, "dead")):
+        assert m.apply(stale) is False
+    assert m.get("b") is None and m.take_piggyback() == []
+    assert m.apply(wire("b", 3)) is True  # the node came back and refuted
+    assert view(m, "b") == (3, ALIVE) and m.tombstone("b") is None
+
+
+def test_death_of_unknown_member_is_remembered_not_listed() -> None:
+    m, _ = make()
+    assert m.apply(wire("ghost", 4, "dead")) is False
+    assert m.get("ghost") is None
+    assert m.apply(wire("ghost", 4)) is False
+    assert m.apply(wire("ghost", 5)) is True
+
+
+def test_tombstones_are_bounded_oldest_first() -> None:
+    m, _ = make(MembershipConfig(max_tombstones=2))
+    for name in ("a", "b", "c"):
+        m.apply(wire(name, 0, "dead"))
+    assert m.tombstone("a") is None
+    assert m.tombstone("b") is not None and m.tombstone("c") is not None
+
+
+def test_restarted_node_refutes_its_own_tombstone_from_a_snapshot() -> None:
+    seed, clock = make()
+    seed.apply(wire("b", 3))
+    seed.mark_dead("b")
+    clock.now += 1000
+    seed.tick()
+    local = Member("b", "http://b.example:9000", frozenset({"store"}), 0, ALIVE, 0.0)
+    restarted = Membership(local, MembershipConfig(), clock)
+    assert restarted.apply_many(seed.snapshot()) >= 1
+    assert restarted.local.incarnation == 4
+    assert seed.apply(restarted.local.to_wire()) is True
+    assert view(seed, "b") == (4, ALIVE)
+
+
+# -- validation ----------------------------------------------------------------
+
+INVALID = [
+    "not a dict",
+    None,
+    {**wire("b"), "extra": 1},
+    {k: v for k, v in wire("b").items() if k != "url"},
+    wire(""),
+    {**wire("b"), "node_id": "x" * 129},
+    {**wire("b"), "node_id": "bad id"},
+    {**wire("b"), "node_id": ["b"]},
+    {**wire("b"), "node_id": 7},
+    wire("b", url="ftp://b.example"),
+    wire("b", url="http://"),
+    wire("b", url="http://b.example:99999"),
+    wire("b", url="http://b.example/ x"),
+    wire("b", url="http://b.example/" + "a" * 2100),
+    wire("b", caps="store"),
+    wire("b", caps=["Store"]),
+    wire("b", caps=["store;drop"]),
+    wire("b", caps=[1]),
+    wire("b", caps=[f"c{i}" for i in range(33)]),
+    {**wire("b"), "incarnation": -1},
+    {**wire("b"), "incarnation": 1.0},
+    {**wire("b"), "incarnation": True},
+    {**wire("b"), "incarnation": "3"},
+    {**wire("b"), "incarnation": 2**64},
+    {**wire("b"), "state": "zombie"},
+    {**wire("b"), "state": None},
+]
+
+
+@pytest.mark.parametrize("bad", INVALID)
+def test_invalid_update_is_refused_and_changes_nothing(bad: object) -> None:
+    m, _ = make()
+    m.apply(wire("b", 1))
+    drain(m)
+    before = m.snapshot()
+    with pytest.raises(ValueError):
+        m.apply(bad)  # type: ignore[arg-type]
+    assert m.snapshot() == before
+    assert m.take_piggyback() == []
+
+
+def test_apply_many_skips_and_counts_invalid_updates() -> None:
+    m, _ = make()
+    assert m.apply_many([wire("b"), {"junk": True}, wire("c", url="gopher://c"), wire("d")]) == 2
+    assert m.invalid_updates == 2
+    assert {x.node_id for x in m.members()} == {"me", "b", "d"}
+    with pytest.raises(ValueError):
+        m.apply_many({"node_id": "b"})  # type: ignore[arg-type]
+
+
+def test_wire_round_trip() -> None:
+    d = wire("node-1.a:b@c", 9, "suspect", caps=["store", "embed"], url="https://h.example/p")
+    member = Member.from_wire(d, now=3.0)
+    assert member.to_wire() == {**d, "capabilities": ["embed", "store"]}
+    assert member.state_since == 3.0
+
+
+def test_local_member_must_be_valid_and_alive() -> None:
+    with pytest.raises(ValueError):
+        Membership(Member("me", "ftp://x", frozenset(), 0, ALIVE, 0.0), MembershipConfig(), Clock())
+    with pytest.raises(ValueError):
+        Membership(Member("me", "http://x", frozenset(), 0, DEAD, 0.0), MembershipConfig(), Clock())
+
+
+# -- reading and listeners -----------------------------------------------------
+
+def test_alive_filters_by_capability_and_local() -> None:
+    m, _ = make()
+    m.apply(wire("b", caps=["store"]))
+    m.apply(wire("c", caps=["llm"]))
+    m.apply(wire("d", caps=["llm"]))
+    m.suspect("d")
+    m.apply(wire("e", 0, "dead", caps=["llm"]))
+    assert {x.node_id for x in m.alive("llm")} == {"me", "c", "d"}  # suspects stay routable
+    assert {x.node_id for x in m.alive("llm", include_local=False)} == {"c", "d"}
+    assert {x.node_id for x in m.alive()} == {"me", "b", "c", "d"}
+
+
+def test_listeners_see_every_change_with_the_old_state() -> None:
+    m, _ = make()
+    seen: list[tuple[str, MemberState, MemberState | None]] = []
+    m.add_listener(lambda member, old: seen.append((member.node_id, member.state, old)))
+    m.apply(wire("b"))
+    m.suspect("b")
+    m.apply(wire("b", 0, "suspect"))  # no change, no call
+    m.mark_dead("b")
+    m.apply(wire("me", 0, "suspect"))
+    assert seen == [("b", ALIVE, None), ("b", SUSPECT, ALIVE), ("b", DEAD, SUSPECT), ("me", ALIVE, ALIVE)]
+
+
+# -- piggyback queue -----------------------------------------------------------
+
+def test_each_update_is_sent_retransmit_mult_times_log_n_then_dropped() -> None:
+    m, _ = make(MembershipConfig(retransmit_mult=3))
+    for i in range(6):  # 7 alive members with us
+        m.apply(wire(f"n{i}"))
+    limit = 3 * math.ceil(math.log2(7 + 1))
+    assert m.max_transmits() == limit == 9
+    drain(m)
+    m.apply(wire("n0", 1))
+    sends = 0
+    while m.take_piggyback():
+        sends += 1
+    assert sends == limit
+    assert m.pending_broadcasts() == 0
+
+
+def test_piggyback_is_capped_and_fresh_updates_go_first() -> None:
+    m, _ = make(MembershipConfig(max_piggyback=8))
+    for i in range(20):
+        m.apply(wire(f"n{i}"))
+    first = m.take_piggyback()
+    assert len(first) == 8
+    second = m.take_piggyback()
+    assert len(second) == 8 and not {d["node_id"] for d in first} & {d["node_id"] for d in second}
+
+
+def test_newer_update_replaces_queued_one_about_the_same_node() -> None:
+    m, _ = make()
+    m.apply(wire("b"))
+    m.suspect("b")
+    queued = [d for d in m.take_piggyback() if d["node_id"] == "b"]
+    assert queued == [wire("b", 0, "suspect")]
+
+
+def test_config_rejects_nonsense() -> None:
+    with pytest.raises(ValueError):
+        MembershipConfig(suspicion_timeout=0)
+    with pytest.raises(ValueError):
+        MembershipConfig(max_piggyback=0)

@@ -1,0 +1,224 @@
+"""GraphStore contract: what every backend must do (embedded FalkorDB always, Neo4j when configured)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mnemonet.model import (
+    ClaimRecord,
+    ConceptComponent,
+    ConceptSpec,
+    ObservationRecord,
+    SourceSpec,
+    StatementLink,
+    StatementSpec,
+)
+from mnemonet.store.graph import GraphStore
+from mnemonet.store.graph_errors import UnknownReference
+
+ALICE = SourceSpec(name="alice")
+WORKER = SourceSpec(name="inference", kind="agent")
+
+
+def st(id: str, subject: str, predicate: str, obj: str, confidence: float = 1.0, negated: bool = False) -> StatementSpec:
+    return StatementSpec(id=id, subject=subject, predicate=predicate, object=obj, confidence=confidence, negated=negated)
+
+
+def obs(id: str, *statements: StatementSpec, concepts: tuple[ConceptSpec, ...] = (), text: str = "some text",
+        created_at: int | None = None) -> ObservationRecord:
+    return ObservationRecord(id=id, text=text, source=ALICE, statements=statements, concepts=concepts,
+                             created_at=created_at)
+
+
+def claim(id: str, subject: str, predicate: str, obj: str, **links: object) -> ClaimRecord:
+    return ClaimRecord(statement=st(id, subject, predicate, obj), source=WORKER, **links)  # type: ignore[arg-type]
+
+
+async def test_observation_write_is_idempotent(graph_store: GraphStore) -> None:
+    record = obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "drinks", "tea"),
+                 text="the user likes tea", created_at=1000)
+    first = await graph_store.write_observation(record)
+    before = await graph_store.counts()
+    again = await graph_store.write_observation(record)
+    assert (first.created, again.created) == (True, False)
+    assert await graph_store.counts() == before
+    assert before["Observation"] == 1 and before["Statement"] == 2 and before["Concept"] == 2
+    assert before["DERIVED_FROM"] == 2 and before["ASSERTED_BY"] == 2 and before["RECORDED_BY"] == 1
+    assert before["MENTIONS"] == 2 and before["Source"] == 1
+    [view] = await graph_store.get_observations(["o1"])
+    assert (view.text, view.source, view.created_at) == ("the user likes tea", "alice", 1000)
+
+
+async def test_empty_observation_and_metadata_round_trip(graph_store: GraphStore) -> None:
+    record = ObservationRecord(id="o-empty", text='quote " back \\ new\nline ü', source=ALICE,
+                               topics=("diet",), metadata={"channel": "chat"})
+    assert (await graph_store.write_observation(record)).created
+    [view] = await graph_store.get_observations(["o-empty"])
+    assert view.text == record.text and view.topics == ["diet"] and view.metadata == {"channel": "chat"}
+    assert await graph_store.statements_from_observation("o-empty") == []
+
+
+async def test_statement_id_reused_by_another_observation_is_not_touched(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea")))
+    await graph_store.write_observation(obs("o2", st("s1", "user", "hates", "tea"), st("s2", "user", "likes", "cake")))
+    [s1] = await graph_store.get_statements(["s1"])
+    assert (s1.predicate, s1.derived_from) == ("likes", ["o1"])
+    assert [s.id for s in await graph_store.statements_from_observation("o2")] == ["s2"]
+
+
+async def test_claim_is_idempotent_and_links_its_basis(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea")))
+    record = claim("c1", "user", "prefers", "tea", derived_from=["o1", "s1"])
+    assert (await graph_store.write_claim(record)).created
+    before = await graph_store.counts()
+    assert not (await graph_store.write_claim(record)).created
+    assert await graph_store.counts() == before
+    [view] = await graph_store.get_statements(["c1"])
+    assert sorted(view.derived_from) == ["o1", "s1"] and view.source == "inference"
+    found = await graph_store.statements_by_source("Inference", ["o1"])
+    assert [s.id for s in found] == ["c1"]
+    assert await graph_store.statements_by_source("someone else", ["o1"]) == []
+
+
+async def test_claim_with_missing_reference_writes_nothing(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea")))
+    before = await graph_store.counts()
+    with pytest.raises(UnknownReference, match="claim.derived_from.*nope"):
+        await graph_store.write_claim(claim("c1", "user", "loves", "coffee", derived_from=["o1", "nope"]))
+    with pytest.raises(UnknownReference, match="claim.supersedes.*gone"):
+        await graph_store.write_claim(claim("c2", "user", "loves", "coffee",
+                                            supersedes=[StatementLink(target_id="gone")]))
+    assert await graph_store.counts() == before
+    assert await graph_store.get_node("c1") is None
+
+
+async def test_contradictions_are_never_duplicated(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "likes", "coffee")))
+    assert await graph_store.link_statements("CONTRADICTS", "s1", "s2", "one drink", WORKER)
+    assert not await graph_store.link_statements("CONTRADICTS", "s1", "s2", "again", WORKER)
+    assert not await graph_store.link_statements("CONTRADICTS", "s2", "s1", "reversed", WORKER)
+    # A claim contradicting s1 adds its own edge; linking it again either way adds none.
+    await graph_store.write_claim(claim("c1", "user", "hates", "tea", contradicts=[StatementLink(target_id="s1")]))
+    assert not await graph_store.link_statements("CONTRADICTS", "s1", "c1", "rerun", WORKER)
+    assert (await graph_store.counts())["CONTRADICTS"] == 2
+    open_pairs = {frozenset((c.a.id, c.b.id)) for c in await graph_store.unresolved_contradictions()}
+    assert open_pairs == {frozenset(("s1", "s2")), frozenset(("s1", "c1"))}
+
+
+async def test_concurrent_contradiction_links_make_one_edge(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "likes", "coffee")))
+    results = await asyncio.gather(*(
+        graph_store.link_statements("CONTRADICTS", *pair, "race", WORKER)
+        for pair in [("s1", "s2"), ("s2", "s1")] * 4
+    ))
+    assert sum(results) == 1 and (await graph_store.counts())["CONTRADICTS"] == 1
+
+
+async def test_link_to_missing_statement_and_bad_kind(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea")))
+    with pytest.raises(UnknownReference, match="to_id.*missing"):
+        await graph_store.link_statements("SUPERSEDES", "s1", "missing", "", WORKER)
+    with pytest.raises(ValueError, match="kind"):
+        await graph_store.link_statements("REPLACES", "s1", "s1", "", WORKER)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="to_id"):
+        await graph_store.link_statements("SUPERSEDES", "s1", "s1", "", WORKER)
+    assert (await graph_store.counts())["SUPERSEDES"] == 0
+
+
+async def test_superseded_statements_are_excluded(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea", 0.9), created_at=1000))
+    await graph_store.write_observation(obs("o2", st("s2", "user", "likes", "coffee", 0.9), created_at=2000))
+    await graph_store.write_observation(obs("o3", st("s3", "user", "likes", "milk", 0.5), created_at=3000))
+    await graph_store.write_observation(obs("o4", st("s4", "user", "hates", "water", 0.3), created_at=500))
+    await graph_store.write_claim(claim("c1", "user", "likes", "juice", supersedes=[StatementLink(target_id="s1")]))
+    assert await graph_store.link_statements("CONTRADICTS", "s3", "s4", "drinks", WORKER)
+    assert await graph_store.link_statements("SUPERSEDES", "s3", "s4", "newer", WORKER)
+    about = await graph_store.statements_about("User")
+    # Confidence first (c1 is 1.0), then recency among equal confidence (s2 before s1).
+    assert [s.id for s in about] == ["c1", "s2", "s3"]
+    everything = await graph_store.statements_about("user", include_superseded=True)
+    assert [s.id for s in everything] == ["c1", "s2", "s1", "s3", "s4"]
+    s1 = next(s for s in everything if s.id == "s1")
+    assert s1.superseded_by == ["c1"] and s1.subject == "user" and s1.source == "alice"
+    # s3 supersedes s4, so their contradiction is resolved.
+    assert await graph_store.unresolved_contradictions() == []
+    assert [s.id for s in await graph_store.statements_about("user", limit=1)] == ["c1"]
+
+
+async def test_concepts_reused_case_insensitively_and_through_aliases(graph_store: GraphStore) -> None:
+    morning = ConceptSpec(name="Morning meetings", aliases=("AM meetings",))
+    await graph_store.write_observation(obs("o1", st("s1", "user", "dislikes", "morning MEETINGS."), concepts=(morning,)))
+    await graph_store.write_observation(obs("o2", st("s2", "Bob", "runs", "AM meetings")))
+    await graph_store.write_observation(obs("o3", concepts=(ConceptSpec(name="am meetings", aliases=("Standups",)),)))
+    names = [c.name for c in await graph_store.concepts()]
+    assert sorted(names) == ["Bob", "Morning meetings", "user"]
+    [concept] = [c for c in await graph_store.concepts() if c.name == "Morning meetings"]
+    assert concept.aliases == ["AM meetings", "Standups"]
+    assert {s.id for s in await graph_store.statements_about("standups")} == {"s1", "s2"}
+    assert {s.object for s in await graph_store.statements_about("AM Meetings")} == {"Morning meetings"}
+
+
+async def test_concurrent_writers_share_one_concept(graph_store: GraphStore) -> None:
+    await asyncio.gather(*(
+        graph_store.write_observation(obs(f"o{i}", st(f"s{i}", "Tea", "is", "hot")))
+        for i in range(8)
+    ))
+    counts = await graph_store.counts()
+    assert counts["Concept"] == 2 and counts["Statement"] == 8 and counts["Source"] == 1
+
+
+async def test_decomposition_and_negation(graph_store: GraphStore) -> None:
+    spec = ConceptSpec(name="Morning meetings", kind="event", components=(
+        ConceptComponent(name="meetings", relation="head_noun"),
+        ConceptComponent(name="morning", relation="modifier"),
+    ))
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "morning meetings", negated=True),
+                                            concepts=(spec,)))
+    parts = await graph_store.concept_decomposition("morning meetings")
+    assert [(p.relation, p.concept.name) for p in parts] == [("head_noun", "meetings"), ("modifier", "morning")]
+    [s1] = await graph_store.statements_from_observation("o1")
+    assert s1.negated is True and s1.sentence() == "user not likes Morning meetings"
+    node = await graph_store.get_node("s1")
+    assert node is not None and node["label"] == "Statement" and node["negated"] is True
+    [event] = [c for c in await graph_store.concepts() if c.name == "Morning meetings"]
+    assert event.kind == "event"
+    # Writing the same decomposition again adds no edge.
+    await graph_store.write_observation(obs("o2", concepts=(spec,)))
+    assert (await graph_store.counts())["RELATED_TO"] == 2
+
+
+async def test_recent_reads_and_get_node(graph_store: GraphStore) -> None:
+    for i in range(3):
+        await graph_store.write_observation(obs(f"o{i}", st(f"s{i}", "user", "visited", f"city {i}"),
+                                                created_at=1000 * (i + 1)))
+    assert [o.id for o in await graph_store.recent_observations(limit=2)] == ["o2", "o1"]
+    assert [o.id for o in await graph_store.recent_observations(since=2000)] == ["o2", "o1"]
+    recent = await graph_store.recent_statements(limit=2)
+    assert [(s.id, s.subject, s.object, s.source) for s in recent] == [
+        ("s2", "user", "city 2", "alice"), ("s1", "user", "city 1", "alice")]
+    assert (await graph_store.get_node("o0") or {})["label"] == "Observation"
+    assert await graph_store.get_node("nothing") is None
+    with pytest.raises(ValueError, match="limit"):
+        await graph_store.recent_statements(limit=0)
+
+
+async def test_counts_and_clear(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea")))
+    counts = await graph_store.counts()
+    assert counts["Statement"] == 1 and counts["ABOUT_SUBJECT"] == 1 and counts["SUPERSEDES"] == 0
+    await graph_store.clear()
+    assert set((await graph_store.counts()).values()) == {0}
+    assert (await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea")))).created
+
+
+async def test_read_query_runs_reads_with_params(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea")))
+    rows = await graph_store.read_query(
+        "MATCH (s:Statement {id: $id}) /* CREATE in a comment */ RETURN s.predicate AS p, 'DELETE me' AS t",
+        {"id": "s1"},
+    )
+    assert rows == [{"p": "likes", "t": "DELETE me"}]
+    labels = await graph_store.read_query("CALL db.labels() YIELD label RETURN label ORDER BY label")
+    assert {"Statement", "Concept"} <= {r["label"] for r in labels}

@@ -1,0 +1,55 @@
+"""Acknowledged writes survive a restart of the embedded server: graceful stop and kill -9."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from mnemonet.model import ObservationRecord, SourceSpec, StatementSpec
+from mnemonet.settings import Settings
+from mnemonet.store.graph import GraphStore
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def data_dir() -> Iterator[Path]:
+    """Under the repository's .data/, like every embedded server's data."""
+    path = REPO / ".data" / "test" / f"durability-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def _record(i: int) -> ObservationRecord:
+    return ObservationRecord(
+        id=f"o{i}", text=f"observation {i}", source=SourceSpec(name="alice"),
+        statements=(StatementSpec(id=f"s{i}", subject="user", predicate="visited", object=f"city {i}"),),
+    )
+
+
+@pytest.mark.parametrize("crash", [False, True], ids=["graceful", "kill-9"])
+async def test_writes_survive_restart(data_dir: Path, crash: bool) -> None:
+    settings = Settings(data_dir=data_dir, graph_name="durable")
+    store = await GraphStore.open(settings)
+    try:
+        await store.ensure_indexes()
+        for i in range(5):
+            assert (await store.write_observation(_record(i))).created
+        before = await store.counts()
+        assert store.server is not None
+        if crash:
+            store.server.kill()  # SIGKILL right after the last acknowledged write
+    finally:
+        await store.close()
+    reopened = await GraphStore.open(settings)
+    try:
+        assert await reopened.counts() == before
+        assert [s.object for s in await reopened.statements_from_observation("o4")] == ["city 4"]
+        assert not (await reopened.write_observation(_record(4))).created
+    finally:
+        await reopened.close()
