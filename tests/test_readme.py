@@ -1,0 +1,31 @@
+"""README is the user's manual: its commands and its configuration table must stay true."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text()
+
+_spec = importlib.util.spec_from_file_location("settings_table", REPO / "tools" / "settings_table.py")
+assert _spec is not None and _spec.loader is not None
+settings_table = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(settings_table)
+readme_with_table = settings_table.readme_with_table
+
+
+def test_configuration_table_matches_settings() -> None:
+    assert readme_with_table(README) == README, "run `.venv/bin/python tools/settings_table.py --write`"
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    assert "make test" in README
+    assert re.search(r"^make test$", (REPO / ".ci" / "run").read_text(), re.MULTILINE)
+
+
+def test_makefile_has_the_readme_targets() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    for target in re.findall(r"make (\w[\w-]*)", README):
+        assert re.search(rf"^{target}:", makefile, re.MULTILINE), f"README mentions `make {target}`"
