@@ -90,7 +90,26 @@ CREATE (st)-[:ASSERTED_BY]->(src)"""
 
 def observation_write(concepts: bool, relations: bool, statements: bool) -> str:
     """The write statement for an observation with the given non-empty lists."""
-    parts = [_OBSERVATION_HEAD]
+    return _with_stages(_OBSERVATION_HEAD, concepts, relations, statements)
+
+
+# An inference worker's claims about an existing observation, with its done-marker
+# (``PROCESSED`` from the worker's source): a second write for the same observation
+# and source finds the marker and writes nothing, so racing workers never duplicate.
+_INFERENCE_HEAD = """
+MATCH (w:Observation {id: $observation.id})
+OPTIONAL MATCH (w)<-[done:PROCESSED]-(:Source {key: $source.key})
+WITH w, count(done) AS done_found WHERE done_found = 0""" + _SOURCE_MERGE + """
+CREATE (src)-[:PROCESSED {created_at: $now}]->(w)"""
+
+
+def inference_write(concepts: bool, relations: bool, statements: bool) -> str:
+    """The write statement for an inference result (claims DERIVED_FROM the observation, plus the marker)."""
+    return _with_stages(_INFERENCE_HEAD, concepts, relations, statements)
+
+
+def _with_stages(head: str, concepts: bool, relations: bool, statements: bool) -> str:
+    parts = [head]
     if concepts:
         parts += [_CONCEPTS, _MENTIONS]
         if relations or statements:
@@ -202,9 +221,10 @@ OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement)
 WITH s, subj, obj, src, derived_from, superseded_by, collect(DISTINCT other.id) AS contradicted_by
 RETURN s.id AS id, subj.name AS subject, s.predicate AS predicate, obj.name AS object,
        s.confidence AS confidence, s.negated AS negated, s.created_at AS created_at, src.name AS source,
-       derived_from, superseded_by, contradicted_by"""
+       derived_from, superseded_by, contradicted_by, s.summary AS summary"""
 
 _BY_CONFIDENCE = "\nORDER BY confidence DESC, created_at DESC, id"
+_BY_AGE = "\nORDER BY created_at, id"
 _BY_RECENCY = "\nORDER BY created_at DESC, id DESC"
 
 # A concept by name: its key, or any concept carrying it as an alias key.
@@ -263,13 +283,135 @@ WITH o ORDER BY o.created_at DESC, o.id DESC LIMIT $limit""" + _OBSERVATION_VIEW
 GET_OBSERVATIONS = ("""
 MATCH (o:Observation) WHERE o.id IN $ids""" + _OBSERVATION_VIEW + _BY_RECENCY).strip()
 
+# -- worker progress: what a worker source has done, read back from the graph ----
+
+PENDING_OBSERVATIONS = ("""
+MATCH (o:Observation)
+OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $source_key})
+WITH o, count(done) AS done_found WHERE done_found = 0
+WITH o ORDER BY o.created_at, o.id LIMIT $limit""" + _OBSERVATION_VIEW + _BY_AGE).strip()
+
+PENDING_STATEMENTS = ("""
+MATCH (s:Statement)
+OPTIONAL MATCH (s)<-[done:PROCESSED]-(:Source {key: $source_key})
+WITH s, count(done) AS done_found WHERE done_found = 0
+WITH s ORDER BY s.created_at, s.id LIMIT $limit""" + _STATEMENT_VIEW + _BY_AGE).strip()
+
+MARK_STATEMENTS_PROCESSED = _SOURCE_MERGE.strip() + """
+WITH src
+UNWIND $ids AS item_id
+MATCH (s:Statement {id: item_id})
+MERGE (src)-[p:PROCESSED]->(s)
+ON CREATE SET p.created_at = $now"""
+
+# Concepts with at least $min_new statements (summaries aside) that no summary
+# by the source rests on yet; ``fresh`` lists their ids.
+CONSOLIDATION_CANDIDATES = """
+MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
+WHERE s.predicate <> $summary_predicate
+WITH c, collect(DISTINCT s.id) AS about
+WHERE size(about) >= $min_new
+OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
+OPTIONAL MATCH (sm)-[:DERIVED_FROM]->(d:Statement)
+WITH c, about, collect(DISTINCT d.id) AS covered
+WITH c, [x IN about WHERE NOT x IN covered] AS fresh
+WHERE size(fresh) >= $min_new
+RETURN c.id AS id, c.name AS name, fresh
+ORDER BY size(fresh) DESC, name
+LIMIT $limit""".strip()
+
+LATEST_SUMMARY = """
+MATCH (:Concept {id: $concept_id})<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})
+      -[:ASSERTED_BY]->(:Source {key: $source_key})
+RETURN sm.id AS id
+ORDER BY sm.created_at DESC, sm.id DESC
+LIMIT 1""".strip()
+
+# A summary is a statement about the concept (as subject and object) whose text
+# is kept in ``summary``; it is written only if every basis statement exists.
+SUMMARY_WRITE = """
+MATCH (c:Concept {id: $concept_id})
+OPTIONAL MATCH (existing:Statement {id: $statement.id})
+WITH c, count(existing) AS existing_found WHERE existing_found = 0
+OPTIONAL MATCH (b:Statement) WHERE b.id IN $basis
+WITH c, collect(DISTINCT b) AS basis WHERE size(basis) = size($basis)""" + _SOURCE_MERGE + """
+CREATE (w:Statement {id: $statement.id, predicate: $summary_predicate, confidence: $statement.confidence,
+        negated: false, created_at: $now, sentence: $statement.summary, summary: $statement.summary})
+CREATE (w)-[:ABOUT_SUBJECT]->(c)
+CREATE (w)-[:ABOUT_OBJECT]->(c)
+CREATE (w)-[:ASSERTED_BY]->(src)
+WITH w, basis
+UNWIND basis AS b
+CREATE (w)-[:DERIVED_FROM]->(b)"""
+
 CONCEPTS = """
 MATCH (c:Concept)
 RETURN c.id AS id, c.name AS name, c.kind AS kind, c.aliases AS aliases, c.created_at AS created_at
 ORDER BY name, id
 LIMIT $limit""".strip()
 
-GET_CONCEPTS = """
+GET_# -- worker progress: what a worker source has done, read back from the graph ----
+
+PENDING_OBSERVATIONS = ("""
+MATCH (o:Observation)
+OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $source_key})
+WITH o, count(done) AS done_found WHERE done_found = 0
+WITH o ORDER BY o.created_at, o.id LIMIT $limit""" + _OBSERVATION_VIEW + _BY_AGE).strip()
+
+PENDING_STATEMENTS = ("""
+MATCH (s:Statement)
+OPTIONAL MATCH (s)<-[done:PROCESSED]-(:Source {key: $source_key})
+WITH s, count(done) AS done_found WHERE done_found = 0
+WITH s ORDER BY s.created_at, s.id LIMIT $limit""" + _STATEMENT_VIEW + _BY_AGE).strip()
+
+MARK_STATEMENTS_PROCESSED = _SOURCE_MERGE.strip() + """
+WITH src
+UNWIND $ids AS item_id
+MATCH (s:Statement {id: item_id})
+MERGE (src)-[p:PROCESSED]->(s)
+ON CREATE SET p.created_at = $now"""
+
+# Concepts with at least $min_new statements (summaries aside) that no summary
+# by the source rests on yet; ``fresh`` lists their ids.
+CONSOLIDATION_CANDIDATES = """
+MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
+WHERE s.predicate <> $summary_predicate
+WITH c, collect(DISTINCT s.id) AS about
+WHERE size(about) >= $min_new
+OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
+OPTIONAL MATCH (sm)-[:DERIVED_FROM]->(d:Statement)
+WITH c, about, collect(DISTINCT d.id) AS covered
+WITH c, [x IN about WHERE NOT x IN covered] AS fresh
+WHERE size(fresh) >= $min_new
+RETURN c.id AS id, c.name AS name, fresh
+ORDER BY size(fresh) DESC, name
+LIMIT $limit""".strip()
+
+LATEST_SUMMARY = """
+MATCH (:Concept {id: $concept_id})<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})
+      -[:ASSERTED_BY]->(:Source {key: $source_key})
+RETURN sm.id AS id
+ORDER BY sm.created_at DESC, sm.id DESC
+LIMIT 1""".strip()
+
+# A summary is a statement about the concept (as subject and object) whose text
+# is kept in ``summary``; it is written only if every basis statement exists.
+SUMMARY_WRITE = """
+MATCH (c:Concept {id: $concept_id})
+OPTIONAL MATCH (existing:Statement {id: $statement.id})
+WITH c, count(existing) AS existing_found WHERE existing_found = 0
+OPTIONAL MATCH (b:Statement) WHERE b.id IN $basis
+WITH c, collect(DISTINCT b) AS basis WHERE size(basis) = size($basis)""" + _SOURCE_MERGE + """
+CREATE (w:Statement {id: $statement.id, predicate: $summary_predicate, confidence: $statement.confidence,
+        negated: false, created_at: $now, sentence: $statement.summary, summary: $statement.summary})
+CREATE (w)-[:ABOUT_SUBJECT]->(c)
+CREATE (w)-[:ABOUT_OBJECT]->(c)
+CREATE (w)-[:ASSERTED_BY]->(src)
+WITH w, basis
+UNWIND basis AS b
+CREATE (w)-[:DERIVED_FROM]->(b)"""
+
+CONCEPTS = """
 MATCH (c:Concept) WHERE c.id IN $ids
 RETURN c.id AS id, c.name AS name, c.kind AS kind, c.aliases AS aliases, c.created_at AS created_at
 ORDER BY name, id""".strip()
@@ -277,7 +419,7 @@ ORDER BY name, id""".strip()
 LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source")
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
-    "MENTIONS", "RECORDED_BY", "RELATED_TO",
+    "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED",
 )
 
 # Per label, so each branch can use that label's id index.
@@ -299,6 +441,7 @@ def all_queries() -> dict[str, str]:
     }
     for flags in itertools.product((False, True), repeat=3):
         found["observation_write" + "".join(str(int(f)) for f in flags)] = observation_write(*flags)
+        found["inference_write" + "".join(str(int(f)) for f in flags)] = inference_write(*flags)
     for flags in itertools.product((False, True), repeat=4):
         found["claim_write" + "".join(str(int(f)) for f in flags)] = claim_write(*flags)
     # Flags that do not change the text (no concepts -> no later stages) give duplicates.

@@ -11,7 +11,15 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from mnemonet.model import ClaimRecord, ConceptSpec, ObservationRecord, SourceSpec, derived_id, normalise_name
+from mnemonet.model import (
+    ClaimRecord,
+    ConceptSpec,
+    ObservationRecord,
+    SourceSpec,
+    StatementSpec,
+    derived_id,
+    normalise_name,
+)
 
 
 def name_key(name: str, field_name: str) -> str:
@@ -139,6 +147,31 @@ def observation_params(obs: ObservationRecord, now: int) -> dict[str, Any]:
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in obs.statements
+        ],
+    }
+
+
+def inference_params(
+    observation_id: str, source: SourceSpec, statements: tuple[StatementSpec, ...], now: int
+) -> dict[str, Any]:
+    """Parameters for ``graph_cypher.inference_write``: claims DERIVED_FROM an existing observation."""
+    ids = [s.id for s in statements]
+    if len(set(ids)) != len(ids):
+        raise ValueError("claims: statement ids must be distinct")
+    plan = ConceptPlan()
+    for st in statements:
+        plan.add(st.subject, "thing", (), False, "statement.subject")
+        plan.add(st.object, "thing", (), False, "statement.object")
+    return {
+        "now": now,
+        "source": source_params(source),
+        "observation": {"id": observation_id},
+        "concepts": plan.params(),
+        "relations": [],
+        "statements": [
+            {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
+             "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
+            for s in statements
         ],
     }
 

@@ -179,8 +179,9 @@ class VectorStore:
         if not items:
             return 0
         checked = [check_item(item, self._settings, i) for i, item in enumerate(items)]
-        first = items[0]
-        await self.ensure_model(first.model, len(checked[0][0]))
+        if self._meta is None:
+            # The first vector ever written fixes the index's model and dimension.
+            await self.ensure_model(items[0].model, len(checked[0][0]))
         for i, (item, (vec, _)) in enumerate(zip(items, checked)):
             try:
                 self._check(item.model, len(vec))
