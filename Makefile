@@ -3,8 +3,10 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
+COMPOSE ?= docker compose
+N      ?= 3
 
-.PHONY: setup test bench clean
+.PHONY: setup demo test bench up down scale-inference clean
 
 setup: $(STAMP)
 
@@ -14,11 +16,25 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The whole network in one process (embedded databases, offline model without ANTHROPIC_API_KEY), CLI attached.
+demo: setup
+	$(PY) run_node.py demo $(ARGS)
+
 test: setup
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+# docker compose: needs NEO4J_PASSWORD and MNEMONET_CLUSTER_KEY in the environment (or a .env file).
+up:
+	$(COMPOSE) up -d --build
+
+down:
+	$(COMPOSE) down
+
+scale-inference:
+	$(COMPOSE) up -d --no-recreate --scale inference=$(N)
 
 clean:
 	rm -rf $(VENV) .data build src/*.egg-info

@@ -8,6 +8,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from mnemonet.settings import Settings, load_settings
@@ -23,6 +24,11 @@ NETWORK_FLAGS = (
     "max_message_age", "replay_cache_size", "event_ttl", "event_dedup_size", "rejoin_backoff_initial",
     "rejoin_backoff_max", "shutdown_timeout",
 )
+WORKER_FLAGS = (
+    "worker_poll_interval", "worker_fetch_limit", "worker_batch_size", "worker_concurrency",
+    "validation_predicates_file", "validation_candidate_limit", "validation_search_k",
+    "consolidation_min_new_statements", "consolidation_quiet_period", "consolidation_max_interval",
+)
 MAIN_FLAGS = ("capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key", "data_dir", "log_level")
 
 
@@ -35,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     """Flags for every main and network setting; unset flags fall back to the environment, then defaults."""
     parser = argparse.ArgumentParser(
         prog="run_node.py",
-        description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables.",
+        description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables. "
+        "`run_node.py demo [flags]` instead starts a whole local network in one process with the CLI attached.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=argparse.SUPPRESS,
     )
@@ -44,22 +51,41 @@ def build_parser() -> argparse.ArgumentParser:
         kind = field.annotation if field.annotation in (int, float) else str
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=_help(name))
     parser.add_argument("--insecure", dest="insecure", action="store_true", help=_help("insecure"))
+    parser.add_argument("--ui", dest="ui", action="store_true", help=_help("ui"))
     network = parser.add_argument_group("network tuning")
     for name in NETWORK_FLAGS:
         field = Settings.model_fields[name]
         kind = field.annotation if field.annotation in (int, float) else str
         network.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=_help(name))
+    workers = parser.add_argument_group("worker agents")
+    for name in WORKER_FLAGS:
+        field = Settings.model_fields[name]
+        kind = field.annotation if field.annotation in (int, float) else str
+        workers.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=_help(name))
+    parser.add_argument("--script", dest="script", type=Path,
+                        help="With the cli capability (and in the demo): run the CLI commands in this file "
+                        "('-' for stdin) instead of prompting, then leave. Stdin that is not a terminal is "
+                        "read the same way.")
     return parser
+
+
+def parse_args(argv: Sequence[str] | None) -> tuple[Settings, Path | None]:
+    """The settings ``argv`` gives, and the CLI script it names (if any)."""
+    parser = build_parser()
+    args: dict[str, Any] = vars(parser.parse_args(argv))
+    script = args.pop("script", None)
+    if script is not None and str(script) != "-" and not script.is_file():
+        parser.error(f"--script: no such file {str(script)!r}")
+    return load_settings(**args), script
 
 
 def settings_from_args(argv: Sequence[str] | None) -> Settings:
     """Parse ``argv`` onto the one settings object."""
-    args: dict[str, Any] = vars(build_parser().parse_args(argv))
-    return load_settings(**args)
+    return parse_args(argv)[0]
 
 
-async def run(settings: Settings) -> None:
-    """Start the node, wait for SIGINT/SIGTERM, then stop it (sending ``leave``)."""
+async def run(settings: Settings, script: Path | None = None) -> None:
+    """Start the node, wait for SIGINT/SIGTERM (or the CLI's /quit), then stop it (sending ``leave``)."""
     from mnemonet.node.peer_node import PeerNode
 
     capabilities = {c.strip() for c in settings.capabilities.split(",") if c.strip()}
@@ -71,7 +97,12 @@ async def run(settings: Settings) -> None:
     await node.start()
     log.info("node ready", extra={"node_id": node.node_id, "url": node.url})
     try:
-        await stop.wait()
+        if "cli" in node.capabilities:
+            from mnemonet.cli.app import attach_cli
+
+            await attach_cli(node, stop, script)
+        else:
+            await stop.wait()
     finally:
         log.info("stopping", extra={"node_id": node.node_id})
         await node.stop()
@@ -81,10 +112,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the process exit code."""
     from mnemonet.node.logs import setup_logging
 
-    settings = settings_from_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["demo"]:
+        from mnemonet.node.demo import main as demo_main
+
+        return demo_main(argv[1:])
+    if argv[:1] == ["mcp"]:
+        from mnemonet.mcp.cli import main as mcp_main
+
+        return mcp_main(argv[1:])
+    if argv[:1] == ["reembed"]:
+        from mnemonet.node.reembed_command import main as reembed_main
+
+        return reembed_main(argv[1:])
+    settings, script = parse_args(argv)
     setup_logging(settings.log_level)
+    if "cli" in settings.capabilities.split(",") and script is None and sys.stdin.isatty():
+        from mnemonet.cli.app import log_to_file
+
+        log_to_file(settings.data_dir / "logs" / "cli-node.log")  # keep log lines out of the prompt
     try:
-        asyncio.run(run(settings))
+        asyncio.run(run(settings, script))
     except ValueError as exc:  # bad settings, refused bind: a message, not a traceback
         log.error(str(exc))
         return 2

@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Any, Protocol
 
-from mnemonet.node.wiring import LocalProviders
+from mnemonet.node.wiring import LocalProviders, build_workers
 from mnemonet.p2p.client import P2PMemoryClient
 from mnemonet.p2p.cluster import Cluster, membership_config
 from mnemonet.p2p.envelope import Codec, Envelope, Kind
@@ -23,6 +23,7 @@ from mnemonet.p2p.rpc import RpcClient, RpcServer
 from mnemonet.p2p.server import HttpServer, create_app
 from mnemonet.p2p.transport import Transport, error_payload
 from mnemonet.settings import Settings
+from mnemonet.web import mount_dashboard
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,7 @@ class PeerNode:
         self.url = ""
         self.state = "new"
         self._rng = random.Random()
-        self._workers: list[Worker] = []
+        self._workers: list[Worker] = build_workers(self)
         self._tasks: list[asyncio.Task[Any]] = []
         self._http: HttpServer | None = None
         self._membership: Membership | None = None
@@ -129,7 +130,10 @@ class PeerNode:
         self.state = "starting"
         s = self.settings
         await self.transport.start()
-        self._http = HttpServer(create_app(self), s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
+        app = create_app(self)
+        if "store" in self.capabilities or s.ui:
+            mount_dashboard(app, self)  # the web dashboard: /ui, /v1/ws, /v1/graph, /v1/stats
+        self._http = HttpServer(app, s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
                                 graceful_timeout=s.shutdown_timeout)
         port = await self._http.start()
         self.url = (s.advertise_url or f"http://{self._advertised_host()}:{port}").rstrip("/")
@@ -235,13 +239,18 @@ class PeerNode:
         if member.state in (MemberState.DEAD, MemberState.LEFT) and self._router is not None:
             self._router.forget(member.node_id)
 
+    def worker_stats(self) -> list[dict[str, Any]]:
+        """Each worker's name and counters (``stats()`` where it has one)."""
+        out = []
+        for worker in self._workers:
+            stats = getattr(worker, "stats", None)
+            out.append({"name": type(worker).__name__, **(stats() if callable(stats) else {})})
+        return out
+
     def health(self) -> dict[str, Any]:
         """The ``/health`` document."""
         members = self._membership.members(include_dead=True) if self._membership else []
-        workers = []
-        for worker in self._workers:
-            stats = getattr(worker, "stats", None)
-            workers.append({"name": type(worker).__name__, **(stats() if callable(stats) else {})})
+        workers = self.worker_stats()
         return {
             "node_id": self.node_id,
             "url": self.url,

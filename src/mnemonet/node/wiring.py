@@ -21,6 +21,26 @@ log = logging.getLogger(__name__)
 PROVIDED = ("store", "llm", "embed")
 
 
+def build_workers(node: PeerNode) -> list[Any]:
+    """One worker per worker capability of the node, on its ``P2PMemoryClient`` and an llm proxy.
+
+    Ownership is rendezvous hashing over the live members with the same capability,
+    read at each decision; write events wake the workers, polling catches up.
+    """
+    from mnemonet.agents import WORKER_CAPABILITIES, Ownership, make_worker
+    from mnemonet.p2p.client import RemoteLanguageModel
+
+    workers = []
+    for capability in WORKER_CAPABILITIES:
+        if capability not in node.capabilities:
+            continue
+        ownership = Ownership(
+            node.node_id, lambda capability=capability: [m.node_id for m in node.membership.alive(capability)])
+        workers.append(make_worker(capability, node.client, RemoteLanguageModel(node), node.settings, ownership,
+                                   node.events.subscribe))
+    return workers
+
+
 class LocalProviders:
     """The providers behind this node's ``store``/``llm``/``embed`` capabilities, built lazily once."""
 

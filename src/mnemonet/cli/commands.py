@@ -1,0 +1,70 @@
+"""What one line typed at the CLI means: an observation, a question, or a slash command (pure, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mnemonet.model.records import check_name
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """A slash command: its name, its argument (if any) and one line of help."""
+
+    name: str
+    arg: str
+    help: str
+
+
+COMMANDS: dict[str, CommandSpec] = {
+    spec.name: spec
+    for spec in (
+        CommandSpec("claim", "TEXT", "assert a claim as the current source (\"A contradicts B\" links two statements)"),
+        CommandSpec("recent", "", "the newest observations and statements"),
+        CommandSpec("contradictions", "", "open contradictions, both sides with confidence and source"),
+        CommandSpec("concept", "NAME", "statements about a concept, superseded ones marked"),
+        CommandSpec("peers", "", "members of the network: capabilities and state"),
+        CommandSpec("stats", "", "counts of the store and the active language model"),
+        CommandSpec("source", "NAME", "speak as another source from now on (default: user)"),
+        CommandSpec("help", "", "this list"),
+        CommandSpec("quit", "", "leave the network and exit (also Ctrl-D, Ctrl-C)"),
+    )
+}
+
+
+@dataclass(frozen=True)
+class Command:
+    """One parsed line: ``name`` is ``observe``, ``remember`` or a slash command's name."""
+
+    name: str
+    arg: str = ""
+
+
+def parse_line(line: str, max_chars: int, max_name_chars: int) -> Command | None:
+    """The command a line asks for; ``None`` for a blank line; ``ValueError`` naming what is wrong."""
+    if len(line) > max_chars:
+        raise ValueError(f"line: longer than {max_chars} characters")
+    if any(ord(c) < 32 and c != "\t" for c in line.rstrip("\r\n")):
+        raise ValueError("line: must not contain control characters")
+    text = line.strip()
+    if not text:
+        return None
+    if text.startswith("?"):
+        question = text[1:].strip()
+        if not question:
+            raise ValueError("question: empty; type a question after '?', e.g. ?what do I prefer")
+        return Command("remember", question)
+    if not text.startswith("/"):
+        return Command("observe", text)
+    name, _, arg = text[1:].partition(" ")
+    spec = COMMANDS.get(name.lower())
+    if spec is None:
+        raise ValueError(f"command: unknown /{name}; /help lists the commands")
+    arg = arg.strip()
+    if spec.arg and not arg:
+        raise ValueError(f"{spec.name}: usage /{spec.name} {spec.arg}")
+    if not spec.arg and arg:
+        raise ValueError(f"{spec.name}: takes no argument (usage /{spec.name})")
+    if spec.arg == "NAME":
+        arg = check_name(arg, spec.name, max_name_chars)
+    return Command(spec.name, arg)

@@ -1,0 +1,147 @@
+"""Plain-text rendering of MemoryAPI results for the CLI: compact, one fact per line (pure, no I/O).
+
+Output is ASCII-only so it prints on any terminal encoding (containers often run with LANG=C).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mnemonet.cli.commands import COMMANDS
+from mnemonet.model.api import Answer, ClaimResult, ObserveResult
+from mnemonet.model.views import ContradictionView, ObservationView, StatementView
+
+
+def short_id(item_id: str) -> str:
+    """``st-1a2b3c4d`` for ``st-1a2b3c4d...``: enough to tell items apart on screen."""
+    prefix, sep, rest = item_id.partition("-")
+    return f"{prefix}-{rest[:8]}" if sep and len(rest) > 8 else item_id
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def statement_line(s: StatementView) -> str:
+    """``user prefers morning meetings  (0.90, user, st-1a2b3c4d)`` plus superseded/contradicted marks."""
+    marks = []
+    if s.superseded_by:
+        marks.append("SUPERSEDED by " + ", ".join(short_id(i) for i in s.superseded_by))
+    if s.contradicted_by:
+        marks.append("contradicted by " + ", ".join(short_id(i) for i in s.contradicted_by))
+    tail = f"  [{'; '.join(marks)}]" if marks else ""
+    return f"{s.sentence()}  ({s.confidence:.2f}, {s.source or 'unknown'}, {short_id(s.id)}){tail}"
+
+
+def observation_line(o: ObservationView) -> str:
+    """``"I prefer morning meetings"  (user, obs-1a2b3c4d)``."""
+    text = " ".join(o.text.split())
+    return f'"{text}"  ({o.source or "unknown"}, {short_id(o.id)})'
+
+
+def observed(result: ObserveResult, source: str) -> list[str]:
+    """What an observation added."""
+    again = "" if result.created else " (already recorded)"
+    lines = [f"observed {short_id(result.observation_id)} as {source}{again}: "
+             f"{_plural(len(result.statements), 'statement')}"]
+    lines += [f"  + {statement_line(s)}" for s in result.statements]
+    return lines
+
+
+def claimed(result: ClaimResult) -> list[str]:
+    """What a claim added or linked."""
+    if result.contradicts:
+        return [f"recorded contradiction between {' and '.join(short_id(i) for i in result.contradicts)}"
+                + ("" if result.created else " (already recorded)")]
+    head = f"claimed {short_id(result.statement_id)}" + ("" if result.created else " (already recorded)")
+    lines = [head]
+    if result.statement is not None:
+        lines.append(f"  + {statement_line(result.statement)}")
+    if result.derived_from:
+        lines.append("  based on " + ", ".join(short_id(i) for i in result.derived_from))
+    return lines
+
+
+def answer(ans: Answer, max_lines: int) -> list[str]:
+    """The answer, its confidence, the provenance of what it cites, and open contradictions."""
+    recall = ans.recall
+    current = {s.id: s for s in recall.statements}
+    statements = {**{s.id: s for s in recall.superseded}, **current}
+    observations = {o.id: o for o in recall.observations}
+    cited = [i for i in ans.cited if i in statements or i in observations]
+    backing = [current[i] for i in cited if i in current] or list(recall.statements[:1])
+    confidence = f"confidence {max(s.confidence for s in backing):.2f}" if backing else "no supporting statement"
+    lines = [ans.text.strip() or "(no answer)", f"  [{confidence}; {_plural(len(cited), 'source')}; {ans.provider}]"]
+    for item_id in cited[:max_lines]:
+        if item_id in statements:
+            when = "" if item_id in current else " earlier"
+            lines.append(f"  -{when} {statement_line(statements[item_id])}")
+        else:
+            lines.append(f"  - observed {observation_line(observations[item_id])}")
+    if len(cited) > max_lines:
+        lines.append(f"  ... and {len(cited) - max_lines} more")
+    for c in recall.contradictions[:max_lines]:
+        lines.append(f"  ! open contradiction: {c.a.sentence()}  <>  {c.b.sentence()}")
+    return lines
+
+
+def statements(title: str, items: list[StatementView]) -> list[str]:
+    """A titled list of statements."""
+    if not items:
+        return [f"{title}: none"]
+    return [f"{title} ({len(items)}):"] + [f"  - {statement_line(s)}" for s in items]
+
+
+def observations(title: str, items: list[ObservationView]) -> list[str]:
+    """A titled list of observations."""
+    if not items:
+        return [f"{title}: none"]
+    return [f"{title} ({len(items)}):"] + [f"  - {observation_line(o)}" for o in items]
+
+
+def contradictions(items: list[ContradictionView]) -> list[str]:
+    """Open contradictions, both sides with confidence, source and the reason given."""
+    if not items:
+        return ["no open contradictions"]
+    lines = [f"{_plural(len(items), 'open contradiction')}:"]
+    for n, c in enumerate(items, 1):
+        lines.append(f"  {n}. {statement_line(c.a)}")
+        lines.append(f"     <> {statement_line(c.b)}")
+        if c.reason:
+            lines.append(f"     reason: {' '.join(c.reason.split())}")
+    return lines
+
+
+def peers(health: dict[str, Any]) -> list[str]:
+    """Members as this node sees them (from its health document)."""
+    me = health.get("node_id")
+    members = sorted(health.get("members", []), key=lambda m: (m.get("state") != "alive", m.get("node_id", "")))
+    lines = [f"{_plural(len(members), 'member')} (this node: {me}):"]
+    for m in members:
+        caps = ",".join(m.get("capabilities", [])) or "-"
+        mark = "  (this node)" if m.get("node_id") == me else ""
+        lines.append(f"  {m.get('node_id', '?'):<24} {m.get('state', '?'):<8} {caps:<24} {m.get('url', '')}{mark}")
+    return lines
+
+
+def stats(data: dict[str, Any]) -> list[str]:
+    """One line per top-level counter; nested counters as ``k=v`` pairs."""
+    lines = []
+    for key, value in data.items():
+        if isinstance(value, dict):
+            inner = ", ".join(f"{k}={v}" for k, v in value.items()) or "-"
+            lines.append(f"{key}: {inner}")
+        else:
+            lines.append(f"{key}: {value}")
+    return lines or ["no statistics"]
+
+
+def help_lines() -> list[str]:
+    """The commands table."""
+    rows: Iterable[tuple[str, str]] = [
+        ("TEXT", "record an observation as the current source"),
+        ("?QUESTION", "ask the memory (remember): answer, confidence, provenance"),
+        *((f"/{s.name}" + (f" {s.arg}" if s.arg else ""), s.help) for s in COMMANDS.values()),
+    ]
+    return [f"  {usage:<18} {text}" for usage, text in rows]

@@ -1,0 +1,118 @@
+"""One CLI conversation: runs parsed lines against ``MemoryAPI`` and writes what happened.
+
+Every failure a user can cause or meet (bad input, a refused secret, no store
+peer yet, a failing provider) becomes one line starting with ``error:``; a
+traceback only ever goes to the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from mnemonet.cli import render
+from mnemonet.cli.commands import Command, parse_line
+from mnemonet.llm.errors import LanguageModelError
+from mnemonet.model.api import MemoryAPI
+from mnemonet.model.secrets import SecretRefused
+from mnemonet.p2p.errors import NoCapablePeer, P2PError, RequestTimeout
+from mnemonet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+MAX_ERROR_CHARS = 400  # one readable line, whatever a peer put in its message
+
+
+def describe_error(exc: Exception) -> str:
+    """One line saying what went wrong and, where it helps, what to do."""
+    detail = " ".join(str(exc).split())
+    if isinstance(exc, NoCapablePeer):
+        line = f"no capable peer yet ({detail}); is a store node running and joined? try again in a moment"
+    elif isinstance(exc, RequestTimeout):
+        line = f"timed out: {detail}"
+    elif isinstance(exc, P2PError):
+        line = f"network ({exc.code}): {detail}"
+    elif isinstance(exc, SecretRefused) or "appears to contain a secret" in detail:
+        # A remote refusal arrives as a plain ValueError carrying the same message.
+        line = f"refused, nothing stored: {detail}"
+    elif isinstance(exc, ValueError):
+        line = f"invalid input: {detail}"
+    elif isinstance(exc, LanguageModelError):
+        line = f"language model failed: {detail}"
+    else:
+        line = f"{type(exc).__name__}: {detail}"
+    line = "error: " + line
+    return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
+
+
+class CliSession:
+    """Parses and runs CLI lines; ``source`` is who plain text is recorded as."""
+
+    def __init__(self, api: MemoryAPI, health: Callable[[], dict[str, Any]], settings: Settings,
+                 write: Callable[[str], None], source: str = "user") -> None:
+        self.api = api
+        self.source = source
+        self._health = health
+        self._settings = settings
+        self._write = write
+
+    @property
+    def prompt(self) -> str:
+        """The prompt names the current source."""
+        return f"{self.source}> "
+
+    async def run_line(self, line: str) -> bool:
+        """Run one line and write its output; ``False`` once the user asked to quit."""
+        try:
+            command = parse_line(line, self._settings.max_text_chars, self._settings.max_name_chars)
+            if command is None:
+                return True
+            if command.name == "quit":
+                return False
+            self._emit(await self._run(command))
+        except Exception as exc:  # CancelledError is a BaseException and passes through
+            if not isinstance(exc, (ValueError, P2PError)):
+                log.warning("cli command failed", exc_info=exc)
+            self._write(describe_error(exc))
+        return True
+
+    def _emit(self, lines: list[str]) -> None:
+        for line in lines:
+            self._write(line)
+
+    async def _run(self, command: Command) -> list[str]:
+        limit = self._settings.cli_list_limit
+        name, arg = command.name, command.arg
+        if name == "observe":
+            return render.observed(await self.api.observe(arg, self.source), self.source)
+        if name == "remember":
+            return render.answer(await self.api.remember(arg), limit)
+        if name == "claim":
+            return render.claimed(await self.api.claim(arg, self.source))
+        if name == "recent":
+            return (render.observations("recent observations", await self.api.get_recent_observations(limit))
+                    + render.statements("recent statements", await self.api.get_recent_statements(limit)))
+        if name == "contradictions":
+            return render.contradictions(await self.api.get_unresolved_contradictions(limit))
+        if name == "concept":
+            return await self._concept(arg, limit)
+        if name == "peers":
+            return render.peers(self._health())
+        if name == "stats":
+            return render.stats(await self.api.stats())
+        if name == "source":
+            self.source = arg
+            return [f"now speaking as {arg!r}"]
+        if name == "help":
+            return render.help_lines()
+        raise AssertionError(f"unhandled command {name!r}")  # parse_line only returns known names
+
+    async def _concept(self, name: str, limit: int) -> list[str]:
+        """Statements about ``name``; when there are none, the known concepts whose names contain it."""
+        found = await self.api.get_concept_statements(name, limit)
+        if found:
+            return render.statements(f"statements about {name!r}", found)
+        similar = [c.name for c in await self.api.get_concepts() if name.lower() in c.name.lower()][:limit]
+        hint = f"; concepts with that in their name: {', '.join(similar)}" if similar else ""
+        return [f"no statements about {name!r}{hint}"]

