@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 COMPOSE ?= docker compose
 N      ?= 3
 
-.PHONY: setup demo test bench up down scale-inference clean
+.PHONY: setup browser demo test bench up down scale-inference clean
 
 setup: $(STAMP)
 
@@ -20,7 +20,11 @@ $(STAMP): pyproject.toml
 demo: setup
 	$(PY) run_node.py demo $(ARGS)
 
-test: setup
+# Debian's chromium for the dashboard's browser test (needs root or sudo; does nothing when present).
+browser:
+	bash tools/install-chromium.sh
+
+test: setup browser
 	$(PY) -m pytest -q -p no:cacheprovider
 
 bench: setup
