@@ -1,0 +1,104 @@
+"""``mnemonet mcp``: an MCP server (stdio) that reaches the memory through a light peer node.
+
+Why a peer node and not one node's HTTP API: the bootstrap URL is only the way
+in. Once joined, the node knows every member and routes each call to a live
+store peer with failover, so the MCP server keeps working when the node it
+bootstrapped through dies; an HTTP client would be tied to that one node.
+The node has no capabilities: it serves nothing and is never routed to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+from mcp.server.mcpserver import MCPServer
+
+from mnemonet.mcp.tools import MemoryTools
+from mnemonet.model.api import MemoryAPI
+from mnemonet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+INSTRUCTIONS = """\
+mnemonet is a shared, append-only memory for a team of agents and their users.
+Write what you learn with `observe` (things seen or said) and `claim` (your own conclusions).
+Read with `remember` for a direct answer, or `search` then `load` to browse: search returns
+compact hits (id, kind, score, one line), load returns the full items with provenance.
+Start a task with `recent` to catch up, and check `contradictions` before relying on a fact.
+Nothing is overwritten: a newer statement supersedes an older one, conflicts stay visible."""
+
+DESCRIPTIONS = {
+    "observe": (
+        "Record something that happened or that someone said, in plain language "
+        "(e.g. 'the user prefers morning meetings', 'the nightly build failed on test_io'). "
+        "Use it for raw facts you witnessed or were told; mnemonet extracts statements from the text. "
+        "Returns the observation id and the extracted statements. Pass idempotency_key to make retries safe."
+    ),
+    "claim": (
+        "Assert a conclusion or belief of your own as one statement (e.g. 'Alice leads the payments team'), "
+        "citing the ids it rests on in `basis` when you have them. To flag a conflict between two existing "
+        "statements, claim 'STATEMENT A contradicts STATEMENT B' with their sentences. "
+        "Use observe for raw input, claim for what you inferred."
+    ),
+    "remember": (
+        "Ask the memory a question in natural language and get a short written answer, the ids it cites, "
+        "and any open contradictions that bear on it. Use it when you want an answer; "
+        "use search + load when you want to browse the underlying items yourself."
+    ),
+    "search": (
+        "Step 1 of 2 for browsing memory: hybrid (meaning + keyword) search over observations, statements, "
+        "concepts and summaries. Returns compact hits only: id, kind, score and one line of text, best first. "
+        "Then call load with the ids you actually need."
+    ),
+    "load": (
+        "Step 2 of 2: the full items for ids from search, recent or remember's cited list: text or "
+        "subject/predicate/object, confidence, source, derived_from, and what supersedes or contradicts it. "
+        "Ids not found are listed in `missing`."
+    ),
+    "recent": (
+        "The newest observations and statements, newest first. Use it at the start of a task to catch up "
+        "on what other agents and the user recorded lately."
+    ),
+    "contradictions": (
+        "Open contradictions: pairs of current statements that conflict, with sources and confidence. "
+        "Check before relying on a fact; resolve one by observing or claiming the correct statement."
+    ),
+}
+
+
+def build_mcp_server(memory: MemoryAPI, settings: Settings) -> MCPServer:
+    """An MCP server whose tools call ``memory`` (any ``MemoryAPI``)."""
+    tools = MemoryTools(memory, settings)
+    level = settings.log_level.upper()
+    server: MCPServer = MCPServer(
+        "mnemonet", title="mnemonet shared memory", instructions=INSTRUCTIONS,
+        log_level=level if level in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL") else "INFO",  # type: ignore[arg-type]
+    )
+    for name, description in DESCRIPTIONS.items():
+        server.add_tool(getattr(tools, name), name=name, description=description)
+    return server
+
+
+async def serve_stdio(settings: Settings) -> None:
+    """Join the network through ``settings.bootstrap``, serve MCP on stdin/stdout, leave on EOF or a signal."""
+    from mnemonet.node.peer_node import PeerNode
+
+    node = PeerNode(settings, frozenset())
+    await node.start()
+    log.info("mcp server started as peer %s (seeds: %s)", node.node_id, settings.bootstrap)
+    serving = asyncio.create_task(build_mcp_server(node.client, settings).run_stdio_async())
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, serving.cancel)  # stop serving, then leave the network gracefully
+    try:
+        await asyncio.wait({serving})  # a signal cancels only the serving task, not this coroutine
+        if not serving.cancelled():
+            serving.result()  # re-raise why serving failed
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+        await node.stop()

@@ -1,0 +1,5 @@
+"""The web dashboard: one static page served by a node, fed by ``/v1/ws``, ``/v1/graph`` and ``/v1/stats``."""
+
+from mnemonet.web.routes import mount_dashboard
+
+__all__ = ["mount_dashboard"]

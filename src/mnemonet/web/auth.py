@@ -1,0 +1,45 @@
+"""Who may read the dashboard data: the cluster key, and the page's own origin for WebSockets.
+
+Browsers cannot set an ``Authorization`` header on a WebSocket, so the page
+sends the key as the ``key`` query parameter there (it keeps the key in the
+URL fragment, ``/ui#key=...``, which browsers never send to the server) and as a
+bearer header on plain requests.
+"""
+
+from __future__ import annotations
+
+import hmac
+from urllib.parse import urlsplit
+
+from starlette.datastructures import Headers, QueryParams
+
+
+def key_matches(token: str, key: str) -> bool:
+    """True when no key is configured (loopback development mode) or ``token`` is the key."""
+    if not key:
+        return True
+    return hmac.compare_digest(token.strip().encode(), key.encode())
+
+
+def bearer_token(headers: Headers) -> str:
+    """The token of an ``Authorization: Bearer`` header, or an empty string."""
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token if scheme.lower() == "bearer" else ""
+
+
+def request_token(headers: Headers, query: QueryParams) -> str:
+    """The key a dashboard request carries: bearer header first, else the ``key`` query parameter."""
+    return bearer_token(headers) or query.get("key", "")
+
+
+def same_origin(headers: Headers) -> bool:
+    """A browser's WebSocket must come from a page of this node (WebSockets ignore CORS).
+
+    Without this, any web site open in the same browser could read a keyless
+    development node's memory through ``ws://127.0.0.1:9000/v1/ws``. Clients
+    that are not browsers send no ``Origin`` and are let through to the key check.
+    """
+    origin = headers.get("origin")
+    if origin is None:
+        return True
+    return urlsplit(origin).netloc.lower() == headers.get("host", "").lower()

@@ -1,0 +1,218 @@
+"""The dashboard's live state: one hub per node, fanning membership and write events out to browsers.
+
+The hub attaches to the node the first time a dashboard connects (nodes no
+one watches do no dashboard work), keeps a bounded feed of recent write
+events, and pushes to each connection through its own bounded queue so a
+slow browser never holds up the node.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from mnemonet.model.api import MemoryAPI
+from mnemonet.model.views import StatementView
+from mnemonet.p2p.errors import P2PError
+from mnemonet.p2p.membership import Member, MemberState
+from mnemonet.p2p.routing import PeerLoad
+from mnemonet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# Pushed in place of a backlog a connection could not keep up with: "send a fresh snapshot".
+RESYNC: dict[str, Any] = {"type": "resync"}
+
+
+class _Membership(Protocol):
+    def members(self, include_dead: bool = False) -> list[Member]: ...
+
+    def add_listener(self, fn: Callable[[Member, MemberState | None], None]) -> None: ...
+
+
+class _Events(Protocol):
+    def subscribe(self, listener: Callable[[dict[str, Any]], Any]) -> Callable[[], None]: ...
+
+
+class _Router(Protocol):
+    def load_of(self, node_id: str) -> PeerLoad | None: ...
+
+
+class _RpcServer(Protocol):
+    in_flight: int
+
+
+class DashboardNode(Protocol):
+    """What the dashboard reads from a started ``PeerNode``."""
+
+    node_id: str
+    url: str
+    capabilities: frozenset[str]
+    settings: Settings
+    cluster_key: str
+    client: MemoryAPI
+    events: _Events
+    rpc_server: _RpcServer
+
+    @property
+    def membership(self) -> _Membership: ...
+
+    @property
+    def router(self) -> _Router: ...
+
+
+class TooManyClients(Exception):
+    """The node already serves ``ui_max_clients`` dashboards."""
+
+
+class DashboardClient:
+    """One connected dashboard: a bounded queue of messages to send it."""
+
+    def __init__(self, size: int) -> None:
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(max(1, size))
+        self._resyncing = False
+
+    def push(self, message: dict[str, Any]) -> None:
+        """Queue ``message``; a full queue is dropped and replaced by one ``RESYNC``."""
+        if self._resyncing:
+            return  # the snapshot it will get includes this
+        try:
+            self.queue.put_nowait(message)
+        except asyncio.QueueFull:
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.queue.put_nowait(RESYNC)
+            self._resyncing = True
+
+    async def next_message(self) -> dict[str, Any]:
+        """The next queued message; after ``RESYNC`` the caller must send a fresh snapshot."""
+        message = await self.queue.get()
+        if message is RESYNC:
+            # Updates from here on are not in the snapshot the caller is about to take: queue them again.
+            self._resyncing = False
+        return message
+
+
+def item_text(item: dict[str, Any]) -> str:
+    """One line for an item returned by ``MemoryAPI.load``."""
+    if item.get("kind") == "statement":
+        return StatementView.model_validate(item).sentence()
+    return str(item.get("text") or item.get("name") or item.get("id", ""))
+
+
+class DashboardHub:
+    """Membership, write events and store counters of one node, pushed to its dashboards."""
+
+    def __init__(self, node: DashboardNode) -> None:
+        self._node = node
+        self._settings = node.settings
+        self._clients: set[DashboardClient] = set()
+        self._feed: deque[dict[str, Any]] = deque(maxlen=max(1, self._settings.ui_feed_size))
+        self._attached = False
+        self._dirty = False
+        self._refresher: asyncio.Task[None] | None = None
+
+    # -- connections ------------------------------------------------------------------
+    def connect(self) -> DashboardClient:
+        """Register a dashboard connection; ``TooManyClients`` past the limit."""
+        if len(self._clients) >= self._settings.ui_max_clients:
+            raise TooManyClients(f"this node serves at most {self._settings.ui_max_clients} dashboards")
+        self._attach()
+        client = DashboardClient(self._settings.ui_client_queue)
+        self._clients.add(client)
+        if self._refresher is None or self._refresher.done():
+            self._refresher = asyncio.create_task(self._refresh_loop(), name=f"dashboard-{self._node.node_id}")
+        return client
+
+    async def disconnect(self, client: DashboardClient) -> None:
+        """Forget a connection; the refresh loop stops with the last one."""
+        self._clients.discard(client)
+        if not self._clients and self._refresher is not None:
+            task, self._refresher = self._refresher, None
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def _attach(self) -> None:
+        if self._attached:
+            return
+        self._attached = True
+        # Membership and the event bus keep their listeners for the node's life: attach once.
+        self._node.membership.add_listener(self._on_member)
+        self._node.events.subscribe(self._on_event)
+
+    def _broadcast(self, message: dict[str, Any]) -> None:
+        for client in list(self._clients):
+            client.push(message)
+
+    # -- what is shown ----------------------------------------------------------------
+    async def snapshot(self) -> dict[str, Any]:
+        """Everything a dashboard shows, sent on connect and after a resync."""
+        node = self._node
+        return {
+            "type": "snapshot",
+            "node": {"node_id": node.node_id, "url": node.url, "capabilities": sorted(node.capabilities)},
+            "members": self.members(),
+            "feed": list(self._feed),
+            **await self.store_view(),
+        }
+
+    def members(self) -> list[dict[str, Any]]:
+        """Every member this node knows of (dead ones until reaped), with its load as seen from here."""
+        return [self._member_view(m) for m in self._node.membership.members(include_dead=True)]
+
+    def _member_view(self, member: Member) -> dict[str, Any]:
+        local = member.node_id == self._node.node_id
+        if local:
+            # Our own load is what we serve; a peer's is what we have asked of it.
+            load: dict[str, Any] = {"in_flight": self._node.rpc_server.in_flight, "latency_ms": None}
+        else:
+            peer = self._node.router.load_of(member.node_id)
+            latency = peer.latency if peer is not None else None
+            load = {"in_flight": peer.in_flight if peer is not None else 0,
+                    "latency_ms": round(latency * 1000, 1) if latency is not None else None}
+        return {"node_id": member.node_id, "url": member.url, "capabilities": sorted(member.capabilities),
+                "state": member.state.value, "incarnation": member.incarnation, "local": local, "load": load}
+
+    async def store_view(self) -> dict[str, Any]:
+        """Counters and open contradictions from a store peer; a notice instead when none answers."""
+        client = self._node.client
+        try:
+            stats = await client.stats()
+            contradictions = await client.get_unresolved_contradictions(self._settings.ui_contradictions_limit)
+        except (P2PError, ValueError) as exc:
+            return {"stats": None, "contradictions": [], "notice": f"store unavailable: {exc}"}
+        return {"stats": stats, "contradictions": [c.model_dump(mode="json") for c in contradictions],
+                "notice": None}
+
+    # -- updates ----------------------------------------------------------------------
+    def _on_member(self, member: Member, old: MemberState | None) -> None:
+        self._broadcast({"type": "member", "member": self._member_view(member)})
+
+    async def _on_event(self, event: dict[str, Any]) -> None:
+        self._dirty = True
+        entry = {**event, "items": await self._preview(event["ids"])}
+        self._feed.append(entry)
+        self._broadcast({"type": "event", "event": entry})
+
+    async def _preview(self, ids: list[str]) -> list[dict[str, str]]:
+        wanted = ids[: self._settings.ui_event_preview_ids]
+        if not wanted:
+            return []
+        try:
+            items = await self._node.client.load(wanted)
+        except (P2PError, ValueError) as exc:
+            log.debug("dashboard could not load %s: %s", wanted, exc)
+            return []
+        return [{"id": str(i.get("id", "")), "kind": str(i.get("kind", "")), "text": item_text(i)} for i in items]
+
+    async def _refresh_loop(self) -> None:
+        # Load figures change without membership events, and counters after writes: poll both gently.
+        while True:
+            await asyncio.sleep(self._settings.ui_refresh_interval)
+            self._broadcast({"type": "members", "members": self.members()})
+            if self._dirty:
+                self._dirty = False
+                self._broadcast({"type": "store", **await self.store_view()})

@@ -1,0 +1,152 @@
+"""The dashboard's routes on a node's app.
+
+- ``GET /`` redirects to ``GET /ui``: the page (static HTML, JS and CSS under ``/ui/static``, no auth:
+  it holds no data).
+- ``WS /v1/ws``: a snapshot on connect, then ``member``, ``members``, ``event`` and ``store`` updates.
+- ``GET /v1/graph?concept=NAME``: statements about a concept, each with its status
+  (``current``, ``contradicted`` or ``superseded``); without ``concept``, the known concept names.
+- ``GET /v1/stats``: the store's counters.
+
+Data routes take the cluster key like the client API (``Authorization: Bearer``), or as the
+``key`` query parameter on the WebSocket, which browsers cannot give headers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from mnemonet.model.views import StatementView
+from mnemonet.p2p.errors import P2PError
+from mnemonet.web.auth import bearer_token, key_matches, request_token, same_origin
+from mnemonet.web.hub import RESYNC, DashboardClient, DashboardHub, DashboardNode, TooManyClients
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+# WebSocket close codes the page understands (4000-4999 are free for applications).
+CLOSE_UNAUTHORIZED = 4401
+CLOSE_FORBIDDEN_ORIGIN = 4403
+CLOSE_TOO_MANY = 4429
+
+
+def _error(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def statement_status(statement: StatementView) -> str:
+    """How the dashboard draws a statement: superseded (greyed) wins over contradicted (highlighted)."""
+    if statement.superseded_by:
+        return "superseded"
+    if statement.contradicted_by:
+        return "contradicted"
+    return "current"
+
+
+def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
+    """Add the page and its endpoints to ``app``; returns the hub that feeds the WebSocket."""
+    hub = DashboardHub(node)
+    settings = node.settings
+
+    def unauthorised(request: Request) -> JSONResponse | None:
+        if key_matches(bearer_token(request.headers), node.cluster_key):
+            return None
+        return _error(401, "unauthorized", "missing or wrong 'Authorization: Bearer <cluster key>'")
+
+    app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")
+
+    @app.get("/", include_in_schema=False)
+    async def root() -> Response:
+        return RedirectResponse("/ui")  # browsers keep the #key=... fragment across the redirect
+
+    @app.get("/ui", include_in_schema=False)
+    async def page() -> Response:
+        return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache"})
+
+    @app.get("/v1/stats")
+    async def stats(request: Request) -> JSONResponse:
+        """The store's counters (bearer cluster key)."""
+        if (denied := unauthorised(request)) is not None:
+            return denied
+        try:
+            return JSONResponse({"result": await node.client.stats()})
+        except P2PError as exc:
+            return _error(exc.status, exc.code, exc.message)
+
+    @app.get("/v1/graph")
+    async def graph(request: Request, concept: str | None = None) -> JSONResponse:
+        """Statements about ``concept`` with their status; without it, known concept names (bearer key)."""
+        if (denied := unauthorised(request)) is not None:
+            return denied
+        try:
+            if concept is None:
+                concepts = await node.client.get_concepts(settings.ui_graph_limit)
+                return JSONResponse({"result": {"concepts": [c.name for c in concepts]}})
+            name = concept.strip()
+            if not name or len(name) > settings.max_name_chars:
+                return _error(400, "bad_input", f"concept: must be 1..{settings.max_name_chars} characters")
+            statements = await node.client.get_concept_statements(name, settings.ui_graph_limit)
+        except P2PError as exc:
+            return _error(exc.status, exc.code, exc.message)
+        except ValueError as exc:
+            return _error(400, "bad_input", str(exc))
+        views = [{**s.model_dump(mode="json"), "sentence": s.sentence(), "status": statement_status(s)}
+                 for s in statements]
+        return JSONResponse({"result": {"concept": name, "statements": views}})
+
+    @app.websocket("/v1/ws")
+    async def live(websocket: WebSocket) -> None:
+        # Accept first so the page sees why it was refused in the close code.
+        await websocket.accept()
+        if not same_origin(websocket.headers):
+            await websocket.close(CLOSE_FORBIDDEN_ORIGIN, "origin is not this node")
+            return
+        if not key_matches(request_token(websocket.headers, websocket.query_params), node.cluster_key):
+            await websocket.close(CLOSE_UNAUTHORIZED, "missing or wrong cluster key")
+            return
+        try:
+            client = hub.connect()
+        except TooManyClients as exc:
+            await websocket.close(CLOSE_TOO_MANY, str(exc))
+            return
+        try:
+            await _serve(websocket, hub, client)
+        finally:
+            await hub.disconnect(client)
+
+    return hub
+
+
+async def _serve(websocket: WebSocket, hub: DashboardHub, client: DashboardClient) -> None:
+    """Send the snapshot, then queued updates, until the browser goes away."""
+    sender = asyncio.create_task(_send_updates(websocket, hub, client))
+    receiver = asyncio.create_task(_drain(websocket))
+    try:
+        await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in (sender, receiver):
+            task.cancel()
+        await asyncio.gather(sender, receiver, return_exceptions=True)
+    if not sender.cancelled() and (exc := sender.exception()) is not None \
+            and not isinstance(exc, (WebSocketDisconnect, RuntimeError, OSError)):  # closed under our feet
+        log.warning("dashboard connection failed: %r", exc)
+
+
+async def _send_updates(websocket: WebSocket, hub: DashboardHub, client: DashboardClient) -> None:
+    await websocket.send_json(await hub.snapshot())
+    while True:
+        message = await client.next_message()
+        if message is RESYNC:
+            message = await hub.snapshot()
+        await websocket.send_json(message)
+
+
+async def _drain(websocket: WebSocket) -> None:
+    # The page sends nothing; reading is how a closed connection is noticed.
+    while (await websocket.receive())["type"] != "websocket.disconnect":
+        pass

@@ -1,0 +1,356 @@
+// mnemonet dashboard: one WebSocket (/v1/ws) for live state, /v1/graph for the concept view.
+// The cluster key lives in the URL fragment (#key=...), which browsers never send to the server;
+// it goes out as a bearer header on fetches and as ?key= on the WebSocket.
+"use strict";
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const RECONNECT_MS = [500, 1000, 2000, 5000];
+const LABEL_CHARS = 22; // longest concept/predicate label drawn in the graph; the full text is in its tooltip
+
+const state = {
+  node: null,
+  members: new Map(),
+  feed: [],
+  stats: null,
+  contradictions: [],
+  concept: null,
+  conceptChosen: false,
+  attempts: 0,
+};
+
+// -- small helpers ---------------------------------------------------------------------
+function $(id) { return document.getElementById(id); }
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined) continue;
+    if (name === "class") node.className = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  return node;
+}
+
+function svg(tag, attrs = {}, text) {
+  const node = document.createElementNS(SVG_NS, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+function fragment() { return new URLSearchParams(location.hash.slice(1)); }
+function clusterKey() { return fragment().get("key") || ""; }
+function shortId(id) { return id.length > 10 ? id.slice(0, 8) + "…" : id; }
+function clip(text, n = LABEL_CHARS) { return text.length > n ? text.slice(0, n - 1) + "…" : text; }
+function sentence(s) { return `${s.subject} ${s.negated ? "not " : ""}${s.predicate.replaceAll("_", " ")} ${s.object}`; }
+
+function setStatus(text, kind) {
+  const status = $("status");
+  status.textContent = text;
+  status.dataset.state = kind;
+}
+
+function showNotice(text) {
+  const notice = $("notice");
+  notice.hidden = !text;
+  notice.textContent = text || "";
+}
+
+async function api(path) {
+  const key = clusterKey();
+  const response = await fetch(path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
+  return body.result;
+}
+
+// -- live connection -------------------------------------------------------------------
+function connect() {
+  const key = clusterKey();
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const ws = new WebSocket(`${scheme}://${location.host}/v1/ws${key ? "?key=" + encodeURIComponent(key) : ""}`);
+  ws.onopen = () => { state.attempts = 0; setStatus("live", "live"); $("auth").hidden = true; };
+  ws.onmessage = (event) => handle(JSON.parse(event.data));
+  ws.onclose = (event) => {
+    if (event.code === 4401) {
+      setStatus("key needed", "refused");
+      $("auth").hidden = false;
+      return;
+    }
+    if (event.code === 4403 || event.code === 4429) {
+      setStatus("refused", "refused");
+      showNotice(event.reason);
+      return;
+    }
+    const wait = RECONNECT_MS[Math.min(state.attempts++, RECONNECT_MS.length - 1)];
+    setStatus("reconnecting", "connecting");
+    setTimeout(connect, wait);
+  };
+}
+
+function handle(message) {
+  switch (message.type) {
+    case "snapshot":
+      state.node = message.node;
+      state.members = new Map(message.members.map((m) => [m.node_id, m]));
+      state.feed = message.feed.slice().reverse();
+      setStore(message);
+      renderNode(); renderMembers(); renderFeed();
+      chooseConcept();
+      break;
+    case "member":
+      state.members.set(message.member.node_id, message.member);
+      renderMembers();
+      break;
+    case "members":
+      state.members = new Map(message.members.map((m) => [m.node_id, m]));
+      renderMembers();
+      break;
+    case "event":
+      state.feed.unshift(message.event);
+      renderFeed(true);
+      break;
+    case "store":
+      setStore(message);
+      chooseConcept();
+      if (state.concept) loadGraph(state.concept);
+      break;
+  }
+}
+
+function setStore(message) {
+  state.stats = message.stats;
+  state.contradictions = message.contradictions;
+  showNotice(message.notice);
+  renderCounts(); renderContradictions(); renderFooter();
+}
+
+// -- header, counts, footer ------------------------------------------------------------
+function renderNode() {
+  const node = state.node;
+  $("node-info").textContent = `node ${shortId(node.node_id)} · ${node.url} · ${node.capabilities.join(", ") || "no capabilities"}`;
+  $("node-info").title = node.node_id;
+}
+
+function total(value) {
+  if (typeof value === "number") return value;
+  if (value && typeof value === "object") return Object.values(value).reduce((a, v) => a + total(v), 0);
+  return 0;
+}
+
+function renderCounts() {
+  const graph = (state.stats && state.stats.graph) || {};
+  const tiles = [
+    ["Observations", graph.Observation],
+    ["Statements", graph.Statement],
+    ["Concepts", graph.Concept],
+    ["Sources", graph.Source],
+    ["Open contradictions", state.contradictions.length, state.contradictions.length > 0],
+    ["Vectors", state.stats ? total(state.stats.vectors) : undefined],
+  ];
+  $("counts").replaceChildren(...tiles.map(([label, n, alert]) =>
+    el("div", { class: alert ? "tile alert" : "tile", "data-count": label },
+      el("div", { class: "n" }, n === undefined || n === null ? "–" : n),
+      el("div", { class: "label" }, label))));
+}
+
+function renderFooter() {
+  const stats = state.stats;
+  $("footer").textContent = stats
+    ? `language model: ${stats.llm_provider || "?"} · embeddings: ${stats.embedder || "?"}`
+    : "";
+}
+
+// -- members ---------------------------------------------------------------------------
+const STATE_BADGE = { alive: "good", suspect: "warn", dead: "bad", left: "grey" };
+
+function renderMembers() {
+  const rows = [...state.members.values()].sort((a, b) =>
+    (b.local - a.local) || a.capabilities.join().localeCompare(b.capabilities.join()) || a.node_id.localeCompare(b.node_id));
+  const live = rows.filter((m) => m.state === "alive" || m.state === "suspect").length;
+  $("member-count").textContent = `${live} live`;
+  $("members").replaceChildren(...rows.map((m) => {
+    const load = m.load || {};
+    const loadText = `${load.in_flight || 0} in flight` + (load.latency_ms != null ? ` · ${load.latency_ms} ms` : "");
+    return el("tr", { class: m.state === "dead" || m.state === "left" ? "gone" : "", "data-node-id": m.node_id },
+      el("td", { class: "id", title: `${m.node_id}\n${m.url}` }, shortId(m.node_id),
+        m.local ? el("span", { class: "you" }, "(this node)") : ""),
+      el("td", {}, el("div", { class: "chips" },
+        ...(m.capabilities.length ? m.capabilities : ["client"]).map((c) => el("span", { class: "badge" }, c)))),
+      el("td", {}, el("span", { class: `badge ${STATE_BADGE[m.state] || ""}`, "data-state": m.state }, m.state)),
+      el("td", { class: "load" }, loadText));
+  }));
+}
+
+// -- contradictions --------------------------------------------------------------------
+function renderContradictions() {
+  const list = $("contradictions");
+  $("contradiction-count").textContent = state.contradictions.length || "";
+  if (!state.contradictions.length) {
+    list.replaceChildren(el("li", { class: "empty-note", style: "background:none;border:0;cursor:auto" }, "none open"));
+    return;
+  }
+  list.replaceChildren(...state.contradictions.map((c) => {
+    const item = el("li", { "data-contradiction": `${c.a.id} ${c.b.id}`, title: c.reason || "" },
+      el("span", { class: "side" }, `“${sentence(c.a)}” `, el("span", { class: "src" }, `${c.a.source || "?"} · ${c.a.confidence.toFixed(2)}`)),
+      el("span", { class: "vs" }, "CONTRADICTS"),
+      el("span", { class: "side" }, `“${sentence(c.b)}” `, el("span", { class: "src" }, `${c.b.source || "?"} · ${c.b.confidence.toFixed(2)}`)));
+    item.addEventListener("click", () => showConcept(c.a.subject));
+    return item;
+  }));
+}
+
+// -- feed ------------------------------------------------------------------------------
+function renderFeed(flashFirst = false) {
+  const feed = $("feed");
+  if (!state.feed.length) {
+    feed.replaceChildren(el("li", { class: "empty-note" }, "waiting for writes…"));
+    return;
+  }
+  feed.replaceChildren(...state.feed.map((e, i) => {
+    const when = e.ts ? new Date(e.ts * 1000).toLocaleTimeString([], { hour12: false }) : "";
+    const texts = e.items && e.items.length ? e.items.map((it) => it.text).join(" · ") : e.ids.join(", ");
+    return el("li", { class: flashFirst && i === 0 ? "new" : "", "data-event-type": e.type },
+      el("time", {}, when),
+      el("span", { class: e.type === "claim" ? "badge warn" : "badge" }, e.type),
+      el("span", { class: "text", title: `from ${e.origin}` }, texts));
+  }));
+}
+
+// -- knowledge graph -------------------------------------------------------------------
+function chooseConcept() {
+  if (state.conceptChosen) return;
+  const wanted = fragment().get("concept") || (state.contradictions[0] && state.contradictions[0].a.subject);
+  if (wanted) { showConcept(wanted); return; }
+  api("/v1/graph").then((r) => {
+    fillConceptList(r.concepts);
+    if (!state.conceptChosen && r.concepts.length) showConcept(r.concepts[0]);
+  }).catch(() => {});
+}
+
+function fillConceptList(names) {
+  $("concept-list").replaceChildren(...names.map((n) => el("option", { value: n })));
+}
+
+function showConcept(name) {
+  state.concept = name;
+  state.conceptChosen = true;
+  $("concept-input").value = name;
+  loadGraph(name);
+  api("/v1/graph").then((r) => fillConceptList(r.concepts)).catch(() => {});
+}
+
+async function loadGraph(name) {
+  try {
+    const result = await api(`/v1/graph?concept=${encodeURIComponent(name)}`);
+    if (name === state.concept) drawGraph(result.concept, result.statements);
+  } catch (error) {
+    drawMessage(`cannot load “${name}”: ${error.message}`);
+  }
+}
+
+function drawMessage(text) {
+  $("graph").replaceChildren(svg("text", { x: 380, y: 220, "text-anchor": "middle", class: "empty" }, text));
+  $("statements").replaceChildren();
+}
+
+function ring(i, n, rx, ry) {
+  const angle = -Math.PI / 2 + (2 * Math.PI * i) / Math.max(n, 1);
+  return [380 + rx * Math.cos(angle), 220 + ry * Math.sin(angle)];
+}
+
+function drawGraph(center, statements) {
+  if (!statements.length) { drawMessage(`nothing is known about “${center}” yet`); return; }
+  const root = $("graph");
+  const edges = svg("g"), conflicts = svg("g"), nodes = svg("g");
+  const defs = svg("defs");
+  defs.append(markerDef());
+  root.replaceChildren(defs, edges, conflicts, nodes);
+
+  const n = statements.length;
+  const centerKey = center.toLowerCase();
+  const places = new Map(); // concept name -> [x, y]
+  places.set(centerKey, [380, 220]);
+  const statementAt = new Map();
+  statements.forEach((s, i) => {
+    statementAt.set(s.id, ring(i, n, 175, 110));
+    const other = s.subject.toLowerCase() === centerKey ? s.object : s.subject;
+    if (!places.has(other.toLowerCase())) places.set(other.toLowerCase(), ring(i, n, 300, 190));
+  });
+
+  statements.forEach((s) => {
+    const [sx, sy] = statementAt.get(s.id);
+    const from = places.get(s.subject.toLowerCase()) || places.get(centerKey);
+    const to = places.get(s.object.toLowerCase()) || places.get(centerKey);
+    edges.append(svg("line", { x1: from[0], y1: from[1], x2: sx, y2: sy, class: `edge ${s.status}` }));
+    edges.append(svg("line", { x1: sx, y1: sy, x2: to[0], y2: to[1], class: `edge ${s.status}`, "marker-end": "url(#arrow)" }));
+  });
+
+  const drawn = new Set();
+  statements.forEach((s) => {
+    for (const other of s.contradicted_by) {
+      if (!statementAt.has(other) || drawn.has(`${other} ${s.id}`)) continue;
+      drawn.add(`${s.id} ${other}`);
+      const [x1, y1] = statementAt.get(s.id), [x2, y2] = statementAt.get(other);
+      const [mx, my] = [(x1 + x2) / 2, (y1 + y2) / 2];
+      const [cx, cy] = [mx + (mx - 380) * 0.6, my + (my - 220) * 0.6 - 30]; // bow outwards, away from the centre
+      conflicts.append(svg("path", { d: `M${x1},${y1} Q${cx},${cy} ${x2},${y2}`, class: "conflict" }));
+      conflicts.append(svg("text", { x: (mx + cx) / 2, y: (my + cy) / 2 - 4, "text-anchor": "middle", class: "conflict-label" }, "contradicts"));
+    }
+  });
+
+  for (const [key, [x, y]] of places) {
+    const name = key === centerKey ? center : statements.map((s) => [s.subject, s.object]).flat().find((c) => c.toLowerCase() === key);
+    const group = svg("g", { class: key === centerKey ? "concept center" : "concept", "data-concept": name });
+    group.append(svg("title", {}, name));
+    group.append(svg("circle", { cx: x, cy: y, r: key === centerKey ? 34 : 7 }));
+    const labelY = key === centerKey ? y + 4 : y + (y >= 220 ? 20 : -12);
+    group.append(svg("text", { x, y: labelY, "text-anchor": "middle" }, clip(name, key === centerKey ? 12 : LABEL_CHARS)));
+    if (key !== centerKey) group.addEventListener("click", () => showConcept(name));
+    group.style.cursor = key === centerKey ? "default" : "pointer";
+    nodes.append(group);
+  }
+
+  statements.forEach((s) => {
+    const [x, y] = statementAt.get(s.id);
+    const label = clip(`${s.negated ? "not " : ""}${s.predicate.replaceAll("_", " ")}`, 16);
+    const width = 16 + label.length * 6.6;
+    const group = svg("g", { class: `statement ${s.status}`, "data-statement": s.id });
+    group.append(svg("title", {}, `${s.sentence} (${s.status}, confidence ${s.confidence.toFixed(2)})`));
+    group.append(svg("rect", { x: x - width / 2, y: y - 11, width, height: 22, rx: 11 }));
+    group.append(svg("text", { x, y: y + 4, "text-anchor": "middle" }, label));
+    nodes.append(group);
+  });
+
+  $("statements").replaceChildren(...statements.map((s) => {
+    const badge = s.status === "current" ? "" : el("span", { class: s.status === "contradicted" ? "badge bad" : "badge grey" }, s.status);
+    return el("li", { class: s.status, "data-statement": s.id },
+      el("span", { class: "sentence" }, s.sentence), badge,
+      el("span", { class: "meta" }, `${s.source || "?"} · ${s.confidence.toFixed(2)}`));
+  }));
+}
+
+function markerDef() {
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 10 10", refX: 16, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+  marker.append(svg("path", { d: "M0,0 L10,5 L0,10 z", class: "arrow" }));
+  return marker;
+}
+
+// -- start -----------------------------------------------------------------------------
+$("concept-form").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const name = $("concept-input").value.trim();
+  if (name) showConcept(name);
+});
+
+$("auth").addEventListener("submit", (event) => {
+  event.preventDefault();
+  const params = fragment();
+  params.set("key", $("auth-key").value);
+  location.hash = params.toString();
+  connect();
+});
+
+renderFeed();
+connect();

@@ -1,0 +1,8 @@
+"""MCP tests run against a real network: see ``livenet.py``."""
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "web"))
+
+from livenet import make_node, service  # noqa: E402,F401  (fixtures)

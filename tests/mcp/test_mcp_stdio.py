@@ -1,0 +1,120 @@
+"""``mnemonet mcp`` spawned over stdio and driven by the MCP SDK's own client, against a real network."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from livenet import CLUSTER_KEY, NodeFactory
+from mcp import ClientSession, StdioServerParameters, stdio_client
+from netsupport import eventually, sees_all
+
+from mnemonet.node.peer_node import PeerNode
+from mnemonet.service import MemoryService
+
+TOOLS = {"observe", "claim", "remember", "search", "load", "recent", "contradictions"}
+MNEMONET = Path(sys.executable).with_name("mnemonet")  # the console script `pip install` made
+
+
+@asynccontextmanager
+async def mcp_session(bootstrap: str, stderr: Path) -> AsyncIterator[ClientSession]:
+    """``mnemonet mcp --bootstrap URL`` as a subprocess, initialised; the key comes from the environment."""
+    assert MNEMONET.exists(), f"{MNEMONET} missing: install the project (pip install -e .)"
+    params = StdioServerParameters(
+        command=str(MNEMONET), args=["mcp", "--bootstrap", bootstrap, "--log-level", "DEBUG"],
+        env={"MNEMONET_CLUSTER_KEY": CLUSTER_KEY, "MNEMONET_REQUEST_TIMEOUT": "10"},
+    )
+    with stderr.open("w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+async def _call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, arguments)
+    assert not result.is_error, f"{tool} failed: {result.content}"
+    assert result.structured_content is not None
+    return result.structured_content
+
+
+async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error, f"{tool} should have failed"
+    return result.content[0].text  # type: ignore[union-attr]
+
+
+async def test_every_tool_over_stdio_and_the_bootstrap_node_may_die(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    seed = await make_node({"cli"}, seed=store)  # the MCP server joins through a node that will die
+    await eventually(lambda: sees_all([store, seed]), 3.0, "joined")
+
+    async with mcp_session(seed.url, tmp_path / "mcp.stderr") as session:
+        listed = (await session.list_tools()).tools
+        assert {t.name for t in listed} == TOOLS
+        assert all(len(t.description or "") > 80 for t in listed), "descriptions are written for agents"
+        search_tool = next(t for t in listed if t.name == "search")
+        assert "load" in (search_tool.description or "") and "k" in search_tool.input_schema["properties"]
+
+        await _wait_for_member(store, lambda m: not m.capabilities)  # the MCP server's client-only peer
+        await seed.kill()
+
+        first = await _call(session, "observe", text="I prefer morning meetings", source="user")
+        assert first["created"] and first["statements"] == ["user prefers morning meetings"]
+        again = await _call(session, "observe", text="I prefer morning meetings", source="user",
+                            idempotency_key="k-1")
+        retried = await _call(session, "observe", text="I prefer morning meetings", source="user",
+                              idempotency_key="k-1")
+        assert again["created"] and not retried["created"]
+        assert retried["observation_id"] == again["observation_id"]
+        second = await _call(session, "observe", text="actually I hate mornings, afternoon is better", source="user")
+        assert "user prefers afternoon" in second["statements"]
+
+        claimed = await _call(session, "claim", text="user prefers afternoon contradicts user prefers morning meetings",
+                              source="validator")
+        assert len(claimed["contradicts"]) == 2
+
+        answer = await _call(session, "remember", query="what are my meeting preferences?")
+        assert "afternoon" in answer["answer"].lower() and answer["cited"]
+        assert answer["provider"].startswith("offline")
+
+        hits = (await _call(session, "search", query="meeting preferences", k=5))["hits"]
+        assert 0 < len(hits) <= 5
+        assert all(set(h) == {"id", "kind", "score", "text"} and "\n" not in h["text"] for h in hits)
+        loaded = await _call(session, "load", ids=[hits[0]["id"], "st_does_not_exist"])
+        assert [item["id"] for item in loaded["items"]] == [hits[0]["id"]]
+        assert loaded["missing"] == ["st_does_not_exist"]
+
+        recent = await _call(session, "recent", limit=2)
+        assert [o["text"] for o in recent["observations"]] == [
+            "actually I hate mornings, afternoon is better", "I prefer morning meetings"]
+        assert len(recent["statements"]) == 2
+
+        [conflict] = (await _call(session, "contradictions", limit=5))["contradictions"]
+        assert {conflict["a"]["text"], conflict["b"]["text"]} == {
+            "user prefers afternoon", "user prefers morning meetings"}
+
+        assert "k: must be between 1 and" in await _error(session, "search", query="x", k=0)
+        assert "limit: must be between 1 and" in await _error(session, "recent", limit=10_000)
+        assert "refused" in await _error(session, "observe", text="   ")
+        assert "could not read a statement" in await _error(session, "claim", text="???")
+
+    assert store.rpc_server.served >= 11  # every call reached the store node through the network
+
+
+async def _wait_for_member(node: PeerNode, match: Any) -> None:
+    await eventually(lambda: any(match(m) for m in node.membership.alive(include_local=False)), 10.0,
+                     "the MCP server's peer joined")
+
+
+async def test_mcp_command_needs_a_bootstrap_url(tmp_path: Path) -> None:
+    process = await asyncio.create_subprocess_exec(
+        str(MNEMONET), "mcp", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={"PATH": "/usr/bin:/bin"})
+    out, err = await asyncio.wait_for(process.communicate(), 30.0)
+    assert process.returncode == 2 and out == b""  # stdout is only ever the protocol
+    assert b"--bootstrap URL" in err

@@ -1,0 +1,150 @@
+"""The dashboard's endpoints on real nodes: /v1/ws snapshot and updates, /v1/graph, /v1/stats, the page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import httpx
+import pytest
+import websockets
+from livenet import CLUSTER_KEY, NodeFactory, write_meeting_scenario
+from netsupport import eventually, sees_all
+
+from mnemonet.node.peer_node import PeerNode
+from mnemonet.service import MemoryService
+from mnemonet.web.hub import RESYNC, DashboardClient
+
+AUTH = {"authorization": f"Bearer {CLUSTER_KEY}"}
+
+
+def _ws_url(node: PeerNode, key: str | None = CLUSTER_KEY) -> str:
+    return node.url.replace("http://", "ws://") + "/v1/ws" + (f"?key={key}" if key is not None else "")
+
+
+async def _next(ws: Any, kind: str, within: float = 5.0) -> dict[str, Any]:
+    """The next message of type ``kind`` (others are skipped)."""
+    async with asyncio.timeout(within):
+        while True:
+            message = json.loads(await ws.recv())
+            if message["type"] == kind:
+                return message
+
+
+async def test_live_socket_sends_a_snapshot_then_members_events_and_counts(
+        make_node: NodeFactory, service: MemoryService) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    # A node without store serves the dashboard with --ui; its reads are routed to the store node.
+    viewer = await make_node({"cli"}, seed=store, ui=True, ui_refresh_interval=0.2)
+    await eventually(lambda: sees_all([store, viewer]), 3.0, "joined")
+
+    async with websockets.connect(_ws_url(viewer)) as ws:
+        snapshot = await _next(ws, "snapshot")
+        assert snapshot["node"]["node_id"] == viewer.node_id
+        assert {m["node_id"] for m in snapshot["members"]} == {store.node_id, viewer.node_id}
+        assert snapshot["stats"]["graph"]["Observation"] == 0 and snapshot["notice"] is None
+
+        late = await make_node({"cli"}, seed=store)
+        joined = await _next(ws, "member")
+        assert joined["member"]["node_id"] == late.node_id and joined["member"]["state"] == "alive"
+
+        written = await late.client.observe("the standup moved to ten", source="user")
+        event = (await _next(ws, "event"))["event"]
+        assert event["type"] == "observation" and written.observation_id in event["ids"]
+        assert event["items"][0]["text"] == "the standup moved to ten"
+
+        counts = await _next(ws, "store")
+        assert counts["stats"]["graph"]["Observation"] == 1
+
+        members = await _next(ws, "members")  # periodic refresh carries load figures
+        assert all({"in_flight", "latency_ms"} <= set(m["load"]) for m in members["members"])
+
+
+async def test_live_socket_refuses_a_missing_key_and_a_foreign_origin(
+        make_node: NodeFactory, service: MemoryService) -> None:
+    store = await make_node({"store"}, providers={"store": service}, ui_max_clients=1)
+    for url, headers, code in [
+        (_ws_url(store, key=None), None, 4401),
+        (_ws_url(store, key="wrong"), None, 4401),
+        (_ws_url(store), {"origin": "http://evil.example"}, 4403),
+    ]:
+        async with websockets.connect(url, additional_headers=headers) as ws:
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 3.0)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == code
+    # The page's own origin is accepted, up to ui_max_clients connections at once.
+    async with websockets.connect(_ws_url(store), additional_headers={"origin": store.url}) as ws:
+        assert (await _next(ws, "snapshot"))["type"] == "snapshot"
+        async with websockets.connect(_ws_url(store)) as second:
+            with pytest.raises(websockets.ConnectionClosed) as closed:
+                await asyncio.wait_for(second.recv(), 3.0)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 4429
+
+
+async def test_graph_marks_contradicted_and_superseded_statements(
+        make_node: NodeFactory, service: MemoryService) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    morning, afternoon = await write_meeting_scenario(store.client)
+    old = await store.client.claim("user prefers tea", source="user")
+    new = await store.client.claim("user prefers coffee", source="user")
+    # Supersession is written by a worker agent, through the service, like this.
+    assert await service.link_statements("SUPERSEDES", new.statement_id, old.statement_id, "moved", "consolidation")
+    async with httpx.AsyncClient(base_url=store.url, headers=AUTH) as http:
+        graph = (await http.get("/v1/graph", params={"concept": "user"})).json()["result"]
+        names = (await http.get("/v1/graph")).json()["result"]["concepts"]
+        stats = (await http.get("/v1/stats")).json()["result"]
+
+    status = {s["id"]: s["status"] for s in graph["statements"]}
+    assert graph["concept"] == "user"
+    assert status[morning.id] == status[afternoon.id] == "contradicted"
+    dislike = next(s for s in graph["statements"] if s["predicate"] == "dislikes")
+    assert dislike["status"] == "current" and dislike["sentence"] == "user dislikes morning"
+    assert status[old.statement_id] == "superseded" and status[new.statement_id] == "current"
+    assert {"user", "morning", "afternoon"} <= set(names)
+    assert stats["graph"]["Observation"] == 2 and stats["graph"]["CONTRADICTS"] == 1
+
+
+async def test_data_routes_need_the_key_and_valid_input(make_node: NodeFactory, service: MemoryService) -> None:
+    store = await make_node({"store"}, providers={"store": service}, max_name_chars=50)
+    async with httpx.AsyncClient(base_url=store.url) as http:
+        for path in ("/v1/stats", "/v1/graph?concept=user"):
+            refused = await http.get(path)
+            assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
+            wrong = await http.get(path, headers={"authorization": "Bearer nope"})
+            assert wrong.status_code == 401
+        for concept in ("", "   ", "x" * 51):
+            bad = await http.get("/v1/graph", params={"concept": concept}, headers=AUTH)
+            assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_input"
+        unknown = await http.get("/v1/graph", params={"concept": "nobody"}, headers=AUTH)
+        assert unknown.status_code == 200 and unknown.json()["result"]["statements"] == []
+        # The client API still answers POST on the same paths.
+        posted = await http.post("/v1/stats", json={}, headers=AUTH)
+        assert posted.status_code == 200 and "graph" in posted.json()["result"]
+
+
+async def test_the_page_is_served_without_a_build_step(make_node: NodeFactory, service: MemoryService) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    plain = await make_node({"cli"}, seed=store)
+    async with httpx.AsyncClient() as http:
+        root = await http.get(store.url + "/")
+        page = await http.get(store.url + "/ui")
+        script = await http.get(store.url + "/ui/static/app.js")
+        style = await http.get(store.url + "/ui/static/style.css")
+        absent = await http.get(plain.url + "/ui")  # neither store nor --ui: no dashboard
+    assert root.status_code == 307 and root.headers["location"] == "/ui"
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert '<script src="/ui/static/app.js"' in page.text and "<svg id=\"graph\"" in page.text
+    assert script.status_code == 200 and "new WebSocket" in script.text
+    assert style.status_code == 200 and "#graph" in style.text
+    assert absent.status_code == 404
+
+
+async def test_a_slow_dashboard_gets_a_fresh_snapshot_instead_of_a_backlog() -> None:
+    client = DashboardClient(size=3)
+    for i in range(5):
+        client.push({"type": "event", "n": i})
+    assert client.queue.qsize() == 1  # the backlog is gone; later updates wait for the snapshot
+    assert await client.next_message() is RESYNC
+    client.push({"type": "event", "n": 5})  # after the snapshot is taken, updates flow again
+    assert await client.next_message() == {"type": "event", "n": 5}
