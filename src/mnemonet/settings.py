@@ -112,6 +112,78 @@ class Settings(BaseSettings):
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")
     remember_context_chars: int = Field(6000, description="Character budget of retrieved memory given to the answer.")
+    search_candidates: int = Field(
+        50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
+        "order of the first k hits does not depend on k.",
+    )
+    search_expansion_seeds: int = Field(
+        5, description="Top hits whose graph neighbourhood (adjacent turns, shared concepts) hybrid+graph search expands.",
+    )
+    search_lift_weight: float = Field(
+        1.0, description="Share of a statement hit's score that hybrid+graph search adds to the observation it was "
+        "extracted from (the statement then folds into it); 0 turns lifting off.",
+    )
+    search_adjacent_turns: int = Field(
+        1, description="Observations on each side of a top observation, in the same session, that hybrid+graph "
+        "search joins (0 turns it off).",
+    )
+    search_adjacent_discount: float = Field(
+        0.5, description="An adjacent turn's score as a share of the score of the hit it is adjacent to.",
+    )
+    search_session_key: str = Field(
+        "session", description="Observation metadata key naming the conversation (session) adjacent turns come from.",
+    )
+    search_session_span: float = Field(
+        86_400.0, description="Seconds before and after an observation searched for its adjacent turns.",
+    )
+    search_concept_expansion: int = Field(
+        10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
+    )
+    search_concept_discount: float = Field(
+        0.3, description="A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
+    )
+    search_seed_concepts: int = Field(
+        20, description="Concepts of each top hit that shared-concept expansion follows (bounds the work per query).",
+    )
+    search_hub_degree: int = Field(
+        50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",
+    )
+    search_source_boost: float = Field(
+        0.5, description="Score bonus (as a share) of hits whose source is named in the query (speaker-aware "
+        "matching); 0 turns it off.",
+    )
+
+    # -- worker agents (inference, validation, consolidation) ------------------
+    worker_poll_interval: float = Field(
+        5.0, description="Seconds between a worker's backlog polls (events wake it sooner; polls catch what they miss)."
+    )
+    worker_fetch_limit: int = Field(200, description="Pending items a worker reads per pass (before ownership filtering).")
+    worker_batch_size: int = Field(
+        20, description="Items one worker batch handles; validation judges all of a batch's ambiguous pairs in one call."
+    )
+    worker_concurrency: int = Field(4, description="Batches (and requests within one) a worker runs at once.")
+    worker_event_debounce: float = Field(
+        0.05, description="Seconds a worker waits after a wake-up event so a burst of writes is read in one pass."
+    )
+    validation_predicates_file: Path | None = Field(
+        None, description="YAML predicate schema merged over the packaged defaults (aliases, cardinality, exclusivity)."
+    )
+    validation_candidate_limit: int = Field(
+        100, description="Statements about a subject the validator reads as contradiction candidates."
+    )
+    validation_search_k: int = Field(
+        5, description="Semantically close statements the validator checks for opposite polarity (0 turns it off)."
+    )
+    consolidation_min_new_statements: int = Field(
+        5, description="New statements a concept must gain before the consolidation worker writes a summary."
+    )
+    consolidation_quiet_period: float = Field(
+        30.0, description="Seconds without writes after which a consolidation cycle runs."
+    )
+    consolidation_max_interval: float = Field(
+        600.0, description="Longest seconds between consolidation cycles under continuous writes."
+    )
+    consolidation_concepts_per_cycle: int = Field(20, description="Most concepts one consolidation cycle summarises.")
 
     # -- network (p2p, node) --------------------------------------------------
     node_id: str = Field("", description="This node's id; empty makes a fresh random one at each start.")
@@ -162,6 +234,66 @@ class Settings(BaseSettings):
     rejoin_backoff_initial: float = Field(0.5, description="First wait before retrying unreachable seeds.")
     rejoin_backoff_max: float = Field(30.0, description="Longest wait between retries of unreachable seeds.")
     shutdown_timeout: float = Field(3.0, description="Seconds a graceful stop waits for leave and in-flight work.")
+    max_inflight_per_peer: int = Field(
+        128, description="Requests one peer may have served by this node at once; more are refused busy."
+    )
+    max_inflight_per_client: int = Field(
+        32, description="Client API calls one client address may have in flight on this node; more are refused busy."
+    )
+    peer_rate_limit: float = Field(
+        1000.0, description="Requests per second one peer may send this node (token bucket refill; 0 turns it off)."
+    )
+    peer_rate_burst: int = Field(2000, description="Requests one peer may send in a burst above peer_rate_limit.")
+    client_rate_limit: float = Field(
+        200.0, description="Client API calls per second one client address may make (token bucket refill; 0 turns "
+        "it off)."
+    )
+    client_rate_burst: int = Field(400, description="Client API calls one client address may make in a burst.")
+    limiter_max_keys: int = Field(
+        10_000, description="Peers/client addresses whose limits a node tracks at once (least recently seen idle "
+        "ones are forgotten first)."
+    )
+    busy_retry_after: float = Field(
+        1.0, description="Seconds a 'busy' reply tells the caller to wait when the node is saturated (not rate "
+        "limited)."
+    )
+    max_batch_items: int = Field(
+        1000, description="Most items any one list argument of a request may carry (ids, texts, claims)."
+    )
+    vector_sync_interval: float = Field(
+        60.0, description="Seconds between a store node's passes that embed graph items lacking a vector (after "
+        "a failed index write or a crash); the first pass runs when the store opens; 0 turns it off."
+    )
+    vector_sync_limit: int = Field(
+        500, description="Newest observations and newest statements each vector sync pass checks (at most 500)."
+    )
+
+    # -- dashboard (web) --------------------------------------------------------
+    ui: bool = Field(False, description="Serve the web dashboard on this node even without the store capability.")
+    ui_max_clients: int = Field(32, description="Dashboard WebSocket connections a node serves at once.")
+    ui_client_queue: int = Field(
+        256, description="Updates queued for one dashboard connection; on overflow it gets a fresh snapshot instead."
+    )
+    ui_refresh_interval: float = Field(
+        2.0, description="Seconds between dashboard pushes of member load, counts and open contradictions."
+    )
+    ui_feed_size: int = Field(200, description="Recent write events the dashboard keeps and sends on connect.")
+    ui_event_preview_ids: int = Field(3, description="Items of one write event the dashboard loads to show their text.")
+    ui_graph_limit: int = Field(40, description="Most statements the dashboard draws around one concept.")
+    ui_contradictions_limit: int = Field(20, description="Open contradictions the dashboard lists.")
+
+    # -- MCP server (mcp) -------------------------------------------------------
+    mcp_max_items: int = Field(
+        50, description="Most items one MCP tool call returns or takes (search k, recent, contradictions, load ids)."
+    )
+    mcp_hit_chars: int = Field(160, description="Characters of one search hit's one-line text in the MCP search tool.")
+
+    # -- interactive CLI node and demo (cli, node/demo) ----------------------
+    cli_store_wait: float = Field(
+        20.0, description="Seconds the CLI node waits at start for a live store peer before taking commands."
+    )
+    cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
+    cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
 
 
 def load_settings(**overrides: object) -> Settings:

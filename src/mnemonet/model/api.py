@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -12,6 +12,7 @@ from mnemonet.model.views import (
     ObservationView,
     SearchHit,
     StatementView,
+    WriteResult,
 )
 
 
@@ -59,6 +60,18 @@ class InferredClaim(BaseModel):
     confidence: float = 0.8
 
 
+class ConsolidationWork(BaseModel):
+    """A concept due a summary: the statements no summary covers yet, and the newest summary to build on."""
+
+    concept_id: str
+    concept: str
+    statements: list[StatementView] = Field(default_factory=list)
+    previous: StatementView | None = None
+
+
+LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
+
+
 @runtime_checkable
 class MemoryAPI(Protocol):
     """Observe, claim and remember in natural language, plus the reads behind them."""
@@ -98,3 +111,33 @@ class MemoryAPI(Protocol):
     async def stats(self) -> dict[str, Any]: ...
 
     async def clear(self) -> None: ...
+
+    # -- worker agents: structured writes, and reading back what a worker has done --
+
+    async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
+        """Store the claims a worker inferred from an observation and mark it processed by ``source``."""
+        ...
+
+    async def pending_observations(self, source: str, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations ``source`` has not processed yet."""
+        ...
+
+    async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
+        """Oldest statements ``source`` has not marked processed yet."""
+        ...
+
+    async def mark_processed(self, source: str, ids: list[str]) -> int:
+        """Mark statements processed by ``source``; returns how many marks are new."""
+        ...
+
+    async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
+        """Add SUPERSEDES/CONTRADICTS between existing statements; False if it was there already."""
+        ...
+
+    async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
+        """Concepts with at least ``min_new`` statements no summary by ``source`` covers yet."""
+        ...
+
+    async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
+        """Store a summary statement about a concept, DERIVED_FROM every statement it rests on."""
+        ...

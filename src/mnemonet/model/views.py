@@ -36,8 +36,11 @@ class StatementView(_View):
     derived_from: list[str] = Field(default_factory=list)
     superseded_by: list[str] = Field(default_factory=list)
     contradicted_by: list[str] = Field(default_factory=list)
+    summary: str | None = Field(None, description="The text of a consolidation summary statement.")
 
     def sentence(self) -> str:
+        if self.summary:  # a summary statement reads as its text
+            return self.summary
         verb = self.predicate.replace("_", " ")
         return f"{self.subject} {'not ' if self.negated else ''}{verb} {self.object}"
 

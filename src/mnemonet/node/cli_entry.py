@@ -42,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="run_node.py",
         description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables. "
-        "`run_node.py demo [flags]` instead starts a whole local network in one process with the CLI attached.",
+        "`run_node.py demo [flags]` instead starts a whole local network in one process with the CLI attached; "
+        "`run_node.py mcp --bootstrap URL` serves the memory to an MCP client over stdio.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=argparse.SUPPRESS,
     )

@@ -7,6 +7,8 @@ import logging
 import sys
 import time
 
+from mnemonet.p2p.tracing import RequestIdFilter
+
 # Attributes every LogRecord has; anything else was passed as ``extra`` and is kept as a field.
 _STANDARD = set(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
 # Libraries that log every request at INFO: too chatty for a node's log.
@@ -33,6 +35,7 @@ def setup_logging(level: str = "INFO") -> None:
     """Send every logger to stderr as JSON lines at ``level``."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JsonLineFormatter())
+    handler.addFilter(RequestIdFilter())  # every line of a served call names its request id
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -9,14 +9,18 @@ import random
 import socket
 import time
 import uuid
+from collections import Counter
 from typing import Any, Protocol
 
+from mnemonet.node.vector_sync import VectorSync
 from mnemonet.node.wiring import LocalProviders, build_workers
 from mnemonet.p2p.client import P2PMemoryClient
 from mnemonet.p2p.cluster import Cluster, membership_config
 from mnemonet.p2p.envelope import Codec, Envelope, Kind
 from mnemonet.p2p.events import EventBus
+from mnemonet.p2p.limits import KeyedLimiter
 from mnemonet.p2p.membership import Member, Membership, MemberState
+from mnemonet.p2p.metrics import NodeMetrics
 from mnemonet.p2p.neighbours import Neighbours
 from mnemonet.p2p.routing import Router
 from mnemonet.p2p.rpc import RpcClient, RpcServer
@@ -75,7 +79,13 @@ class PeerNode:
         self.transport = Transport(self.node_id, self.codec, settings, self._dispatch)
         self.events = EventBus(self.node_id, self.transport, settings.event_ttl, settings.event_dedup_size)
         self.providers = LocalProviders(settings, self.capabilities, dict(providers or {}), self)
-        self.rpc_server = RpcServer(self.node_id, self.providers, settings, on_write=self._published)
+        self.metrics = NodeMetrics(self)
+        self.rpc_server = RpcServer(self.node_id, self.providers, settings, on_write=self._published,
+                                    metrics=self.metrics)
+        self.client_limits = KeyedLimiter(
+            "client", max_in_flight=settings.max_inflight_per_client, rate=settings.client_rate_limit,
+            burst=settings.client_rate_burst, max_keys=settings.limiter_max_keys, retry_after=settings.busy_retry_after)
+        self.vector_sync = VectorSync(self.providers, settings.vector_sync_interval, settings.vector_sync_limit)
         self.client = P2PMemoryClient(self)
         self.url = ""
         self.state = "new"
@@ -143,7 +153,7 @@ class PeerNode:
         self._router = Router(self._membership, s.latency_ewma_alpha, self._rng)
         self._membership.add_listener(self._forget_gone)
         self._cluster = Cluster(s, self._membership, self.transport, self._rng)
-        self._rpc = RpcClient(self.node_id, self.rpc_server, self._router, self.transport, s)
+        self._rpc = RpcClient(self.node_id, self.rpc_server, self._router, self.transport, s, self.metrics)
         neighbours = Neighbours(self._membership, self.transport, s.max_neighbours, s.link_maintenance_interval,
                                 self._rng)
         log.info("node %s serving %s with capabilities %s", self.node_id, self.url, ",".join(sorted(self.capabilities)))
@@ -156,6 +166,8 @@ class PeerNode:
             asyncio.create_task(self._cluster.bootstrap_loop(), name=f"bootstrap-{self.node_id}"),
             asyncio.create_task(neighbours.run(), name=f"neighbours-{self.node_id}"),
         ]
+        if "store" in self.capabilities:
+            self._tasks.append(asyncio.create_task(self.vector_sync.run(), name=f"vector-sync-{self.node_id}"))
         self.state = "alive"
         for worker in self._workers:
             await worker.start()
@@ -268,4 +280,21 @@ class PeerNode:
             "requests": {"in_flight": self.rpc_server.in_flight, "served": self.rpc_server.served},
             "events_delivered": self.events.delivered,
             "refused_envelopes": dict(self.codec.refused),
+            **({"vector_sync": self.vector_sync.stats()} if "store" in self.capabilities else {}),
+        }
+
+    def metric_sources(self) -> dict[str, Any]:
+        """Live counters ``/metrics`` reads at each scrape (see ``mnemonet.p2p.metrics``)."""
+        members = self._membership.members(include_dead=True) if self._membership else []
+        store = self.providers.ready("store")
+        llm = self.providers.ready("llm") or getattr(store, "llm", None)
+        usage = getattr(llm, "usage", None)
+        return {
+            "members": dict(Counter(m.state.value for m in members)),
+            "events_delivered": self.events.delivered,
+            "refused": dict(self.codec.refused),
+            "workers": self.worker_stats(),
+            "llm_calls": dict(getattr(store, "llm_calls", None) or {}),
+            "llm_usage": usage() if callable(usage) else {},
+            "vector_sync": self.vector_sync.stats(),
         }

@@ -55,6 +55,9 @@ class LocalProviders:
         self._built: list[str] = []
         self._failed: dict[str, str] = {}
         self._locks = {cap: asyncio.Lock() for cap in PROVIDED}
+        self.store_ready = asyncio.Event()  # set once the store is open: the vector sync waits for it
+        if "store" in given:
+            self.store_ready.set()
 
     def has(self, capability: str) -> bool:
         """True if this node serves ``capability`` itself."""
@@ -77,7 +80,13 @@ class LocalProviders:
                 self._failed.pop(capability, None)
                 self._built.append(capability)
                 log.info("built local %s provider", capability)
+                if capability == "store":
+                    self.store_ready.set()
         return self._ready[capability]
+
+    def ready(self, capability: str) -> object | None:
+        """The local provider for ``capability`` if it is built (or was given); never builds it."""
+        return self._ready.get(capability) if self.has(capability) else None
 
     async def _build(self, capability: str) -> Any:
         if capability == "llm":
@@ -138,3 +147,4 @@ class LocalProviders:
             except Exception:
                 log.exception("closing the %s provider failed", cap)
         self._built.clear()
+        self.store_ready.clear()

@@ -16,8 +16,23 @@ import httpx
 
 from mnemonet.embed.base import EmbedKind
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
-from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
-from mnemonet.model.views import ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
+from mnemonet.model.api import (
+    Answer,
+    ClaimResult,
+    ConsolidationWork,
+    InferredClaim,
+    LinkKind,
+    ObserveResult,
+    Recall,
+)
+from mnemonet.model.views import (
+    ConceptView,
+    ContradictionView,
+    ObservationView,
+    SearchHit,
+    StatementView,
+    WriteResult,
+)
 from mnemonet.p2p.errors import error_from_wire
 from mnemonet.p2p.methods import method_spec
 
@@ -101,6 +116,37 @@ class _MemoryMethods:
         """Admin: delete everything."""
         await self._call("clear", {})
 
+    async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
+        """A worker's claims about an observation plus its done-marker; a repeat is absorbed by the store."""
+        return await self._call(
+            "record_inference", {"observation_id": observation_id, "claims": claims, "source": source})
+
+    async def pending_observations(self, source: str, limit: int = 100) -> list[ObservationView]:
+        """Observations the worker ``source`` has not processed yet."""
+        return await self._call("pending_observations", {"source": source, "limit": limit})
+
+    async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
+        """Statements the worker ``source`` has not marked processed yet."""
+        return await self._call("pending_statements", {"source": source, "limit": limit})
+
+    async def mark_processed(self, source: str, ids: list[str]) -> int:
+        """Mark statements processed by ``source``."""
+        return await self._call("mark_processed", {"source": source, "ids": ids})
+
+    async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
+        """SUPERSEDES/CONTRADICTS between existing statements; idempotent."""
+        return await self._call("link_statements", {"kind": kind, "from_id": from_id, "to_id": to_id,
+                                                    "reason": reason, "source": source})
+
+    async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
+        """Concepts due a summary by ``source``."""
+        return await self._call("pending_consolidation", {"source": source, "min_new": min_new, "limit": limit})
+
+    async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
+        """A summary statement about a concept; idempotent."""
+        return await self._call("record_summary", {"concept_id": concept_id, "text": text,
+                                                   "derived_from": derived_from, "source": source})
+
 
 class P2PMemoryClient(_MemoryMethods):
     """``MemoryAPI`` through a peer node: served locally when it has ``store``, else routed with failover."""
@@ -110,6 +156,12 @@ class P2PMemoryClient(_MemoryMethods):
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         return await self._node.call(method, kwargs)
+
+    async def stats(self) -> dict[str, Any]:
+        """Store counters, plus the counters of this node's own workers."""
+        result = await self._call("stats", {})
+        workers = self._node.worker_stats()
+        return {**result, "workers": workers} if workers else result
 
 
 class RemoteLanguageModel:

@@ -20,6 +20,8 @@ STORE_METHODS = (
     "observe", "claim", "remember", "recall", "search", "load", "get_recent_observations",
     "get_recent_statements", "get_unresolved_contradictions", "get_concepts",
     "get_concept_statements", "stats", "clear",
+    "record_inference", "pending_observations", "pending_statements", "mark_processed", "link_statements",
+    "pending_consolidation", "record_summary",
 )
 LLM_METHODS = (
     "llm.extract_observation", "llm.parse_claim", "llm.answer", "llm.infer_claims",

@@ -9,6 +9,8 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from mnemonet.embed.errors import EmbeddingError
+from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.api import InferredClaim
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import (
@@ -19,14 +21,17 @@ from mnemonet.p2p.errors import (
     RequestTimeout,
     error_from_wire,
 )
+from mnemonet.p2p.limits import KeyedLimiter, check_batches
 from mnemonet.p2p.methods import MethodSpec, method_spec
+from mnemonet.p2p.metrics import NodeMetrics
 from mnemonet.p2p.routing import Router
+from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, error_payload
 from mnemonet.settings import Settings
 
 log = logging.getLogger(__name__)
 
-WRITE_EVENTS = {"observe": "observation", "claim": "claim"}
+WRITE_EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "claim", "record_summary": "claim"}
 # Errors after which another peer may well succeed.
 _RETRYABLE = {"busy", "missing_capability", "wrong_target", "unavailable"}
 
@@ -44,6 +49,25 @@ class Providers(Protocol):
 
 
 OnWrite = Callable[[str, list[str]], Awaitable[None]]
+
+
+def error_code(exc: BaseException) -> str | None:
+    """The wire code of an error a caller should see as such; None for a bug (answered as ``internal``)."""
+    if isinstance(exc, P2PError):
+        return exc.code
+    if isinstance(exc, ValueError):
+        return "bad_input"
+    if isinstance(exc, LanguageModelError | EmbeddingError):
+        return "provider_error"  # the provider's own bounded retries are spent
+    return None
+
+
+def error_reply_payload(exc: BaseException) -> dict[str, Any]:
+    """The error payload for ``exc`` (``busy`` says when to retry)."""
+    payload = error_payload(error_code(exc) or "internal", str(exc) if not isinstance(exc, P2PError) else exc.message)
+    if isinstance(exc, Busy):
+        payload["error"]["retry_after"] = exc.retry_after
+    return payload
 
 
 class _InferFromModel:
@@ -66,17 +90,26 @@ class _InferFromModel:
 def _written_ids(method: str, result: Any) -> list[str]:
     if method == "observe":
         return [result.observation_id]
-    return [result.statement_id]
+    if method == "claim":
+        return [result.statement_id]
+    return list(result.statement_ids) if result.created else []  # worker writes: only new statements
 
 
 class RpcServer:
     """Runs allowed methods on this node's providers, for local callers and for peers' requests."""
 
-    def __init__(self, node_id: str, providers: Providers, settings: Settings, on_write: OnWrite | None = None) -> None:
+    def __init__(self, node_id: str, providers: Providers, settings: Settings, on_write: OnWrite | None = None,
+                 metrics: NodeMetrics | None = None) -> None:
         self._node_id = node_id
         self._providers = providers
         self._max_concurrent = settings.max_concurrent_requests
+        self._busy_retry_after = settings.busy_retry_after
+        self._max_batch = settings.max_batch_items
         self._on_write = on_write
+        self._metrics = metrics
+        self.peer_limits = KeyedLimiter(
+            "peer", max_in_flight=settings.max_inflight_per_peer, rate=settings.peer_rate_limit,
+            burst=settings.peer_rate_burst, max_keys=settings.limiter_max_keys, retry_after=settings.busy_retry_after)
         self.in_flight = 0
         self.served = 0
 
@@ -88,48 +121,88 @@ class RpcServer:
         """Run ``spec`` here with validated ``kwargs``; publishes an event after a write."""
         if not self._providers.has(spec.capability):
             raise MissingCapability(f"node {self._node_id} lacks capability {spec.capability!r} for {spec.name!r}")
-        if self.in_flight >= self._max_concurrent:
-            raise Busy(f"node {self._node_id} is serving {self.in_flight} requests")
-        self.in_flight += 1
+        started = time.monotonic()
         try:
-            provider = await self._providers.get(spec.capability)
-            if spec.name == "infer" and not self._providers.has("store"):
-                provider = _InferFromModel(provider)
-            elif spec.name == "infer":
-                provider = await self._providers.get("store")
-            result = await getattr(provider, spec.attr)(**kwargs)
-        finally:
-            self.in_flight -= 1
+            if self.in_flight >= self._max_concurrent:
+                raise Busy(f"node {self._node_id} is serving {self.in_flight} requests", self._busy_retry_after)
+            check_batches(spec.name, kwargs, self._max_batch)
+            self.in_flight += 1
+            try:
+                provider = await self._providers.get(spec.capability)
+                if spec.name == "infer" and not self._providers.has("store"):
+                    provider = _InferFromModel(provider)
+                elif spec.name == "infer":
+                    provider = await self._providers.get("store")
+                result = await getattr(provider, spec.attr)(**kwargs)
+            finally:
+                self.in_flight -= 1
+        except Exception as exc:
+            self.count(spec.name, error_code(exc) or "internal", time.monotonic() - started)
+            if error_code(exc) is None:
+                log.exception("%s failed on this node", spec.name)
+            raise
+        self.count(spec.name, "ok", time.monotonic() - started)
         self.served += 1
         if spec.name in WRITE_EVENTS and self._on_write is not None:
-            await self._on_write(WRITE_EVENTS[spec.name], _written_ids(spec.name, result))
+            ids = _written_ids(spec.name, result)
+            if ids:
+                await self._on_write(WRITE_EVENTS[spec.name], ids)
         return result
 
+    def count(self, method: str, outcome: str, seconds: float | None = None) -> None:
+        """Record one served or refused call in the node's metrics."""
+        if self._metrics is not None:
+            self._metrics.observe_request(method, outcome, seconds)
+
     async def handle(self, env: Envelope) -> Envelope:
-        """Answer one request envelope with a result or an error naming what went wrong."""
+        """Answer one request envelope with a result or an error naming what went wrong.
+
+        The sender's in-flight cap and rate limit apply first; the caller's request id is adopted so
+        this node's log lines of the call carry it.
+        """
+        token = start_request(env.payload.get("request_id"))
         try:
             if env.method is None:
                 raise ValueError("request without a method")
             spec = method_spec(env.method)
             kwargs = spec.bind(env.payload.get("kwargs", {}))
-            result = await self.invoke(spec, kwargs)
+            try:
+                self.peer_limits.acquire(env.sender)
+            except Busy:
+                self.count(spec.name, "busy")
+                raise
+            try:
+                result = await self.invoke(spec, kwargs)
+            finally:
+                self.peer_limits.release(env.sender)
             return env.reply(Kind.RESPONSE, self._node_id, {"result": spec.dump_result(result)})
-        except P2PError as exc:
-            return env.reply(Kind.RESPONSE, self._node_id, error_payload(exc.code, exc.message))
-        except ValueError as exc:
-            return env.reply(Kind.RESPONSE, self._node_id, error_payload("bad_input", str(exc)))
+        except (P2PError, ValueError, LanguageModelError, EmbeddingError) as exc:
+            return env.reply(Kind.RESPONSE, self._node_id, error_reply_payload(exc))
+        finally:
+            end_request(token)
 
 
 class RpcClient:
     """Calls a method locally if this node can serve it, else on the best live capable peer."""
 
-    def __init__(self, node_id: str, server: RpcServer, router: Router, transport: Transport, settings: Settings) -> None:
+    def __init__(self, node_id: str, server: RpcServer, router: Router, transport: Transport, settings: Settings,
+                 metrics: NodeMetrics | None = None) -> None:
         self._node_id = node_id
         self._server = server
         self._router = router
         self._transport = transport
         self._timeout = settings.request_timeout
         self._attempts = settings.rpc_attempts
+        self._metrics = metrics
+
+    @staticmethod
+    def _request_id() -> str:
+        # The id of the call being served here travels on, so the next node logs under it too.
+        return current_request_id() or uuid.uuid4().hex
+
+    def _failover(self, method: str, reason: str) -> None:
+        if self._metrics is not None:
+            self._metrics.failovers.labels(method, reason).inc()
 
     async def call(self, method: str, kwargs: dict[str, Any], *, idempotency_key: str | None = None) -> Any:
         """The method's result in the interface's types; errors as the provider would raise them."""
@@ -152,14 +225,17 @@ class RpcClient:
             peer = candidates[0]
             tried.add(peer.node_id)
             env = Envelope(kind=Kind.REQUEST, sender=self._node_id, target=peer.node_id, method=spec.name,
-                           payload={"kwargs": wire, "idempotency_key": key})
+                           payload={"kwargs": wire, "idempotency_key": key, "request_id": self._request_id()})
             self._router.started(peer.node_id)
             started = time.monotonic()
             try:
                 reply = await self._transport.call(peer, env, self._timeout)
             except (PeerUnavailable, PeerTimeout) as exc:
-                self._router.finished(peer.node_id, None)
+                # A timeout counts as a sample of the full timeout, so a slow peer sinks in the ranking
+                # and later calls are routed around it.
+                self._router.finished(peer.node_id, self._timeout if isinstance(exc, PeerTimeout) else None)
                 log.info("%s on %s failed (%s); trying another peer", spec.name, peer.node_id, exc)
+                self._failover(spec.name, "timeout" if isinstance(exc, PeerTimeout) else "unavailable")
                 last = exc
                 continue
             except asyncio.CancelledError:
@@ -169,10 +245,13 @@ class RpcClient:
             err = reply.payload.get("error")
             if isinstance(err, dict):
                 code, message = str(err.get("code", "error")), str(err.get("message", ""))
+                retry_after = err.get("retry_after")
+                wire_err = error_from_wire(code, message, retry_after if isinstance(retry_after, int | float) else 1.0)
                 if code in _RETRYABLE:
-                    last = error_from_wire(code, message)
+                    self._failover(spec.name, code)
+                    last = wire_err
                     continue
-                raise error_from_wire(code, message)
+                raise wire_err
             return reply.payload.get("result")
         if isinstance(last, PeerTimeout):
             raise RequestTimeout(f"{spec.name}: no answer within {self._timeout}s from {sorted(tried)}")

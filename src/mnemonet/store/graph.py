@@ -23,18 +23,27 @@ from mnemonet.model import (
     StatementView,
     WriteResult,
 )
-from mnemonet.model.records import check_id, check_name
+from mnemonet.model.records import StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
 from mnemonet.store import graph_cypher as q
 from mnemonet.store.cypher_guard import check_read_only
 from mnemonet.store.dialects.base import GraphDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 from mnemonet.store.graph_errors import UnknownReference, WriteConflict
-from mnemonet.store.graph_params import claim_params, name_key, observation_params, source_key
+from mnemonet.store.graph_params import (
+    claim_params,
+    inference_params,
+    name_key,
+    observation_params,
+    source_key,
+    source_params,
+)
 
 log = logging.getLogger(__name__)
 
 LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
+# The predicate of consolidation summaries (statements whose text is in ``summary``).
+SUMMARY_PREDICATE = "has_summary"
 _LINKS: dict[str, str] = {"SUPERSEDES": q.LINK_SUPERSEDES, "CONTRADICTS": q.LINK_CONTRADICTS}
 
 
@@ -140,6 +149,69 @@ class GraphStore:
             if missing:
                 raise UnknownReference("claim.derived_from", missing)
 
+    async def write_inference(
+        self, observation_id: str, statements: tuple[StatementSpec, ...], source: SourceSpec
+    ) -> WriteResult:
+        """Write a worker's claims about an observation with its done-marker, in one atomic round trip.
+
+        ``created`` is False when the source had already processed the observation
+        (nothing is written then); ``UnknownReference`` if the observation does not exist.
+        """
+        check_id(observation_id, "observation_id")
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
+            raise ValueError("statements: must be a tuple of StatementSpec")
+        params = inference_params(observation_id, source, statements, _now_ms())
+        cypher = q.inference_write(bool(statements), False, bool(statements))
+        outcome = await self.driver.write(cypher, params)
+        created = outcome.relationships_created > 0
+        if not created and not await self.driver.read(q.GET_OBSERVATIONS, {"ids": [observation_id]}):
+            raise UnknownReference("observation_id", [observation_id])
+        return WriteResult(id=observation_id, created=created, statement_ids=[x.id for x in statements],
+                           concept_ids=[c["id"] for c in params["concepts"]])
+
+    async def mark_statements_processed(self, source: SourceSpec, ids: list[str]) -> int:
+        """Record that ``source`` has processed the statements (``PROCESSED``); unknown ids are skipped.
+
+        Returns how many markers are new; repeating it adds none.
+        """
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        params = {"source": source_params(source), "ids": self._ids(ids), "now": _now_ms()}
+        return (await self.driver.write(q.MARK_STATEMENTS_PROCESSED, params)).relationships_created
+
+    async def write_summary(
+        self, statement_id: str, concept_id: str, text: str, derived_from: list[str], source: SourceSpec,
+        confidence: float = 1.0,
+    ) -> WriteResult:
+        """Write a summary statement about a concept, DERIVED_FROM every statement it rests on.
+
+        ``created`` is False when the id exists (a retry); ``UnknownReference`` names a missing concept or basis.
+        """
+        check_id(statement_id, "statement_id")
+        check_id(concept_id, "concept_id")
+        text = check_text(text, "text")
+        basis = list(dict.fromkeys(self._ids(derived_from, "derived_from")))
+        if not basis:
+            raise ValueError("derived_from: a summary rests on at least one statement")
+        if statement_id in basis:
+            raise ValueError("derived_from: a summary cannot rest on itself")
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        params = {
+            "concept_id": concept_id, "basis": basis, "now": _now_ms(), "source": source_params(source),
+            "summary_predicate": SUMMARY_PREDICATE,
+            "statement": {"id": statement_id, "summary": text, "confidence": float(confidence)},
+        }
+        created = await self._write_once_or_conflict(q.SUMMARY_WRITE, params) > 0
+        if not created and not await self.driver.read(q.EXISTING_STATEMENTS, {"ids": [statement_id]}):
+            if not await self.get_concepts([concept_id]):
+                raise UnknownReference("concept_id", [concept_id])
+            found = {r["id"] for r in await self.driver.read(q.EXISTING_STATEMENTS, {"ids": basis})}
+            raise UnknownReference("derived_from", [i for i in basis if i not in found])
+        return WriteResult(id=statement_id, created=created, statement_ids=[statement_id], concept_ids=[concept_id])
+
     async def link_statements(
         self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: SourceSpec
     ) -> bool:
@@ -194,12 +266,65 @@ class GraphStore:
         """Statements DERIVED_FROM the observation."""
         return await self._statements(q.STATEMENTS_FROM_OBSERVATION, {"id": check_id(observation_id, "observation_id")})
 
+    async def shared_concept_neighbours(
+        self, ids: list[str], max_degree: int, limit: int, per_seed: int
+    ) -> list[dict[str, Any]]:
+        """Observations and current statements sharing a non-hub concept with the given items (one hop).
+
+        Rows ``{seed, concept, degree, id, kind}``, rarest concept first; only
+        ``per_seed`` concepts of each item are followed, and a concept with
+        more than ``max_degree`` links is a hub and skipped.
+        """
+        params = {
+            "ids": self._ids(ids), "max_degree": self._limit(max_degree, "max_degree"),
+            "limit": self._limit(limit), "per_seed": self._limit(per_seed, "per_seed"),
+        }
+        return await self.driver.read(q.SHARED_CONCEPT_NEIGHBOURS, params)
+
     async def statements_by_source(self, source_name: str, derived_from: list[str]) -> list[StatementView]:
         """Statements the named source asserted and derived from any of the ids: what a worker already did."""
         name = check_name(source_name, "source_name")
         keys = [source_key(kind, name) for kind in ("user", "agent", "system")]
         params = {"source_keys": keys, "ids": self._ids(derived_from, "derived_from")}
         return await self._statements(q.STATEMENTS_BY_SOURCE, params)
+
+    async def pending_observations(self, source: SourceSpec, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations ``source`` has not marked ``PROCESSED`` yet: a worker's backlog."""
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        params = {"source_key": source_key(source.kind, source.name), "limit": self._limit(limit)}
+        return [ObservationView(**_observation_row(r)) for r in await self.driver.read(q.PENDING_OBSERVATIONS, params)]
+
+    async def pending_statements(self, source: SourceSpec, limit: int = 100) -> list[StatementView]:
+        """Oldest statements ``source`` has not marked ``PROCESSED`` yet."""
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        params = {"source_key": source_key(source.kind, source.name), "limit": self._limit(limit)}
+        return await self._statements(q.PENDING_STATEMENTS, params)
+
+    async def consolidation_candidates(
+        self, source: SourceSpec, min_new: int, limit: int = 10
+    ) -> list[tuple[str, str, list[str]]]:
+        """(concept id, name, fresh statement ids) of concepts with at least ``min_new`` statements
+        that no summary by ``source`` rests on yet, most fresh first."""
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        if isinstance(min_new, bool) or not isinstance(min_new, int) or min_new < 1:
+            raise ValueError("min_new: must be a positive integer")
+        params = {"source_key": source_key(source.kind, source.name), "min_new": min_new,
+                  "limit": self._limit(limit), "summary_predicate": SUMMARY_PREDICATE}
+        rows = await self.driver.read(q.CONSOLIDATION_CANDIDATES, params)
+        return [(r["id"], r["name"], sorted(r["fresh"])) for r in rows]
+
+    async def latest_summary(self, source: SourceSpec, concept_id: str) -> StatementView | None:
+        """The newest summary ``source`` wrote about the concept, if any."""
+        if not isinstance(source, SourceSpec):
+            raise ValueError("source: must be a SourceSpec")
+        params = {"concept_id": check_id(concept_id, "concept_id"), "summary_predicate": SUMMARY_PREDICATE,
+                  "source_key": source_key(source.kind, source.name)}
+        rows = await self.driver.read(q.LATEST_SUMMARY, params)
+        views = await self.get_statements([rows[0]["id"]]) if rows else []
+        return views[0] if views else None
 
     async def get_statements(self, ids: list[str]) -> list[StatementView]:
         """Statements by id, with names and provenance; unknown ids are absent from the result."""

@@ -350,71 +350,29 @@ RETURN c.id AS id, c.name AS name, c.kind AS kind, c.aliases AS aliases, c.creat
 ORDER BY name, id
 LIMIT $limit""".strip()
 
-GET_# -- worker progress: what a worker source has done, read back from the graph ----
-
-PENDING_OBSERVATIONS = ("""
-MATCH (o:Observation)
-OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $source_key})
-WITH o, count(done) AS done_found WHERE done_found = 0
-WITH o ORDER BY o.created_at, o.id LIMIT $limit""" + _OBSERVATION_VIEW + _BY_AGE).strip()
-
-PENDING_STATEMENTS = ("""
-MATCH (s:Statement)
-OPTIONAL MATCH (s)<-[done:PROCESSED]-(:Source {key: $source_key})
-WITH s, count(done) AS done_found WHERE done_found = 0
-WITH s ORDER BY s.created_at, s.id LIMIT $limit""" + _STATEMENT_VIEW + _BY_AGE).strip()
-
-MARK_STATEMENTS_PROCESSED = _SOURCE_MERGE.strip() + """
-WITH src
-UNWIND $ids AS item_id
-MATCH (s:Statement {id: item_id})
-MERGE (src)-[p:PROCESSED]->(s)
-ON CREATE SET p.created_at = $now"""
-
-# Concepts with at least $min_new statements (summaries aside) that no summary
-# by the source rests on yet; ``fresh`` lists their ids.
-CONSOLIDATION_CANDIDATES = """
-MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
-WHERE s.predicate <> $summary_predicate
-WITH c, collect(DISTINCT s.id) AS about
-WHERE size(about) >= $min_new
-OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
-OPTIONAL MATCH (sm)-[:DERIVED_FROM]->(d:Statement)
-WITH c, about, collect(DISTINCT d.id) AS covered
-WITH c, [x IN about WHERE NOT x IN covered] AS fresh
-WHERE size(fresh) >= $min_new
-RETURN c.id AS id, c.name AS name, fresh
-ORDER BY size(fresh) DESC, name
-LIMIT $limit""".strip()
-
-LATEST_SUMMARY = """
-MATCH (:Concept {id: $concept_id})<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})
-      -[:ASSERTED_BY]->(:Source {key: $source_key})
-RETURN sm.id AS id
-ORDER BY sm.created_at DESC, sm.id DESC
-LIMIT 1""".strip()
-
-# A summary is a statement about the concept (as subject and object) whose text
-# is kept in ``summary``; it is written only if every basis statement exists.
-SUMMARY_WRITE = """
-MATCH (c:Concept {id: $concept_id})
-OPTIONAL MATCH (existing:Statement {id: $statement.id})
-WITH c, count(existing) AS existing_found WHERE existing_found = 0
-OPTIONAL MATCH (b:Statement) WHERE b.id IN $basis
-WITH c, collect(DISTINCT b) AS basis WHERE size(basis) = size($basis)""" + _SOURCE_MERGE + """
-CREATE (w:Statement {id: $statement.id, predicate: $summary_predicate, confidence: $statement.confidence,
-        negated: false, created_at: $now, sentence: $statement.summary, summary: $statement.summary})
-CREATE (w)-[:ABOUT_SUBJECT]->(c)
-CREATE (w)-[:ABOUT_OBJECT]->(c)
-CREATE (w)-[:ASSERTED_BY]->(src)
-WITH w, basis
-UNWIND basis AS b
-CREATE (w)-[:DERIVED_FROM]->(b)"""
-
-CONCEPTS = """
+GET_CONCEPTS = """
 MATCH (c:Concept) WHERE c.id IN $ids
 RETURN c.id AS id, c.name AS name, c.kind AS kind, c.aliases AS aliases, c.created_at AS created_at
 ORDER BY name, id""".strip()
+
+# Search expansion: items sharing a concept with the seeds (observations by
+# MENTIONS, statements by ABOUT_*), through at most $per_seed concepts of each
+# seed, skipping hub concepts of more than $max_degree links, and superseded
+# statements; rarest concepts first. Both caps bound the work per query.
+SHARED_CONCEPT_NEIGHBOURS = """
+UNWIND $ids AS sid
+OPTIONAL MATCH (:Observation {id: sid})-[:MENTIONS]->(c1:Concept)
+OPTIONAL MATCH (:Statement {id: sid})-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c2:Concept)
+WITH sid, (collect(DISTINCT c1) + collect(DISTINCT c2))[..$per_seed] AS cs
+UNWIND cs AS c
+WITH sid, c, size([(c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(x) | x]) AS degree
+WHERE degree <= $max_degree
+MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(n)
+WHERE (n:Observation OR n:Statement) AND NOT n.id IN $ids AND NOT (:Statement)-[:SUPERSEDES]->(n)
+RETURN sid AS seed, c.name AS concept, degree, n.id AS id, CASE WHEN n:Observation THEN 'observation'
+       ELSE 'statement' END AS kind
+ORDER BY degree, seed, id
+LIMIT $limit""".strip()
 
 LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source")
 RELATIONSHIP_TYPES: tuple[str, ...] = (

@@ -1,0 +1,181 @@
+"""``WorkerAgent``: the loop every worker shares.
+
+A worker reads its backlog from the graph (what its source has not done
+yet), keeps the items it owns (rendezvous hashing over the live workers of
+its capability), and processes them in batches with bounded concurrency.
+It wakes on write events and also polls on an interval, so missed events,
+restarts and a dead peer's items are all caught up by the next pass; nothing
+about progress is kept in process memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from abc import ABC, abstractmethod
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar, Generic, TypeVar
+
+from mnemonet.agents.ownership import Ownership
+from mnemonet.model.api import MemoryAPI
+from mnemonet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+Item = TypeVar("Item")
+Listener = Callable[[dict[str, Any]], Any]
+Subscribe = Callable[[Listener], Callable[[], None]]
+
+COUNTERS = ("passes", "seen", "processed", "skipped", "failed", "claims_made", "llm_calls")
+
+
+class WorkerAgent(ABC, Generic[Item]):
+    """Events + polling, ownership, batches, counters; subclasses say what is pending and how to do it.
+
+    Counters: ``seen`` pending items read, ``skipped`` those owned by another
+    worker (both per pass), ``processed`` items done here, ``failed`` items
+    whose processing raised (they stay pending and are retried next pass),
+    ``claims_made`` statements or links written, ``llm_calls`` language-model calls.
+    """
+
+    name: ClassVar[str]
+    source: ClassVar[str]
+    wakes_on: ClassVar[frozenset[str]] = frozenset({"observation", "claim"})
+    extra_counters: ClassVar[tuple[str, ...]] = ()  # a worker's own counters, shown from zero
+
+    def __init__(self, api: MemoryAPI, settings: Settings, ownership: Ownership,
+                 subscribe: Subscribe | None = None) -> None:
+        self.api = api
+        self.settings = settings
+        self.ownership = ownership
+        self.counters: Counter[str] = Counter(dict.fromkeys(COUNTERS + self.extra_counters, 0))
+        self.last_event = 0.0  # monotonic time of the last write event seen
+        self._subscribe = subscribe
+        self._unsubscribe: Callable[[], None] | None = None
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+        self._slots = asyncio.Semaphore(max(1, settings.worker_concurrency))
+
+    # -- what a subclass provides ----------------------------------------------
+
+    @abstractmethod
+    async def pending(self, limit: int) -> Sequence[Item]:
+        """Up to ``limit`` items this worker's source has not done yet, oldest first."""
+
+    @abstractmethod
+    def item_id(self, item: Item) -> str:
+        """The id ownership is decided on."""
+
+    async def process_batch(self, batch: Sequence[Item]) -> None:
+        """Process a batch; the default does its items one by one, each failure counted apart."""
+        for item in batch:
+            try:
+                await self.process_item(item)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.counters["failed"] += 1
+                log.warning("worker item failed", extra={"worker": self.name, "item": self.item_id(item),
+                                                         "error": f"{type(exc).__name__}: {exc}"})
+            else:
+                self.counters["processed"] += 1
+
+    async def process_item(self, item: Item) -> None:
+        """Process one item (used by the default ``process_batch``)."""
+        raise NotImplementedError
+
+    def due(self) -> bool:
+        """Whether a pass should run now (consolidation waits for quiet)."""
+        return True
+
+    # -- the loop ----------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Subscribe to write events and start the loop (its first pass catches up at once)."""
+        if self._task is not None:
+            raise RuntimeError(f"{self.name} worker already started")
+        if self._subscribe is not None:
+            self._unsubscribe = self._subscribe(self.notify)
+        self._wake.set()
+        self._task = asyncio.create_task(self._run(), name=f"worker-{self.name}")
+        log.info("worker started", extra={"worker": self.name, "owner_id": self.ownership.self_id})
+
+    async def stop(self) -> None:
+        """Stop the loop; an interrupted batch stays pending and is redone by whoever owns it."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    def notify(self, event: dict[str, Any]) -> None:
+        """Event listener: a write of a kind this worker cares about wakes it."""
+        if event.get("type") in self.wakes_on:
+            self.last_event = time.monotonic()
+            self._wake.set()
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for ``/health`` and ``stats``."""
+        return {"worker": self.name, "source": self.source, **self.counters}
+
+    async def _run(self) -> None:
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.settings.worker_poll_interval)
+                await asyncio.sleep(self.settings.worker_event_debounce)  # let a burst of writes land
+            except TimeoutError:
+                pass
+            self._wake.clear()
+            if not self.due():
+                continue
+            try:
+                await self.drain()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the store unreachable, say: try again next interval
+                log.warning("worker pass failed", extra={"worker": self.name, "error": f"{type(exc).__name__}: {exc}"})
+
+    async def drain(self) -> int:
+        """Run passes while a full page brought progress; returns items processed."""
+        total = 0
+        while True:
+            read, handled = await self.run_once()
+            total += handled
+            if handled == 0 or read < self.settings.worker_fetch_limit:
+                return total
+
+    async def run_once(self) -> tuple[int, int]:
+        """One pass: read the backlog, keep owned items, process them in batches; (read, processed)."""
+        self.counters["passes"] += 1
+        items = list(await self.pending(self.settings.worker_fetch_limit))
+        mine = [item for item in items if self.ownership.owns(self.item_id(item))]
+        self.counters["seen"] += len(items)
+        self.counters["skipped"] += len(items) - len(mine)
+        if not mine:
+            return len(items), 0
+        size = max(1, self.settings.worker_batch_size)
+        batches = [mine[i:i + size] for i in range(0, len(mine), size)]
+        started = time.monotonic()
+        before = self.counters["processed"], self.counters["failed"]
+        await asyncio.gather(*(self._bounded(batch) for batch in batches))
+        processed = self.counters["processed"] - before[0]
+        log.info("worker pass", extra={
+            "worker": self.name, "read": len(items), "owned": len(mine), "processed": processed,
+            "failed": self.counters["failed"] - before[1], "seconds": round(time.monotonic() - started, 3),
+        })
+        return len(items), processed
+
+    async def _bounded(self, batch: Sequence[Item]) -> None:
+        async with self._slots:
+            try:
+                await self.process_batch(batch)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                self.counters["failed"] += len(batch)
+                log.warning("worker batch failed", extra={"worker": self.name, "items": len(batch),
+                                                          "error": f"{type(exc).__name__}: {exc}"})

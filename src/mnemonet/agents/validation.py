@@ -1,0 +1,189 @@
+"""The validation worker: finds contradictions between statements, by rule where clear, else by the model.
+
+For each new statement S it gathers older candidates T about the same
+subject: from the graph (same or aliased predicate, exclusivity partners)
+and from embeddings (semantically close statements of opposite polarity).
+Each pair is considered once, by the owner of the newer statement. Clear
+cases are decided by the predicate schema; ambiguous ones from a whole batch
+go to the language model in one ``judge_pairs`` call. A contradiction is
+written once (``CONTRADICTS``, undirected and idempotent in the store); a
+newer value of the same temporal attribute from the same source with at
+least the older one's confidence also ``SUPERSEDES`` it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from mnemonet.agents.base import Subscribe, WorkerAgent
+from mnemonet.agents.ownership import Ownership
+from mnemonet.agents.predicates import PredicateSchema
+from mnemonet.llm.base import CandidatePair, LanguageModel
+from mnemonet.model.api import MemoryAPI
+from mnemonet.model.records import normalise_name
+from mnemonet.model.views import StatementView
+from mnemonet.settings import Settings
+
+log = logging.getLogger(__name__)
+
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rules say about a pair: contradicts, none, or ambiguous (ask the model)."""
+
+    kind: Literal["contradicts", "none", "ambiguous"]
+    reason: str
+
+
+def _words(name: str) -> frozenset[str]:
+    # Crude singular so "mornings" meets "morning meetings".
+    out = set()
+    for w in _WORD_RE.findall(name.casefold()):
+        if w in _STOP:
+            continue
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return frozenset(out)
+
+
+def classify(new: StatementView, old: StatementView, schema: PredicateSchema) -> Verdict:
+    """The rule verdict on two statements (``new`` the later one)."""
+    if normalise_name(new.subject) != normalise_name(old.subject):
+        return Verdict("none", "different subjects")
+    if schema.spec(new.predicate).skip or schema.spec(old.predicate).skip:
+        return Verdict("none", "not validated")
+    pn, po = schema.canonical(new.predicate), schema.canonical(old.predicate)
+    wn, wo = _words(new.object), _words(old.object)
+    same_object = normalise_name(new.object) == normalise_name(old.object) or (wn and wn == wo)
+    if pn == po:
+        if same_object:
+            if new.negated != old.negated:
+                return Verdict("contradicts", f"one negates the other ({pn} {old.object})")
+            return Verdict("none", "the same statement")
+        if new.negated or old.negated:
+            return Verdict("none", "a negation of another value")
+        cardinality = schema.spec(pn).cardinality
+        if cardinality == "single":
+            return Verdict("contradicts", f"{pn} has one value at a time: {old.object} vs {new.object}")
+        if cardinality == "single_per_topic":
+            return Verdict("ambiguous", f"two values of {pn}; the same topic?")
+        return Verdict("none", f"{pn} has many values")
+    group = schema.exclusive(pn, po)
+    if group is not None:
+        if new.negated or old.negated:
+            return Verdict("none", f"a negated side of {group.name}")
+        if group.scope == "subject":
+            return Verdict("contradicts", f"{group.name}: {pn} excludes {po}")
+        if same_object:
+            return Verdict("contradicts", f"{group.name}: {pn} vs {po} {old.object}")
+    polarity_new, polarity_old = schema.polarity(pn, new.negated), schema.polarity(po, old.negated)
+    if polarity_new and polarity_old and polarity_new != polarity_old and wn & wo:
+        return Verdict("ambiguous", f"opposite feelings about {', '.join(sorted(wn & wo))}")
+    return Verdict("none", "no rule finds a conflict")
+
+
+def supersedes(new: StatementView, old: StatementView, schema: PredicateSchema) -> bool:
+    """Resolution: a newer value of the same temporal attribute, same source, confidence not lower."""
+    return (
+        bool(new.source) and new.source == old.source
+        and new.confidence >= old.confidence
+        and schema.canonical(new.predicate) == schema.canonical(old.predicate)
+        and schema.spec(new.predicate).temporal
+    )
+
+
+def _older(t: StatementView, s: StatementView) -> bool:
+    return (t.created_at, t.id) < (s.created_at, s.id)
+
+
+class ValidationAgent(WorkerAgent[StatementView]):
+    """Detects and records contradictions for the statements it owns."""
+
+    name = "validation"
+    source = "validation-agent"
+    extra_counters = ("contradictions", "supersessions")
+
+    def __init__(self, api: MemoryAPI, settings: Settings, ownership: Ownership, llm: LanguageModel,
+                 schema: PredicateSchema | None = None, subscribe: Subscribe | None = None) -> None:
+        super().__init__(api, settings, ownership, subscribe)
+        self.llm = llm
+        self.schema = schema or PredicateSchema.load(settings.validation_predicates_file)
+
+    async def pending(self, limit: int) -> Sequence[StatementView]:
+        return await self.api.pending_statements(self.source, limit)
+
+    def item_id(self, item: StatementView) -> str:
+        return item.id
+
+    async def process_batch(self, batch: Sequence[StatementView]) -> None:
+        checked = [s for s in batch if not self.schema.spec(s.predicate).skip]
+        found = await asyncio.gather(*(self._candidates(s) for s in checked))
+        clear: list[tuple[StatementView, StatementView, str]] = []
+        ambiguous: list[tuple[StatementView, StatementView]] = []
+        for s, candidates in zip(checked, found):
+            for t in candidates:
+                verdict = classify(s, t, self.schema)
+                if verdict.kind == "contradicts":
+                    clear.append((s, t, verdict.reason))
+                elif verdict.kind == "ambiguous":
+                    ambiguous.append((s, t))
+        for s, t, reason in clear + await self._judge(ambiguous):
+            await self._record(s, t, reason)
+        await self.api.mark_processed(self.source, [s.id for s in batch])
+        self.counters["processed"] += len(batch)
+
+    async def _candidates(self, s: StatementView) -> list[StatementView]:
+        """Older, current statements about the same subject: from the graph, plus close ones by embedding."""
+        limit = self.settings.validation_candidate_limit
+        about = await self.api.get_concept_statements(s.subject, limit=limit)
+        out = {t.id: t for t in about if self._eligible(s, t)}
+        if self.settings.validation_search_k > 0:
+            hits = await self.api.search(s.sentence(), k=self.settings.validation_search_k, kinds=["statement"])
+            ids = [h.id for h in hits if h.id not in out and h.id != s.id]
+            for item in await self.api.load(ids) if ids else []:
+                if item.get("kind") != "statement":
+                    continue
+                t = StatementView.model_validate(item)
+                opposite = self.schema.polarity(s.predicate, s.negated) * self.schema.polarity(t.predicate, t.negated) < 0
+                if opposite and self._eligible(s, t):
+                    out[t.id] = t
+        return list(out.values())
+
+    def _eligible(self, s: StatementView, t: StatementView) -> bool:
+        return (
+            t.id != s.id and not t.superseded_by and _older(t, s)
+            and normalise_name(t.subject) == normalise_name(s.subject)
+            and not self.schema.spec(t.predicate).skip
+        )
+
+    async def _judge(self, pairs: list[tuple[StatementView, StatementView]]) -> list[tuple[StatementView, StatementView, str]]:
+        """The contradicting pairs among ``pairs``, one model call per ``llm_max_pairs`` of them."""
+        out = []
+        size = max(1, self.settings.llm_max_pairs)
+        for start in range(0, len(pairs), size):
+            chunk = pairs[start:start + size]
+            self.counters["llm_calls"] += 1
+            judgements = await self.llm.judge_pairs([CandidatePair(a=s.sentence(), b=t.sentence()) for s, t in chunk])
+            for j in judgements:
+                if j.contradicts and 0 <= j.index < len(chunk):
+                    s, t = chunk[j.index]
+                    out.append((s, t, j.reason or "judged contradictory"))
+        return out
+
+    async def _record(self, s: StatementView, t: StatementView, reason: str) -> None:
+        if await self.api.link_statements("CONTRADICTS", s.id, t.id, reason, self.source):
+            self.counters["claims_made"] += 1
+            self.counters["contradictions"] += 1
+        if supersedes(s, t, self.schema):
+            why = f"newer {self.schema.canonical(s.predicate)} from {s.source} ({reason})"
+            if await self.api.link_statements("SUPERSEDES", s.id, t.id, why[:1000], self.source):
+                self.counters["claims_made"] += 1
+                self.counters["supersessions"] += 1
+        log.info("contradiction", extra={"worker": self.name, "new": s.id, "old": t.id, "reason": reason})

@@ -1,0 +1,69 @@
+"""A store node's vector sync: embeds graph items that have no vector yet, when the store opens and then periodically.
+
+The graph is the record of truth and a write is acknowledged once the
+graph has committed it; a vector write that fails after that (embedder or
+PostgreSQL down, or the node crashing in between) leaves the item without a
+vector. Each pass asks the memory service to index the newest items still
+lacking one (``MemoryService.sync_vectors``), so the index converges.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+
+
+class StoreSource(Protocol):
+    """Where the sync finds the store, without ever building it."""
+
+    store_ready: asyncio.Event
+
+    def ready(self, capability: str) -> object | None:
+        """The provider if it is built (or was given), else None."""
+        ...
+
+
+class VectorSync:
+    """Runs ``sync_vectors`` on the local store: first when it opens, then every ``interval`` seconds."""
+
+    def __init__(self, providers: StoreSource, interval: float, limit: int) -> None:
+        self._providers = providers
+        self._interval = interval
+        self._limit = limit
+        self.passes = 0
+        self.indexed = 0
+        self.failures = 0
+
+    async def run(self) -> None:
+        """Loop until cancelled; returns at once when turned off (interval 0)."""
+        if self._interval <= 0:
+            return
+        # Waiting, not building: a node whose store is never used starts no database for this.
+        await self._providers.store_ready.wait()
+        while True:
+            await self.pass_once()
+            await asyncio.sleep(self._interval)
+
+    async def pass_once(self) -> int:
+        """One pass; returns how many items it indexed (a failure is logged and retried next pass)."""
+        sync = getattr(self._providers.ready("store"), "sync_vectors", None)
+        if sync is None:
+            return 0  # no store open, or one without a vector index
+        try:
+            indexed = int(await sync(self._limit))
+        except Exception as exc:  # embedder or database down: the next pass retries
+            self.failures += 1
+            log.warning("vector sync failed: %s: %s", type(exc).__name__, exc)
+            return 0
+        self.passes += 1
+        self.indexed += indexed
+        if indexed:
+            log.info("vector sync indexed %d items that lacked a vector", indexed)
+        return indexed
+
+    def stats(self) -> dict[str, Any]:
+        """Counters for ``/health`` and ``/metrics``."""
+        return {"passes": self.passes, "indexed": self.indexed, "failures": self.failures}

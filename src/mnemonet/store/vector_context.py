@@ -1,0 +1,59 @@
+"""Conversational context from the vector rows: the observations recorded just before and after others in a session.
+
+Observations carry their session (any metadata key the caller names) and
+their time in the vector rows, so "the turn before and after this one" is an
+index walk over ``(kind, created_at)`` bounded by a time span, filtered to
+the same session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from mnemonet.store.vector_types import VectorHit, quote_schema
+from mnemonet.store.vectors import VectorStore
+
+_MAX_TURNS = 20
+_MAX_SEEDS = 100
+
+
+async def session_neighbours(
+    store: VectorStore, ids: Sequence[str], key: str, turns: int, span_ms: int
+) -> list[tuple[str, VectorHit]]:
+    """(seed id, neighbour) pairs: up to ``turns`` observations on each side of each seed in its session.
+
+    A seed is an observation whose metadata has ``key``; neighbours share
+    that value and were recorded within ``span_ms`` of the seed, nearest first.
+    """
+    if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or len(ids) > _MAX_SEEDS:
+        raise ValueError(f"ids: expected a list of at most {_MAX_SEEDS} ids")
+    if not isinstance(key, str) or not key:
+        raise ValueError("key: must be a non-empty metadata key")
+    if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= _MAX_TURNS:
+        raise ValueError(f"turns: expected an integer from 0 to {_MAX_TURNS}")
+    if isinstance(span_ms, bool) or not isinstance(span_ms, int) or span_ms < 0:
+        raise ValueError("span_ms: expected a non-negative integer")
+    if not ids or turns == 0:
+        return []
+    q = quote_schema(store.schema)
+    side = """(SELECT x.id, x.kind, x.text, x.created_at, x.metadata FROM {q}.embeddings x
+               WHERE x.kind = 'observation' AND x.metadata ->> $2 = s.metadata ->> $2
+                 AND x.created_at {op} s.created_at AND x.created_at {bound}
+               ORDER BY x.created_at {order}, x.id LIMIT $3)"""
+    before = side.format(q=q, op="<", bound=">= s.created_at - $4", order="DESC")
+    after = side.format(q=q, op=">", bound="<= s.created_at + $4", order="ASC")
+    sql = f"""SELECT s.id AS seed, n.* FROM {q}.embeddings s
+              CROSS JOIN LATERAL ({before} UNION ALL {after}) n
+              WHERE s.id = ANY($1::text[]) AND s.kind = 'observation' AND s.metadata ? $2"""
+    async with store.acquire() as conn:
+        rows = await conn.fetch(sql, list(ids), key, turns, span_ms)
+    return [
+        (
+            r["seed"],
+            VectorHit(
+                id=r["id"], kind=r["kind"], text=r["text"], score=0.0, vector_rank=None, keyword_rank=None,
+                created_at=r["created_at"], metadata=r["metadata"],
+            ),
+        )
+        for r in rows
+    ]

@@ -1,0 +1,59 @@
+"""The inference worker on a real store: claims DERIVED_FROM the observation, done once, resumable."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonet.agents import InferenceAgent, Ownership
+from mnemonet.model.api import InferredClaim
+from mnemonet.service import MemoryService
+from mnemonet.settings import Settings
+from mnemonet.store.graph_errors import UnknownReference
+
+
+async def test_claims_are_written_derived_from_the_observation_and_never_twice(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    works = await service.observe("Alice works at Acme.")
+    question = await service.observe("Is it raining?")  # supports no claim: done all the same
+    agent = InferenceAgent(service, agent_settings, Ownership.solo("w1"))
+
+    assert await agent.drain() == 2
+    [claim] = await service.graph.statements_by_source(InferenceAgent.source, [works.observation_id])
+    assert (claim.subject, claim.predicate, claim.object) == ("Acme", "employs", "Alice")
+    assert claim.derived_from == [works.observation_id] and claim.confidence == 0.8
+    assert await service.pending_observations(InferenceAgent.source) == []
+    assert agent.stats()["claims_made"] == 1 and agent.stats()["llm_calls"] == 2
+
+    # A restarted worker reads its progress back from the graph: nothing to redo.
+    again = InferenceAgent(service, agent_settings, Ownership.solo("w1"))
+    assert await again.drain() == 0 and again.stats()["llm_calls"] == 0
+    # A racing twin's duplicate write is absorbed by the derived ids and the marker.
+    repeat = await service.record_inference(works.observation_id, [InferredClaim(text="Acme employs Alice")],
+                                            InferenceAgent.source)
+    assert repeat.created is False
+    assert (await service.graph.counts())["Statement"] == 2  # the observed one and the inferred one
+    assert question.observation_id not in [o.id for o in await service.pending_observations(InferenceAgent.source)]
+
+
+async def test_two_workers_split_the_backlog_by_ownership(service: MemoryService, agent_settings: Settings) -> None:
+    for i in range(12):
+        await service.observe(f"Person{i} lives in Town{i}.")
+    members = lambda: ["a", "b"]  # noqa: E731
+    a = InferenceAgent(service, agent_settings, Ownership("a", members))
+    b = InferenceAgent(service, agent_settings, Ownership("b", members))
+
+    first = await a.drain()
+    assert 0 < first < 12  # only its own share
+    assert await b.drain() == 12 - first
+    assert a.stats()["skipped"] >= 12 - first
+    assert await service.pending_observations(InferenceAgent.source) == []
+
+
+async def test_record_inference_refuses_bad_input(service: MemoryService) -> None:
+    with pytest.raises(UnknownReference):
+        await service.record_inference("obs-missing", [], "inference-agent")
+    with pytest.raises(ValueError, match="observation_id"):
+        await service.record_inference("bad id!", [], "inference-agent")
+    with pytest.raises(ValueError, match="source"):
+        await service.record_inference("obs-1", [], "  ")

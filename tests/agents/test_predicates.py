@@ -1,0 +1,59 @@
+"""The predicate schema: packaged defaults, a user's file merged over them, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mnemonet.agents.predicates import PredicateSchema
+from mnemonet.agents.validation import classify
+from mnemonet.model.views import StatementView
+
+
+def _st(subject: str, predicate: str, obj: str, negated: bool = False) -> StatementView:
+    return StatementView(id=f"{subject}-{predicate}-{obj}-{negated}", subject=subject, predicate=predicate,
+                         object=obj, confidence=0.9, negated=negated)
+
+
+def test_defaults_know_aliases_cardinality_polarity_and_exclusivity() -> None:
+    schema = PredicateSchema.load()
+    assert schema.canonical("is_called") == "has_name" and schema.canonical("hates") == "dislikes"
+    assert schema.spec("lives_in").cardinality == "single" and schema.spec("has_hobby").cardinality == "multi"
+    assert schema.spec("born_in").temporal is False and schema.spec("unknown_thing").cardinality == "multi"
+    assert schema.polarity("likes", False) == 1 and schema.polarity("likes", True) == -1
+    assert schema.exclusive("is_married", "is_single") is not None and schema.exclusive("likes", "wants") is None
+    assert schema.spec("has_summary").skip
+
+
+def test_a_users_file_extends_the_defaults(tmp_path: Path) -> None:
+    extra = tmp_path / "predicates.yaml"
+    extra.write_text(
+        "predicates:\n  drives: {aliases: [commutes_by], cardinality: single}\n"
+        "exclusive:\n  - {name: diet, scope: subject, sides: [[is_vegan], [eats_meat]]}\n")
+    schema = PredicateSchema.load(extra)
+    assert schema.canonical("commutes_by") == "drives" and schema.canonical("is_called") == "has_name"
+    assert classify(_st("al", "drives", "bus"), _st("al", "commutes_by", "car"), schema).kind == "contradicts"
+    assert classify(_st("al", "eats_meat", "beef"), _st("al", "is_vegan", "yes"), schema).kind == "contradicts"
+
+
+@pytest.mark.parametrize("text, field", [
+    ("predicates:\n  x: {cardinality: several}\n", "predicates.x.cardinality"),
+    ("exclusive:\n  - {name: g, scope: object, sides: [[a]]}\n", "exclusive.0.sides"),
+    ("predicates:\n  x: {colour: red}\n", "predicates.x.colour"),
+    ("predicates: [unclosed\n", "cannot read"),
+])
+def test_a_bad_file_is_refused_naming_the_field(tmp_path: Path, text: str, field: str) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(text)
+    with pytest.raises(ValueError, match=field.replace(".", r"\.")):
+        PredicateSchema.load(bad)
+
+
+def test_prefers_within_a_topic_is_left_to_the_model() -> None:
+    schema = PredicateSchema.load()
+    verdict = classify(_st("user", "prefers", "afternoon"), _st("user", "prefers", "morning meetings"), schema)
+    assert verdict.kind == "ambiguous"
+    feelings = classify(_st("user", "dislikes", "mornings"), _st("user", "prefers", "morning meetings"), schema)
+    assert feelings.kind == "ambiguous" and "morning" in feelings.reason
+    assert classify(_st("user", "dislikes", "mornings"), _st("user", "likes", "mornings", True), schema).kind == "none"

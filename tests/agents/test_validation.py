@@ -1,0 +1,84 @@
+"""The validation worker on a real store: the truth table, batching of ambiguous pairs, resolution."""
+
+from __future__ import annotations
+
+from mnemonet.agents import InferenceAgent, Ownership, ValidationAgent
+from mnemonet.llm import make_language_model
+from mnemonet.service import MemoryService
+from mnemonet.settings import Settings
+
+# (case, first claim, second claim, contradiction expected)
+TRUTH_TABLE = [
+    ("multi-valued, two values", "alice has_hobby: chess", "alice has_hobby: tennis", False),
+    ("single-valued, two values", "bob lives in Paris", "bob lives in Berlin", True),
+    ("aliased predicates", "carol is_called: Cee", "carol has_name: Caroline", True),
+    ("identical statements", "dave likes tea", "dave likes tea", False),
+    ("different subjects", "erin lives in Rome", "frank lives in Oslo", False),
+    ("negated vs plain", "gina likes jazz", "gina does not like jazz", True),
+    ("exclusivity group (object)", "hank likes opera", "hank dislikes opera", True),
+    ("exclusivity group (subject)", "ivy is_married: yes", "ivy is_single: yes", True),
+]
+
+
+class RerunValidator(ValidationAgent):
+    """A second validator that has done nothing yet, so it re-examines every statement."""
+
+    source = "validation-rerun"
+
+
+async def _contradiction_pairs(service: MemoryService) -> list[frozenset[str]]:
+    rows = await service.graph.read_query(
+        "MATCH (a:Statement)-[:CONTRADICTS]->(b:Statement) RETURN a.sentence AS a, b.sentence AS b")
+    return [frozenset((r["a"], r["b"])) for r in rows]
+
+
+async def test_truth_table(service: MemoryService, agent_settings: Settings) -> None:
+    views = {}
+    for case, first, second, _ in TRUTH_TABLE:
+        a = await service.claim(first, idempotency_key=f"{case}/1")
+        b = await service.claim(second, idempotency_key=f"{case}/2")
+        views[case] = (a.statement, b.statement)
+    llm = make_language_model(agent_settings)
+    agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), llm)
+
+    assert await agent.drain() == 2 * len(TRUTH_TABLE)
+
+    found = await _contradiction_pairs(service)
+    for case, _, _, expected in TRUTH_TABLE:
+        a, b = views[case]
+        pair = frozenset((a.sentence(), b.sentence()))
+        assert (pair in found) is expected, case
+    assert len(found) == sum(expected for *_, expected in TRUTH_TABLE)  # each written once
+    assert agent.stats()["llm_calls"] == 0  # every case here is clear-cut: decided by rule
+    # Same source, same confidence, a newer value of the same attribute: the newer supersedes.
+    superseded = {s.id for s in await service.graph.recent_statements(100) if s.superseded_by}
+    assert superseded == {views[c][0].id for c in ("single-valued, two values", "aliased predicates",
+                                                   "negated vs plain")}
+
+    # Rerun, by a fresh validator that re-examines everything: no duplicate.
+    rerun = RerunValidator(service, agent_settings, Ownership.solo("v2"), llm)
+    assert await rerun.drain() == 2 * len(TRUTH_TABLE)
+    assert sorted(map(sorted, await _contradiction_pairs(service))) == sorted(map(sorted, found))
+    assert rerun.stats()["claims_made"] == 0
+    assert (await service.graph.counts())["SUPERSEDES"] == 3
+
+
+async def test_meeting_preferences_ambiguous_pairs_go_to_the_model_in_one_call(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    await service.observe("I prefer morning meetings")
+    await service.observe("actually I hate mornings, afternoon is better")
+    llm = make_language_model(agent_settings)
+    await InferenceAgent(service, agent_settings, Ownership.solo("i1")).drain()
+    validator = ValidationAgent(service, agent_settings, Ownership.solo("v1"), llm)
+
+    await validator.drain()
+
+    assert validator.stats()["llm_calls"] == 1  # all ambiguous pairs of the batch judged together
+    statements = {s.sentence(): s for s in await service.graph.recent_statements(50)}
+    morning, afternoon = statements["user prefers morning meetings"], statements["user prefers afternoon"]
+    assert morning.superseded_by == [afternoon.id]
+    assert statements["user dislikes morning"].id in morning.contradicted_by  # "mornings" met the "morning" concept
+    answer = await service.remember("what are my meeting preferences?")
+    current, _, earlier = answer.text.partition("Earlier (changed since)")
+    assert "afternoon" in current and "morning meetings" in earlier
