@@ -14,13 +14,23 @@ from typing import Any
 
 from mnemonet.embed.base import Embedder
 from mnemonet.llm.base import LanguageModel, Triple
-from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
+from mnemonet.llm.claims import parse_canonical_claim
+from mnemonet.model.api import (
+    Answer,
+    ClaimResult,
+    ConsolidationWork,
+    InferredClaim,
+    LinkKind,
+    ObserveResult,
+    Recall,
+)
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
     ClaimRecord,
     ObservationRecord,
     SourceSpec,
     StatementSpec,
+    check_id,
     check_name,
     check_text,
 )
@@ -31,6 +41,7 @@ from mnemonet.model.views import (
     ObservationView,
     SearchHit,
     StatementView,
+    WriteResult,
 )
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 from mnemonet.service.recall import build_recall, memory_lines
@@ -127,6 +138,80 @@ class MemoryService:
         created = await self.graph.link_statements("CONTRADICTS", a.id, b.id, text, source)
         return ClaimResult(statement_id=a.id, created=created, statement=a, contradicts=[a.id, b.id])
 
+    # -- worker agents ---------------------------------------------------------
+
+    async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
+        """Store a worker's claims about an observation and mark it done, atomically.
+
+        Statement ids derive from (source, observation id, index), so the same
+        result written twice (a retry, or two workers racing at a membership
+        change) lands on the same ids and the second write is absorbed.
+        Canonical claim sentences are read by rule; others cost one parse call each.
+        """
+        check_id(observation_id, "observation_id")
+        source_spec = _worker(source)
+        if not isinstance(claims, list) or len(claims) > self.settings.max_statements_per_write:
+            raise ValueError(f"claims: must be a list of at most {self.settings.max_statements_per_write} claims")
+        statements = []
+        for i, c in enumerate(claims):
+            if not isinstance(c, InferredClaim):
+                raise ValueError(f"claims[{i}]: must be an InferredClaim")
+            text = self._check_input(c.text, f"claims[{i}].text")
+            triple = parse_canonical_claim(text)
+            if triple is None:
+                triple = (await self._llm("record_inference", self.llm.parse_claim(text, source_spec.name))).triple
+            triple = triple.model_copy(update={"confidence": c.confidence})
+            statements.append(_statement(derived_id("st", source_spec.name, observation_id, str(i)), triple))
+        result = await self.graph.write_inference(observation_id, tuple(statements), source_spec)
+        if result.created and statements:
+            await self._index_statements(await self.graph.get_statements(result.statement_ids))
+        return result
+
+    async def pending_observations(self, source: str, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations the worker ``source`` has not processed yet."""
+        return await self.graph.pending_observations(_worker(source), _limit(limit))
+
+    async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
+        """Oldest statements the worker ``source`` has not marked processed yet."""
+        return await self.graph.pending_statements(_worker(source), _limit(limit))
+
+    async def mark_processed(self, source: str, ids: list[str]) -> int:
+        """Mark statements processed by the worker ``source``; repeating it is a no-op."""
+        if not isinstance(ids, list) or len(ids) > MAX_LIMIT:
+            raise ValueError(f"ids: must be a list of at most {MAX_LIMIT} ids")
+        return await self.graph.mark_statements_processed(_worker(source), ids)
+
+    async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
+        """SUPERSEDES or CONTRADICTS between existing statements; False when the link exists (either way for CONTRADICTS)."""
+        return await self.graph.link_statements(kind, from_id, to_id, reason, _worker(source))
+
+    async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
+        """Concepts with at least ``min_new`` statements no summary by ``source`` rests on yet, with those
+        statements (oldest first, at most ``llm_max_summary_statements``) and the newest summary."""
+        worker = _worker(source)
+        out = []
+        for concept_id, name, fresh in await self.graph.consolidation_candidates(worker, min_new, _limit(limit)):
+            views = await self.graph.get_statements(fresh[: self.settings.llm_max_summary_statements])
+            views.sort(key=lambda v: (v.created_at, v.id))
+            previous = await self.graph.latest_summary(worker, concept_id)
+            out.append(ConsolidationWork(concept_id=concept_id, concept=name, statements=views, previous=previous))
+        return out
+
+    async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
+        """Store a summary about a concept, DERIVED_FROM its basis, and embed it as kind ``summary``.
+
+        Its id derives from (source, concept, basis), so a retry or a racing twin is absorbed.
+        """
+        worker = _worker(source)
+        text = check_text(text, "text", self.settings.llm_summary_max_chars)
+        if not isinstance(derived_from, list) or not derived_from or len(derived_from) > MAX_LIMIT:
+            raise ValueError(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
+        statement_id = derived_id("st", worker.name, check_id(concept_id, "concept_id"), *sorted(set(derived_from)))
+        result = await self.graph.write_summary(statement_id, concept_id, text, derived_from, worker)
+        if result.created:
+            await self.indexer.index_quietly([IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})])
+        return result
+
     # -- reads ---------------------------------------------------------------
 
     async def recall(self, query: str) -> Recall:
@@ -211,7 +296,7 @@ class MemoryService:
         await self.graph.clear()
         await self.vectors.clear()
 
-    async def sync_vectors(self, limit: int = 1000) -> int:
+    async def sync_vectors(self, limit: int = MAX_LIMIT) -> int:
         """Embed recent graph items that have no vector (after a failed index write or a restart)."""
         observations = await self.graph.recent_observations(_limit(limit))
         statements = await self.graph.recent_statements(_limit(limit))
@@ -283,6 +368,10 @@ def _observation_entry(o: ObservationView) -> IndexEntry:
     # the speaker prefix doubles dense recall@10 on LoCoMo).
     text = f"{o.source}: {o.text}" if o.source else o.text
     return IndexEntry(o.id, "observation", text, o.created_at, {"source": o.source or "", **o.metadata})
+
+
+def _worker(source: str) -> SourceSpec:
+    return SourceSpec(name=check_name(source, "source"), kind="agent")
 
 
 def _limit(limit: int) -> int:
