@@ -13,7 +13,7 @@ Per cluster size N it measures:
   (pings, acks, indirect probes, gossip, push-pull) during that run;
 - false dead verdicts for live members under 10% and 30% message loss.
 
-Usage: python bench/membership_sim.py [--sizes 50,200,1000] [--loss-seconds 40]
+Usage: python bench/membership_sim.py [--sizes 50,200,1000] [--loss-seconds 20]
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from mnemonet.p2p.detector import DetectorConfig, FailureDetector, detection_bou
 from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
 from mnemonet.settings import Settings
 
+MAX_PIGGYBACK: int = Settings.model_fields["gossip_max_piggyback"].default
 GOSSIP_INTERVAL: float = Settings.model_fields["gossip_interval"].default
 GOSSIP_FANOUT: int = Settings.model_fields["gossip_fanout"].default
 LATENCY = (0.001, 0.010)  # one-way delay range in seconds, uniform
@@ -132,6 +133,8 @@ async def gossip_loop(net: SimNetwork, node: SimNode, rng: random.Random) -> Non
     membership = node.membership
     while True:
         await asyncio.sleep(GOSSIP_INTERVAL)
+        if not membership.pending_broadcasts():
+            continue  # nothing to say; skip listing the peers
         peers = membership.alive(include_local=False)
         for peer in rng.sample(peers, min(GOSSIP_FANOUT, len(peers))):
             updates = membership.take_piggyback()
@@ -144,10 +147,10 @@ async def gossip_loop(net: SimNetwork, node: SimNode, rng: random.Random) -> Non
 # -- cluster --------------------------------------------------------------------
 
 class SimCluster:
-    def __init__(self, n: int, loss: float, seed: int) -> None:
+    def __init__(self, n: int, loss: float, seed: int, max_piggyback: int) -> None:
         self.rng = random.Random(seed)
         self.net = SimNetwork(loss, random.Random(seed + 1))
-        self.mcfg, self.dcfg = MembershipConfig(), DetectorConfig()
+        self.mcfg, self.dcfg = MembershipConfig(max_piggyback=max_piggyback), DetectorConfig()
         # (time, observer, subject, new state, incarnation) for every change anyone sees
         self.events: list[tuple[float, str, str, MemberState, int]] = []
         self.n = n
@@ -174,13 +177,10 @@ class SimCluster:
     async def boot(self) -> None:
         """N members that already know each other, as after their joins settled."""
         nodes = [self.add(f"n{i}") for i in range(self.n)]
-        full = [node.membership.local.to_wire() for node in nodes]
+        everyone = [node.membership.local for node in nodes]
         for node in nodes:
-            node.membership.apply_many(full)
-            while node.membership.take_piggyback():
-                pass
+            node.membership.preload(everyone)
             self.start(node)
-        self.events.clear()
 
     def crash(self, node_id: str) -> None:
         self.net.crashed.add(node_id)
@@ -204,9 +204,9 @@ def run_sim(coro_fn: Any, *args: Any) -> dict[str, Any]:
 
 # -- scenarios ------------------------------------------------------------------
 
-async def churn(n: int, seed: int) -> dict[str, Any]:
+async def churn(n: int, seed: int, max_piggyback: int) -> dict[str, Any]:
     """Join one member and crash another at the same moment; time both to convergence."""
-    cluster = SimCluster(n, loss=0.0, seed=seed)
+    cluster = SimCluster(n, loss=0.0, seed=seed, max_piggyback=max_piggyback)
     await cluster.boot()
     await asyncio.sleep(WARMUP)
     t0 = asyncio.get_running_loop().time()
@@ -248,32 +248,50 @@ async def churn(n: int, seed: int) -> dict[str, Any]:
     }
 
 
-async def lossy(n: int, loss: float, seconds: float, seed: int) -> dict[str, Any]:
+async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: int) -> dict[str, Any]:
     """No failures at all; count live members declared dead anyway."""
-    cluster = SimCluster(n, loss=loss, seed=seed)
+    cluster = SimCluster(n, loss=loss, seed=seed, max_piggyback=max_piggyback)
     await cluster.boot()
-    await asyncio.sleep(seconds)
+    loop = asyncio.get_running_loop()
+    collapsed = False
+    while loop.time() < seconds and not collapsed:
+        await asyncio.sleep(1.0)
+        # Past N false verdicts the cluster is collapsing; stop rather than
+        # spend minutes simulating the collapse.
+        collapsed = sum(1 for e in cluster.events if e[3] is MemberState.DEAD) > n
+    elapsed = loop.time()
     await cluster.stop()
     events = cluster.events
     return {
         "false_dead": sum(1 for _, _, _, st, _ in events if st is MemberState.DEAD),
         "suspicions": len({(subj, inc) for _, _, subj, st, inc in events if st is MemberState.SUSPECT}),
-        "msgs": sum(cluster.net.sent.values()) / n / (seconds / cluster.dcfg.probe_interval),
+        "msgs": sum(cluster.net.sent.values()) / n / (elapsed / cluster.dcfg.probe_interval),
+        "collapsed_at": elapsed if collapsed else None,
     }
 
 
-def job(kind: str, n: int, loss: float, seconds: float, seed: int) -> tuple[str, int, float, dict[str, Any], float]:
-    started = time.process_time()
-    result = run_sim(churn, n, seed) if kind == "churn" else run_sim(lossy, n, loss, seconds, seed)
-    return kind, n, loss, result, time.process_time() - started
+def job(kind: str, n: int, loss: float, seconds: float, seed: int, max_piggyback: int) -> tuple[str, int, float, dict[str, Any]]:
+    if kind == "churn":
+        return kind, n, loss, run_sim(churn, n, seed, max_piggyback)
+    return kind, n, loss, run_sim(lossy, n, loss, seconds, seed, max_piggyback)
+
+
+def verdicts(result: dict[str, Any]) -> str:
+    """False dead verdicts (distinct suspicions), or where the run was cut short."""
+    text = f"{result['false_dead']} ({result['suspicions']})"
+    if result["collapsed_at"] is not None:
+        text += f", >N by {result['collapsed_at']:.0f}s: stopped"
+    return text
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="50,200,1000", help="comma-separated cluster sizes")
-    parser.add_argument("--loss-seconds", type=float, default=40.0, help="simulated seconds of each lossy run")
+    parser.add_argument("--loss-seconds", type=float, default=20.0, help="simulated seconds of each lossy run")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--max-piggyback", type=int, default=MAX_PIGGYBACK,
+                        help="updates per message (Settings.gossip_max_piggyback)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     jobs = [("churn", n, 0.0) for n in sizes] + [("lossy", n, p) for n in sizes for p in (0.1, 0.3)]
@@ -281,14 +299,15 @@ def main() -> None:
     results: dict[tuple[str, int, float], dict[str, Any]] = {}
     wall = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(job, kind, n, p, args.loss_seconds, args.seed) for kind, n, p in jobs]
+        futures = [pool.submit(job, kind, n, p, args.loss_seconds, args.seed, args.max_piggyback)
+                   for kind, n, p in jobs]
         for future in futures:
-            kind, n, p, result, _cpu = future.result()
+            kind, n, p, result = future.result()
             results[(kind, n, p)] = result
 
-    mcfg, dcfg = MembershipConfig(), DetectorConfig()
+    mcfg, dcfg = MembershipConfig(max_piggyback=args.max_piggyback), DetectorConfig()
     print(f"probe_interval={dcfg.probe_interval}s probe_timeout={dcfg.probe_timeout}s "
-          f"indirect_probes={dcfg.indirect_probes} gossip_interval={GOSSIP_INTERVAL}s fanout={GOSSIP_FANOUT} "
+          f"indirect_probes={dcfg.indirect_probes} max_piggyback={mcfg.max_piggyback} gossip_interval={GOSSIP_INTERVAL}s fanout={GOSSIP_FANOUT} "
           f"suspicion_timeout={mcfg.suspicion_timeout}s x max(1, log10 N) retransmit_mult={mcfg.retransmit_mult} "
           f"latency={LATENCY[0] * 1000:.0f}-{LATENCY[1] * 1000:.0f}ms lossy runs={args.loss_seconds:.0f}s")
     print()
@@ -299,7 +318,7 @@ def main() -> None:
         c, l10, l30 = results[("churn", n, 0.0)], results[("lossy", n, 0.1)], results[("lossy", n, 0.3)]
         print(f"| {n} | {c['join_rounds']:.1f} ({math.log2(n):.1f}) | {c['dead_after']:.1f} ({c['bound']:.0f}) "
               f"| {c['msgs']:.1f} / {l10['msgs']:.1f} / {l30['msgs']:.1f} "
-              f"| {l10['false_dead']} ({l10['suspicions']}) | {l30['false_dead']} ({l30['suspicions']}) |")
+              f"| {verdicts(l10)} | {verdicts(l30)} |")
     print(f"\nwall time {time.perf_counter() - wall:.0f}s")
 
 

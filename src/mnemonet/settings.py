@@ -124,7 +124,7 @@ class Settings(BaseSettings):
         "extracted from (the statement then folds into it); 0 turns lifting off.",
     )
     search_adjacent_turns: int = Field(
-        1, description="Observations on each side of a top observation, in the same session, that hybrid+graph "
+        3, description="Observations on each side of a top observation, in the same session, that hybrid+graph "
         "search joins (0 turns it off).",
     )
     search_adjacent_discount: float = Field(
@@ -140,7 +140,7 @@ class Settings(BaseSettings):
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
     )
     search_concept_discount: float = Field(
-        0.3, description="A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
+        0.1, description="A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
     )
     search_seed_concepts: int = Field(
         20, description="Concepts of each top hit that shared-concept expansion follows (bounds the work per query).",
@@ -149,8 +149,8 @@ class Settings(BaseSettings):
         50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",
     )
     search_source_boost: float = Field(
-        0.5, description="Score bonus (as a share) of hits whose source is named in the query (speaker-aware "
-        "matching); 0 turns it off.",
+        0.0, description="Score bonus (as a share) of hits whose source is named in the query (speaker-aware "
+        "matching at read time); off by default: observations are indexed as 'source: text', which does it better.",
     )
 
     # -- worker agents (inference, validation, consolidation) ------------------

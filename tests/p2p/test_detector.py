@@ -275,3 +275,13 @@ def test_detector_config_rejects_nonsense() -> None:
         DetectorConfig(probe_timeout=2.0, probe_interval=1.0)
     with pytest.raises(ValueError):
         DetectorConfig(indirect_probes=-1)
+
+
+async def test_probe_of_a_suspect_tells_it_directly() -> None:
+    cluster = Cluster(2)  # n1 is the only member n0 can probe
+    prober = cluster.nodes["n0"]
+    prober.membership.suspect("n1")
+    while prober.membership.take_piggyback():  # the suspicion is no longer queued
+        pass
+    await prober.probe_round()
+    assert cluster.nodes["n1"].membership.local.incarnation == 1  # it heard and refuted

@@ -404,3 +404,27 @@ def test_config_rejects_nonsense() -> None:
         MembershipConfig(suspicion_timeout=0)
     with pytest.raises(ValueError):
         MembershipConfig(max_piggyback=0)
+
+
+def test_own_refutation_jumps_a_long_queue() -> None:
+    m, _ = make(MembershipConfig(max_piggyback=4))
+    for i in range(10):
+        m.apply(wire(f"n{i}"))
+    m.apply(wire("me", 0, "suspect"))
+    for i in range(10, 20):  # newer news arrives after the refutation
+        m.apply(wire(f"n{i}"))
+    assert m.take_piggyback()[0] == m.local.to_wire()
+
+
+def test_preload_starts_from_a_known_view_without_gossiping_it() -> None:
+    m, _ = make()
+    peers = [Member.from_wire(wire(f"n{i}"), 0.0) for i in range(3)]
+    m.preload([*peers, m.local])
+    assert {x.node_id for x in m.alive()} == {"me", "n0", "n1", "n2"}
+    assert m.take_piggyback() == []
+    assert m.apply(wire("n0")) is False and m.apply(wire("n0", 1)) is True
+    with pytest.raises(ValueError):
+        m.preload(peers)  # only into a fresh view
+    fresh, _ = make()
+    with pytest.raises(ValueError):
+        fresh.preload([Member.from_wire(wire("x", 0, "dead"), 0.0)])

@@ -80,7 +80,7 @@ async def test_secret_is_refused_before_storage_or_model(service: MemoryService)
 
 async def test_search_and_load_round_trip(service: MemoryService) -> None:
     await service.observe("Carol enjoys hiking in the Alps")
-    hits = await service.search("who likes hiking?", k=5)
+    hits = await service.search("who likes hiking?", k=10)  # extracted statements follow other hits
     assert hits and hits[0].score == 1.0
     assert all(h.vector_rank is not None or h.keyword_rank is not None or h.graph_path for h in hits)
     items = await service.load([h.id for h in hits])

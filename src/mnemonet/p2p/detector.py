@@ -112,7 +112,13 @@ class FailureDetector:
 
     async def _probe(self, target: Member) -> bool:
         cfg = self.config
-        ack = await self.transport.ping(target, self.membership.take_piggyback(), cfg.probe_timeout)
+        piggyback = self.membership.take_piggyback()
+        if target.state is MemberState.SUSPECT:
+            # Lifeguard's buddy system: tell a suspect directly, so it can refute
+            # before the suspicion reaches it by gossip.
+            others = [u for u in piggyback if u["node_id"] != target.node_id]
+            piggyback = [target.to_wire(), *others][: self.membership.config.max_piggyback]
+        ack = await self.transport.ping(target, piggyback, cfg.probe_timeout)
         if ack is not None:
             self.membership.apply_many(ack)
             return True
@@ -145,13 +151,21 @@ class FailureDetector:
         return member if member.state in (MemberState.ALIVE, MemberState.SUSPECT) else None
 
     async def push_pull_round(self) -> None:
-        """Exchange full state with one random routable member."""
+        """Exchange full state with one random routable member, then with one random dead one.
+
+        The second exchange is Serf's reconnect: after a partition heals, each
+        side holds the other dead and probes only the living, so without it
+        the two would never talk again. A dead member that answers learns it
+        was declared dead and refutes; the next exchange brings it back.
+        """
         peers = self.membership.alive(include_local=False)
-        if not peers:
-            return
-        remote = await self.transport.push_pull(self._rng.choice(peers), self.membership.snapshot())
-        if remote is not None:
-            self.membership.apply_many(remote)
+        dead = [m for m in self.membership.members(include_dead=True) if m.state is MemberState.DEAD]
+        for group in (peers, dead):
+            if not group:
+                continue
+            remote = await self.transport.push_pull(self._rng.choice(group), self.membership.snapshot())
+            if remote is not None:
+                self.membership.apply_many(remote)
 
     async def run(self) -> None:
         """Probe every ``probe_interval`` and push-pull every ``push_pull_interval`` until cancelled."""

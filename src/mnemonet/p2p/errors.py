@@ -35,9 +35,13 @@ class NoCapablePeer(P2PError):
 
 
 class Busy(P2PError):
-    """Too many requests in flight."""
+    """Too many requests in flight, or a rate limit reached: retry after ``retry_after`` seconds (or elsewhere)."""
 
     code, status = "busy", 503
+
+    def __init__(self, message: str, retry_after: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class RequestTimeout(P2PError):
@@ -59,15 +63,17 @@ class RemoteError(P2PError):
 STATUS_BY_CODE: dict[str, int] = {
     "bad_input": 400, "unknown_method": 404, "missing_capability": 503, "no_capable_peer": 503,
     "busy": 503, "unavailable": 503, "timeout": 504, "unauthorized": 401, "bad_tag": 401,
-    "stale": 401, "replay": 401, "too_large": 413, "malformed": 400, "invalid": 400,
+    "stale": 401, "replay": 401, "too_large": 413, "malformed": 400, "invalid": 400, "provider_error": 502,
 }
 _CLASSES = {cls.code: cls for cls in (UnknownMethod, MissingCapability, NoCapablePeer, Busy, RequestTimeout, Unauthorized)}
 
 
-def error_from_wire(code: str, message: str) -> Exception:
+def error_from_wire(code: str, message: str, retry_after: float = 1.0) -> Exception:
     """The exception a caller sees for an error reply; bad input stays a ``ValueError`` as it is locally."""
     if code == "bad_input":
         return ValueError(message)
+    if code == "busy":
+        return Busy(message, retry_after)
     cls = _CLASSES.get(code)
     if cls is not None:
         return cls(message)

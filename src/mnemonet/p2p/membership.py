@@ -10,10 +10,11 @@ same code runs under a simulated clock in tests and benchmarks.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import re
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -136,6 +137,13 @@ class Member:
 def _check_url(url: object, max_chars: int) -> None:
     if not isinstance(url, str) or not 0 < len(url) <= max_chars or not url.isprintable() or " " in url:
         raise ValueError(f"url must be 1..{max_chars} printable characters without spaces")
+    _check_url_syntax(url)
+
+
+@functools.lru_cache(maxsize=4096)
+def _check_url_syntax(url: str) -> None:
+    # Cached: the same few member URLs arrive in every gossip message, and
+    # parsing dominates validation. Only valid URLs are cached (errors raise).
     try:
         parts = urlsplit(url)
         parts.port  # noqa: B018 -- raises ValueError on a malformed port
@@ -152,29 +160,54 @@ class _BroadcastQueue:
     """Updates waiting to be piggybacked, one per node, each sent a bounded number of times.
 
     Like memberlist's TransmitLimitedQueue: a newer update about a node
-    replaces the queued one, and the least-sent updates go out first so
-    fresh news spreads before old news is repeated.
+    replaces the queued one, and the least-sent (then newest) updates go out
+    first so fresh news spreads before old news is repeated. Updates are bucketed by
+    times sent, so taking a batch does not sort the whole queue.
     """
 
     def __init__(self) -> None:
-        self._items: dict[str, tuple[dict[str, Any], int]] = {}  # node_id -> (wire, times sent)
+        self._buckets: dict[int, dict[str, dict[str, Any]]] = {}  # times sent -> node_id -> wire
+        self._sent: dict[str, int] = {}  # node_id -> times sent
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._sent)
 
     def put(self, wire: dict[str, Any]) -> None:
-        self._items[wire["node_id"]] = (wire, 0)
+        node_id = wire["node_id"]
+        if node_id in self._sent:
+            self._remove(node_id)
+        self._buckets.setdefault(0, {})[node_id] = wire
+        self._sent[node_id] = 0
 
-    def take(self, limit: int, max_transmits: int) -> list[dict[str, Any]]:
-        chosen = sorted(self._items.items(), key=lambda kv: kv[1][1])[:limit]
-        out = []
-        for node_id, (wire, sent) in chosen:
-            out.append(wire)
-            if sent + 1 >= max_transmits:
-                del self._items[node_id]
-            else:
-                self._items[node_id] = (wire, sent + 1)
-        return out
+    def take(self, limit: int, max_transmits: int, first: str) -> list[dict[str, Any]]:
+        chosen: list[tuple[str, int, dict[str, Any]]] = []
+        if first in self._sent:  # a node's own refutation has no other source; it jumps the queue
+            sent = self._sent[first]
+            chosen.append((first, sent, self._buckets[sent][first]))
+        for sent in sorted(self._buckets):
+            # Newest first among equally-sent updates (memberlist's order):
+            # when the queue is long, a fresh refutation must not wait
+            # behind a backlog of older news.
+            for node_id, wire in reversed(self._buckets[sent].items()):
+                if len(chosen) == limit:
+                    break
+                if node_id != first:
+                    chosen.append((node_id, sent, wire))
+            if len(chosen) == limit:
+                break
+        for node_id, sent, wire in chosen:
+            self._remove(node_id)
+            if sent + 1 < max_transmits:
+                self._buckets.setdefault(sent + 1, {})[node_id] = wire
+                self._sent[node_id] = sent + 1
+        return [wire for _, _, wire in chosen]
+
+    def _remove(self, node_id: str) -> None:
+        sent = self._sent.pop(node_id)
+        bucket = self._buckets[sent]
+        del bucket[node_id]
+        if not bucket:
+            del self._buckets[sent]
 
 
 class Membership:
@@ -188,13 +221,32 @@ class Membership:
         self.config = config
         self._clock = clock
         self._members: dict[str, Member] = {local.node_id: self.local}
-        # Wire form of every known record: an incoming copy equal to it is
-        # news to no one, so a full-state merge skips it cheaply.
-        self._wire: dict[str, dict[str, Any]] = {local.node_id: self.local.to_wire()}
+        # Wire form of listed records, built on first use: an incoming copy
+        # equal to it is news to no one, so a full-state merge skips it cheaply.
+        self._wire: dict[str, dict[str, Any]] = {}
         self._tombstones: OrderedDict[str, Member] = OrderedDict()
         self._queue = _BroadcastQueue()
+        self._routable = 1  # members alive or suspect, us included; sizes the timers
+        self._timed: set[str] = set()  # suspect/dead/left peers: the only ones tick() looks at
         self._listeners: list[Listener] = []
         self.invalid_updates = 0  # malformed updates refused by apply_many
+
+    def preload(self, members: Iterable[Member]) -> None:
+        """Start from a known view of alive peers without gossiping it.
+
+        For a view that needs no spreading because everyone already holds
+        it (a simulated cluster's starting state). Only allowed while we
+        know no one but ourselves; raises ``ValueError`` otherwise.
+        """
+        if len(self._members) != 1:
+            raise ValueError("preload only into a fresh view")
+        peers = [m for m in members if m.node_id != self.local.node_id]
+        if any(not isinstance(m, Member) or m.state is not MemberState.ALIVE for m in peers):
+            raise ValueError("preload takes alive Member records")
+        for member in peers:
+            # Members are never mutated once stored, so records may be shared.
+            self._members[member.node_id] = member
+        self._routable += len(peers)
 
     # -- reading ---------------------------------------------------------
 
@@ -225,17 +277,17 @@ class Membership:
         Tombstones travel too, so a peer holding a stale "alive" learns of the
         death, and a restarted node reusing its id refutes its own tombstone.
         """
-        return [*self._wire.values(), *(t.to_wire() for t in self._tombstones.values())]
+        return [*map(self._wire_of, self._members), *(t.to_wire() for t in self._tombstones.values())]
 
     def suspicion_timeout(self) -> float:
         """Seconds a suspect has to refute, scaled with cluster size if configured."""
         if not self.config.suspicion_log_scale:
             return self.config.suspicion_timeout
-        return self.config.suspicion_timeout * max(1.0, math.log10(max(1, len(self.alive()))))
+        return self.config.suspicion_timeout * max(1.0, math.log10(self._routable))
 
     def max_transmits(self) -> int:
         """How many times one update is piggybacked before it is dropped."""
-        return self.config.retransmit_mult * math.ceil(math.log2(len(self.alive()) + 1))
+        return self.config.retransmit_mult * math.ceil(math.log2(self._routable + 1))
 
     # -- merging ---------------------------------------------------------
 
@@ -256,7 +308,7 @@ class Membership:
         """
         # Type checks keep the shortcut strict: True == 1 == 1.0 in Python.
         if isinstance(update, dict) and isinstance(update.get("node_id"), str) \
-                and type(update.get("incarnation")) is int and self._wire.get(update["node_id"]) == update:
+                and type(update.get("incarnation")) is int and self._wire_of(update["node_id"]) == update:
             return False
         now = self._clock()
         incoming = Member.from_wire(update, now, self.config)
@@ -339,20 +391,20 @@ class Membership:
         """Promote expired suspects to dead; reap long-dead members to tombstones."""
         now = self._clock()
         timeout = self.suspicion_timeout()
-        for member in list(self._members.values()):
+        for member in [self._members[node_id] for node_id in self._timed]:
             if member.state is MemberState.SUSPECT and now - member.state_since >= timeout:
                 self.mark_dead(member.node_id)
-            elif (member.state in _GONE and member.node_id != self.local.node_id
-                  and now - member.state_since >= self.config.dead_member_reap):
+            elif member.state in _GONE and now - member.state_since >= self.config.dead_member_reap:
                 del self._members[member.node_id]
-                del self._wire[member.node_id]
+                self._wire.pop(member.node_id, None)
+                self._timed.discard(member.node_id)
                 self._bury(member)
 
     # -- dissemination ---------------------------------------------------
 
     def take_piggyback(self) -> list[dict[str, Any]]:
         """Up to ``max_piggyback`` queued updates for one outgoing message."""
-        return self._queue.take(self.config.max_piggyback, self.max_transmits())
+        return self._queue.take(self.config.max_piggyback, self.max_transmits(), self.local.node_id)
 
     def pending_broadcasts(self) -> int:
         """How many updates are still waiting to be piggybacked."""
@@ -374,14 +426,24 @@ class Membership:
             member.state_since = previous.state_since
         else:
             member.state_since = self._clock()
+        self._routable += (member.state in _ROUTABLE) - (old_state in _ROUTABLE)
+        if member.state is not MemberState.ALIVE and member.node_id != self.local.node_id:
+            self._timed.add(member.node_id)
+        else:
+            self._timed.discard(member.node_id)
         self._members[member.node_id] = member
-        wire = member.to_wire()
-        self._wire[member.node_id] = wire
+        wire = self._wire[member.node_id] = member.to_wire()
         if member.node_id == self.local.node_id:
             self.local = member
         self._queue.put(wire)
         for fn in self._listeners:
             fn(member, old_state)
+
+    def _wire_of(self, node_id: str) -> dict[str, Any] | None:
+        wire = self._wire.get(node_id)
+        if wire is None and node_id in self._members:
+            wire = self._wire[node_id] = self._members[node_id].to_wire()
+        return wire
 
     def _bury(self, member: Member) -> None:
         self._tombstones.pop(member.node_id, None)

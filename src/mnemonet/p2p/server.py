@@ -2,10 +2,13 @@
 
 Routes:
 - ``GET /health`` (no auth): node id, capabilities, state, members, local dependencies.
+- ``GET /metrics`` (no auth, like ``/health``): Prometheus text format.
 - ``POST /v1/join``: a join envelope in, a welcome envelope out.
 - ``POST /v1/peer`` / ``WS /v1/peer``: peer envelopes, one-shot or over a neighbour link.
 - ``POST /v1/{method}``: the MemoryAPI for programs that are not peers, JSON keyword
-  arguments in, ``{"result": ...}`` or ``{"error": {"code", "message"}}`` out.
+  arguments in, ``{"result": ...}`` or ``{"error": {"code", "message"}}`` out. A saturated node
+  answers 503 ``busy`` with ``Retry-After``; ``X-Request-Id`` (given or made) names the call in
+  every log line of every node it reaches.
 """
 
 from __future__ import annotations
@@ -25,9 +28,13 @@ from fastapi.responses import JSONResponse, Response
 
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.envelope import Kind
-from mnemonet.p2p.errors import P2PError, UnknownMethod
+from mnemonet.p2p.errors import STATUS_BY_CODE, Busy, P2PError
+from mnemonet.p2p.limits import KeyedLimiter, retry_after_header
 from mnemonet.p2p.methods import method_spec
+from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
 from mnemonet.p2p.routing import CLIENT_METHODS
+from mnemonet.p2p.rpc import error_code
+from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
 
 log = logging.getLogger(__name__)
@@ -39,6 +46,8 @@ class ServedNode(Protocol):
     transport: Transport
     cluster_key: str
     max_body_bytes: int
+    client_limits: KeyedLimiter
+    metrics: NodeMetrics
 
     def health(self) -> dict[str, Any]:
         """The ``/health`` document."""
@@ -51,6 +60,13 @@ class ServedNode(Protocol):
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def _busy(exc: Busy) -> JSONResponse:
+    return JSONResponse(
+        {"error": {"code": exc.code, "message": exc.message, "retry_after": exc.retry_after}}, status_code=503,
+        headers={"retry-after": retry_after_header(exc.retry_after)},
+    )
 
 
 class BodyTooLarge(Exception):
@@ -89,6 +105,10 @@ def create_app(node: ServedNode) -> FastAPI:
         """Node id, capabilities, state, members as this node sees them, and local dependency states."""
         return node.health()
 
+    @app.get("/metrics", include_in_schema=False)
+    async def metrics() -> Response:
+        return Response(node.metrics.render(), media_type=CONTENT_TYPE)
+
     async def peer_envelope(request: Request, accept: Callable[[Kind], bool]) -> Response:
         try:
             raw = await _read_body(request, node.max_body_bytes)
@@ -113,6 +133,16 @@ def create_app(node: ServedNode) -> FastAPI:
     @app.post("/v1/{method}")
     async def client_call(method: str, request: Request) -> JSONResponse:
         """Call a MemoryAPI method with its keyword arguments as a JSON object (bearer cluster key)."""
+        token = start_request(request.headers.get("x-request-id"))
+        try:
+            response = await _client_call(method, request)
+        finally:
+            request_id = current_request_id()
+            end_request(token)
+        response.headers["x-request-id"] = request_id or ""
+        return response
+
+    async def _client_call(method: str, request: Request) -> JSONResponse:
         if not _authorised(request, node.cluster_key):
             return _error(401, "unauthorized", "missing or wrong 'Authorization: Bearer <cluster key>'")
         if method not in CLIENT_METHODS:
@@ -127,14 +157,26 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error(400, "bad_input", f"body is not JSON: {exc}")
         if not isinstance(kwargs, dict):
             return _error(400, "bad_input", "body must be a JSON object of keyword arguments")
+        # Per client address: programs that are not peers share nothing else a limit could key on.
+        client = request.client.host if request.client is not None else "unknown"
+        try:
+            node.client_limits.acquire(client)
+        except Busy as exc:
+            node.metrics.observe_request(method, "busy")
+            return _busy(exc)
         try:
             result = await node.call(method, kwargs)
-        except UnknownMethod as exc:
-            return _error(404, exc.code, exc.message)
+        except Busy as exc:
+            return _busy(exc)
         except P2PError as exc:
             return _error(exc.status, exc.code, exc.message)
-        except ValueError as exc:
-            return _error(400, "bad_input", str(exc))
+        except Exception as exc:
+            code = error_code(exc)
+            if code is None:
+                raise  # a bug: FastAPI answers 500 and logs it
+            return _error(STATUS_BY_CODE.get(code, 502), code, str(exc))
+        finally:
+            node.client_limits.release(client)
         return JSONResponse({"result": method_spec(method).dump_result(result)})
 
     return app

@@ -14,8 +14,9 @@ from mnemonet.model.api import Recall
 from mnemonet.model.views import ContradictionView, SearchHit, StatementView
 from mnemonet.store.graph import GraphStore
 
-# How many observation/concept hits are opened up into their statements.
-OPENED_HITS = 3
+# How many observation/concept hits are opened up into their statements. hybrid+graph search
+# folds an observation's extracted statements into it, so they come back through this.
+OPENED_HITS = 10
 # Open contradictions scanned for the ones touching the recalled statements.
 CONTRADICTION_SCAN = 500
 

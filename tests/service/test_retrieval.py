@@ -1,0 +1,139 @@
+"""Search quality on the real embedded databases: resolution, two-step retrieval, graph re-ranking, remember."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonet.model.records import SourceSpec
+from mnemonet.service import MemoryService
+from mnemonet.service.retrieval import SEARCH_MODES, Retriever
+
+
+def narrow(service: MemoryService, candidates: int, **overrides: object) -> Retriever:
+    """A retriever whose flat lists hold only ``candidates`` items, so the graph has something to add."""
+    settings = service.settings.model_copy(
+        update={"search_candidates": candidates, "hybrid_candidate_factor": 1, **overrides}
+    )
+    return Retriever(service.graph, service.vectors, service.embedder, settings)
+
+
+async def test_superseded_statement_is_never_returned_as_current(service: MemoryService) -> None:
+    first = await service.observe("I prefer morning meetings", source="user")
+    second = await service.observe("actually I hate mornings, afternoon is better", source="user")
+    [morning] = first.statements
+    afternoon = next(s for s in second.statements if s.predicate == "prefers")
+    query = "which meetings does the user prefer?"
+    before = await service.search(query, k=20, kinds=["statement"], mode="hybrid")
+    assert morning.id in {h.id for h in before}, "found while current"
+
+    await service.graph.link_statements(
+        "SUPERSEDES", afternoon.id, morning.id, "changed their mind", SourceSpec(name="validator", kind="agent")
+    )
+    for mode in SEARCH_MODES:
+        for kinds in (None, ["statement"]):
+            hits = await service.search(query, k=20, kinds=kinds, mode=mode)
+            assert morning.id not in {h.id for h in hits}, (mode, kinds)
+    recall = await service.recall(query)
+    assert morning.id not in {s.id for s in recall.statements}
+    assert morning.id in {s.id for s in recall.superseded}, "kept apart, to explain the change"
+    assert afternoon.id in {s.id for s in recall.statements}
+
+
+async def test_search_then_load_round_trip_with_provenance(service: MemoryService) -> None:
+    obs = await service.observe(
+        "Carol enjoys hiking in the Alps", source="carol", metadata={"session": "trip-planning"}
+    )
+    hits = await service.search("who enjoys hiking?", k=10)
+    top = hits[0]
+    assert (top.id, top.kind, top.score) == (obs.observation_id, "observation", 1.0)
+    assert all(0 < h.score <= 1 and "\n" not in h.text for h in hits)
+    # The statement extracted from the observation folds into it and follows the other hits.
+    folded = [h for h in hits if h.kind == "statement"]
+    assert folded and all(h.graph_path == f"{h.id} -DERIVED_FROM-> {obs.observation_id}" for h in folded)
+
+    items = {i["id"]: i for i in await service.load([h.id for h in hits])}
+    assert items[obs.observation_id]["source"] == "carol"
+    assert items[obs.observation_id]["metadata"] == {"session": "trip-planning"}
+    for h in folded:
+        assert items[h.id]["derived_from"] == [obs.observation_id]
+        assert items[h.id]["source"] == "carol"
+
+
+async def test_graph_expansion_adds_a_neighbour_neither_list_found(service: MemoryService) -> None:
+    owns = await service.claim("Dana owns a greyhound", source="scout")
+    lives = await service.claim("Dana lives in Lisbon", source="scout")
+    for text in ("greyhound racing draws a crowd", "the greyhound bus was late again",
+                 "a greyhound can run very fast", "who owns the red bicycle outside?",
+                 "greyhounds are gentle dogs", "my neighbour owns two whippets",
+                 "the dog show had a greyhound class", "owners walk their greyhounds at dawn"):
+        await service.observe(text, source="news")
+    # Generous expansion, so the neighbour's place does not hang on the ids' random order.
+    retriever = narrow(service, 8, search_concept_discount=0.5, search_concept_expansion=100)
+    query = "who owns a greyhound?"
+    flat = {h.id for mode in ("keyword", "vector", "hybrid") for h in await retriever.search(query, k=8, mode=mode)}
+    assert owns.statement_id in flat
+    assert lives.statement_id not in flat, "the neighbour must be one the flat lists missed"
+
+    hits = {h.id: h for h in await retriever.search(query, k=8, mode="hybrid+graph")}
+    neighbour = hits[lives.statement_id]
+    assert neighbour.vector_rank is None and neighbour.keyword_rank is None
+    assert neighbour.graph_path == f"{owns.statement_id} -> (Dana) <-ABOUT- {lives.statement_id}"
+
+
+async def test_adjacent_turn_of_the_same_session_joins(service: MemoryService) -> None:
+    turns = [
+        ("erin", "Did you go anywhere nice for the spring holidays?"),
+        ("frank", "Yes! Two weeks in Kyoto, the temples were stunning."),
+        ("erin", "Our cat knocked the lamp over yesterday."),
+    ]
+    ids = []
+    for n, (speaker, text) in enumerate(turns):
+        result = await service.observe(text, source=speaker, metadata={"session": "chat-1", "turn": str(n)})
+        ids.append(result.observation_id)
+    other = await service.observe("Spring holidays start in April", source="calendar", metadata={"session": "chat-2"})
+    # Only the top hit is expanded, one turn on each side.
+    retriever = narrow(service, 10, search_expansion_seeds=1, search_adjacent_turns=1)
+    query = "did you go anywhere nice for the spring holidays?"
+    hits = await retriever.search(query, k=10, kinds=["observation"], mode="hybrid+graph")
+    by_id = {h.id: h for h in hits}
+    assert hits[0].id == ids[0]
+    assert by_id[ids[1]].graph_path == f"{ids[0]} -NEXT_IN_SESSION- {ids[1]}"
+    assert by_id[ids[2]].graph_path is None, "only the nearest turn on each side joins"
+    wider = await narrow(service, 10, search_expansion_seeds=1, search_adjacent_turns=2).search(
+        query, k=10, kinds=["observation"], mode="hybrid+graph")
+    assert {h.id: h.graph_path for h in wider}[ids[2]] == f"{ids[0]} -NEXT_IN_SESSION- {ids[2]}"
+    assert by_id[other.observation_id].graph_path is None, "another session's turn never joins"
+
+
+@pytest.mark.parametrize("boost", [0.0, 0.5])  # indexed "source: text" alone, and with the read-time bonus
+async def test_a_speaker_named_in_the_query_ranks_first(service: MemoryService, boost: float) -> None:
+    gina = await service.observe("I finally finished the marathon last weekend", source="Gina")
+    hank = await service.observe("I finally finished the marathon last weekend!", source="Hank")
+    retriever = narrow(service, service.settings.search_candidates, search_source_boost=boost)
+    for who, expected in (("Gina", gina.observation_id), ("Hank", hank.observation_id)):
+        hits = await retriever.search(f"when did {who} finish the marathon?", k=2, kinds=["observation"])
+        assert hits[0].id == expected
+
+
+async def test_remember_answers_the_meeting_scenario_from_retrieved_statements(service: MemoryService) -> None:
+    first = await service.observe("I prefer morning meetings", source="user")
+    second = await service.observe("actually I hate mornings, afternoon is better", source="user")
+    afternoon = next(s for s in second.statements if s.predicate == "prefers")
+    await service.claim(f"{afternoon.sentence()} contradicts {first.statements[0].sentence()}", source="validator")
+
+    answer = await service.remember("what are my meeting preferences?")
+    retrieved = {s.id for s in answer.recall.statements}
+    assert afternoon.id in retrieved and first.statements[0].id in retrieved
+    assert afternoon.id in answer.cited and set(answer.cited) <= retrieved | {o.id for o in answer.recall.observations}
+    assert "afternoon" in answer.text.lower()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [({"k": 0}, "k: must be"), ({"k": 101}, "k: must be"), ({"k": True}, "k: must be"),
+     ({"mode": "fuzzy"}, "mode: must be one of"), ({"kinds": ["thing"]}, "kinds: unknown"),
+     ({"kinds": "statement"}, "kinds: expected"), ({"since": -1}, "since: expected")],
+)
+async def test_bad_search_arguments_are_refused(service: MemoryService, kwargs: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        await service.search("anything", **kwargs)
