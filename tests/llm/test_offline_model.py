@@ -207,3 +207,14 @@ async def test_is_a_labelled_language_model_that_counts_calls(offline: OfflineLa
     await offline.extract_observation("I like tea", "user")
     await offline.answer("tea?", [])
     assert offline.usage()["calls"] == 2 and offline.usage()["requests"] == 0
+
+
+async def test_answer_matches_facts_not_provenance(offline: OfflineLanguageModel) -> None:
+    # Lines as MemoryService writes them: every one shares the status and provenance columns.
+    tail = " | current | confidence 0.90 | from user | 2026-11-22 13:50"
+    memory = [("st-4", "user not likes morning" + tail), ("st-5", "Carol works at Acme" + tail),
+              ("st-6", "Carol lives in Paris" + tail), ("st-7", "user prefers afternoon" + tail)]
+    answer = await offline.answer("where does Carol work?", memory)
+    assert answer.cited == ["st-5", "st-6"]  # the direct match first, then what shares "Carol" with it
+    preferences = await offline.answer("what are my preferences?", memory)
+    assert preferences.text.startswith("From memory: user prefers afternoon [st-7].")

@@ -130,14 +130,19 @@ def _terms(text: str) -> set[str]:
 
 
 def select_memory(query: str, memory: list[tuple[str, str]], limit: int) -> list[tuple[str, str]]:
-    """The memory lines that share a term with the query (``user`` alone does not count), plus
-    lines sharing a content word with those; in the caller's order, at most ``limit``."""
+    """The memory lines whose fact shares a term with the query (``user`` alone does not count),
+    then lines whose fact shares a content word with those; each group in the caller's order,
+    at most ``limit`` in all.
+
+    Only the fact (before the first `` | ``) is matched: the status and provenance columns
+    (dates, sources, "confidence") are shared by every line and would select them all.
+    """
     wanted = _terms(query)
-    lines = [(mid, " ".join(text.split()), _terms(text)) for mid, text in memory]
+    lines = [(mid, " ".join(text.split()), _terms(text.partition(" | ")[0])) for mid, text in memory]
     direct = [line for line in lines if (line[2] & wanted) - {"user"}]
     content = set().union(*(line[2] for line in direct)) - {"user", "prefer", "like", "dislike"} if direct else set()
-    chosen = [line for line in lines if line in direct or (line[2] & content)]
-    return [(mid, text) for mid, text, _ in chosen[:limit]]
+    related = [line for line in lines if line not in direct and line[2] & content]
+    return [(mid, text) for mid, text, _ in (direct + related)[:limit]]
 
 
 def write_answer(lines: list[tuple[str, str]]) -> str:
