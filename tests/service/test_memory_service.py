@@ -22,8 +22,8 @@ async def test_meeting_scenario(service: MemoryService) -> None:
     assert set(claim.contradicts) == {afternoon.id, morning.id}
 
     answer = await service.remember("what are my meeting preferences?")
-    assert "afternoon" in answer.text.lower()
-    assert "morning" in answer.text.lower()
+    assert answer.text.startswith("From memory: user prefers afternoon [")
+    assert f"Earlier (changed since): {morning.sentence()} [{morning.id}]" in answer.text
     assert answer.provider.startswith("offline")
 
     recall = await service.recall("what are my meeting preferences?")
@@ -32,6 +32,15 @@ async def test_meeting_scenario(service: MemoryService) -> None:
         assert side.source == "user"
         assert side.derived_from, "each side keeps the observation it came from"
     assert {conflict.a.derived_from[0], conflict.b.derived_from[0]} == {first.observation_id, second.observation_id}
+
+
+async def test_a_correction_leads_before_any_worker_judged_it(service: MemoryService) -> None:
+    # No claim and no validation agent: read-time resolution alone puts the newer preference first.
+    await service.observe("I prefer morning meetings", source="user")
+    await service.observe("actually I hate mornings, afternoon is better", source="user")
+    answer = await service.remember("what are my meeting preferences?")
+    assert answer.text.startswith("From memory: user prefers afternoon [")
+    assert "user prefers morning meetings" in answer.text
 
 
 async def test_each_call_makes_exactly_one_language_model_call(service: MemoryService) -> None:

@@ -3,7 +3,9 @@
 Resolution at read time: superseded statements leave the current set (kept
 apart to explain a change); of two statements in an open contradiction, the
 newer one is read as current and the older as earlier, unless the older has
-the higher confidence.
+the higher confidence; and before any worker has judged them, statements
+giving the same subject the same predicate are read newest first, so a
+correction leads as soon as it is written.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit]) -> 
         ordered += await graph.statements_about(name, limit=20, include_superseded=True)
     unique = list({s.id: s for s in ordered}.values())
 
-    current = [s for s in unique if not s.superseded_by]
+    current = newest_first_per_attribute([s for s in unique if not s.superseded_by])
     superseded = [s for s in unique if s.superseded_by]
     ids = {s.id for s in unique}
     contradictions = [
@@ -46,6 +48,15 @@ async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit]) -> 
         query=query, statements=current, superseded=superseded,
         contradictions=contradictions, observations=observations,
     )
+
+
+def newest_first_per_attribute(statements: list[StatementView]) -> list[StatementView]:
+    """The statements in their order, except that those sharing subject and predicate are listed
+    together, newest first, where the first of them stood."""
+    groups: dict[tuple[str, str], list[StatementView]] = {}
+    for s in statements:
+        groups.setdefault((s.subject.casefold(), s.predicate), []).append(s)
+    return [s for group in groups.values() for s in sorted(group, key=lambda s: -s.created_at)]
 
 
 def earlier_side(c: ContradictionView) -> tuple[StatementView, StatementView]:
