@@ -12,12 +12,29 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
+pytest.register_assert_rewrite("partition_scenario")  # its asserts explain themselves like a test's
 
 from netsupport import NodeFactory, node_factory  # noqa: E402
 
 from mnemonet.node.peer_node import PeerNode  # noqa: E402
 from mnemonet.p2p.envelope import TAG_CHARS  # noqa: E402
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport  # noqa: E402
+from mnemonet.settings import Settings  # noqa: E402
+
+# Timers run late on two loaded cores: bounds derived from the settings get this factor.
+BOUND_MARGIN = 2.0
+
+
+def reconverge_bound(settings: Settings) -> float:
+    """Seconds from healing a partition until every node lists every other as alive again.
+
+    Each side holds the other dead and probes only its own. Within one
+    ``push_pull_interval`` a node exchanges state with a dead member (Serf's
+    reconnect; one still cut off costs ``control_timeout``), which learns it was
+    declared dead and refutes; the refutations then spread by gossip, and a
+    suspicion raised around the healing has ``suspicion_timeout`` to be refuted.
+    """
+    return BOUND_MARGIN * (2 * settings.push_pull_interval + settings.control_timeout + settings.suspicion_timeout)
 
 
 def _llm_fixtures() -> Any:
