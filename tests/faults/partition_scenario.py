@@ -33,7 +33,7 @@ from mnemonet.p2p.detector import detection_bound
 from mnemonet.settings import Settings
 
 ROUTABLE = ("alive", "suspect")
-BEFORE, DURING, AFTER = 30, 60, 40  # observations before, on each side during, and after the partition
+BEFORE, DURING, AFTER = 20, 40, 30  # observations before, on each side during, and after the partition
 DRAIN_BOUND = 120.0  # seconds a backlog of a hundred may take on two loaded cores
 
 # member id -> (state, incarnation), as one node lists it
@@ -111,8 +111,8 @@ async def poll(check: Callable[[], Awaitable[bool]], within: float, what: str, s
     return time.monotonic() - start
 
 
-def _routable(view: View) -> set[str]:
-    return {member for member, (state, _) in view.items() if state in ROUTABLE}
+def _listed(view: View, states: tuple[str, ...]) -> set[str]:
+    return {member for member, (state, _) in view.items() if state in states}
 
 
 def _incarnations(views: dict[str, View]) -> dict[tuple[str, str], int]:
@@ -120,10 +120,9 @@ def _incarnations(views: dict[str, View]) -> dict[tuple[str, str], int]:
 
 
 async def _sees(net: PartitionedNetwork, groups: list[list[str]]) -> bool:
-    """Each node of each group lists exactly its group as routable, and nothing as suspect."""
+    """Each node of each group lists exactly its group as alive, and no one as suspect."""
     views = await net.views()
-    return all(_routable(views[node]) == set(group) and all(s == "alive" for s, _ in views[node].values()
-                                                            if s in ROUTABLE)
+    return all(_listed(views[node], ("alive",)) == _listed(views[node], ROUTABLE) == set(group)
                for group in groups for node in group)
 
 
@@ -137,15 +136,18 @@ async def _drained(net: PartitionedNetwork) -> Ledger:
     return ledger
 
 
-async def _settled(net: PartitionedNetwork, settings: Settings) -> dict[str, WorkerCounters]:
-    """Wait until every worker has begun a new pass (the passes that read older backlog are over)."""
+async def _settled(net: PartitionedNetwork) -> dict[str, WorkerCounters]:
+    """Wait until every worker has begun a new pass, so the passes that read older backlog are over.
+
+    A pass under way only finishes items it read already: no longer than draining them.
+    """
     before = await net.counters()
 
     async def all_moved_on() -> bool:
         now = await net.counters()
         return all(now[node].passes > c.passes for node, c in before.items())
 
-    await poll(all_moved_on, 10 * settings.worker_poll_interval + 10.0, "every worker began a new pass")
+    await poll(all_moved_on, DRAIN_BOUND, "every worker began a new pass")
     return await net.counters()
 
 
@@ -161,7 +163,7 @@ async def run_scenario(net: PartitionedNetwork, settings: Settings) -> Figures:
     # -- before: three workers split the work ------------------------------------
     await net.write(0, range(BEFORE))
     await _drained(net)
-    counters = await _settled(net, settings)
+    counters = await _settled(net)
     assert _total(counters, "repeats") <= _total(counters, "retried_writes")  # only repeats of retried calls
 
     # -- the partition: each side declares the other dead, then both are written to
@@ -185,12 +187,12 @@ async def run_scenario(net: PartitionedNetwork, settings: Settings) -> Figures:
     incarnations = _incarnations(await net.views())
     await _drained(net)
     catch_up = time.monotonic() - healed
-    counters = await _settled(net, settings)
+    counters = await _settled(net)
 
     # -- after: fresh observations through both store nodes, split with no repeat
     await asyncio.gather(net.write(0, range(3000, 3000 + AFTER // 2)), net.write(1, range(4000, 4000 + AFTER // 2)))
     ledger = await _drained(net)
-    after = await _settled(net, settings)
+    after = await _settled(net)
     # A suspicion or death after reconvergence (a loaded machine) moves ownership and may cause a repeat.
     stable = _incarnations(await net.views()) == incarnations and await _sees(net, [everyone])
     figures = Figures(
