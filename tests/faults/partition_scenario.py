@@ -25,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from conftest import BOUND_MARGIN, reconverge_bound
+from faultsupport import BOUND_MARGIN, reconverge_bound
 from ledger import Ledger
 
 from mnemonet.p2p.cluster import detector_config, membership_config

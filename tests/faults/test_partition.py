@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import Partition, reconverge_bound
+from faultsupport import Partition, reconverge_bound
 from netsupport import InMemoryStore, NodeFactory, eventually, sees_all
 
 from mnemonet.p2p.membership import MemberState

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import pytest
-from conftest import Partition
+from faultsupport import Partition
 from ledger import Ledger, observation_text, read_ledger
 from netsupport import NodeFactory, fast_settings
 from partition_scenario import PartitionedNetwork, View, WorkerCounters, run_scenario
