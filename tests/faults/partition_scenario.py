@@ -35,6 +35,7 @@ from mnemonet.settings import Settings
 ROUTABLE = ("alive", "suspect")
 BEFORE, DURING, AFTER = 20, 40, 30  # observations before, on each side during, and after the partition
 DRAIN_BOUND = 120.0  # seconds a backlog of a hundred may take on two loaded cores
+JOIN_BOUND = 30.0  # seconds for nodes just started to join through the seed and learn of each other
 
 # member id -> (state, incarnation), as one node lists it
 View = dict[str, tuple[str, int]]
@@ -89,6 +90,7 @@ class Figures:
     repeats_until_caught_up: int
     repeats_after: int
     retried_after: int
+    inference_calls: int  # language-model calls of all workers, repeats and failed attempts included
     views_stable_after: bool  # no suspicion or death after reconvergence
 
     def line(self) -> str:
@@ -98,7 +100,8 @@ class Figures:
                 f"{self.catch_up:.2f}s after healing; repeats absorbed by the store: "
                 f"{self.repeats_until_caught_up} until caught up, {self.repeats_after} after "
                 f"({self.retried_after} retried calls"
-                f"{'' if self.views_stable_after else '; views changed meanwhile'})")
+                f"{'' if self.views_stable_after else '; views changed meanwhile'}); "
+                f"{self.inference_calls} inference calls")
 
 
 async def poll(check: Callable[[], Awaitable[bool]], within: float, what: str, step: float = 0.1) -> float:
@@ -158,7 +161,7 @@ def _total(counters: dict[str, WorkerCounters], field: str) -> int:
 async def run_scenario(net: PartitionedNetwork, settings: Settings) -> Figures:
     """Before, during and after a partition; asserts exactly-once work and returns the figures."""
     everyone = net.side_a + net.side_b
-    await poll(lambda: _sees(net, [everyone]), 30.0, "five nodes see each other")
+    await poll(lambda: _sees(net, [everyone]), JOIN_BOUND, "five nodes see each other")
 
     # -- before: three workers split the work ------------------------------------
     await net.write(0, range(BEFORE))
@@ -200,6 +203,7 @@ async def run_scenario(net: PartitionedNetwork, settings: Settings) -> Figures:
         backlog_at_heal=backlog, catch_up=catch_up, repeats_until_caught_up=_total(counters, "repeats"),
         repeats_after=_total(after, "repeats") - _total(counters, "repeats"),
         retried_after=_total(after, "retried_writes") - _total(counters, "retried_writes"),
+        inference_calls=_total(after, "llm_calls"),
         views_stable_after=stable)
 
     assert figures.observations == BEFORE + 2 * DURING + AFTER

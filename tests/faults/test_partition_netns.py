@@ -191,7 +191,8 @@ async def netns_network(netns_pair: NetnsPair, falkordb_server: EmbeddedFalkorDB
                         unique_name: str, test_data_dir: Path) -> AsyncIterator[NetnsNetwork]:
     """Side A: a store node and two inference nodes; side B: a store node and one inference node.
 
-    Every process is stopped before the namespaces go (this fixture is torn down first).
+    Every process is stopped before the namespaces go (this fixture is torn down first). Each
+    node logs warnings and errors to ``<test data dir>/netns-<graph name>/<node>.log``.
     """
     a, b = netns_pair.a, netns_pair.b
     relay = TcpRelay(falkordb_server.host, falkordb_server.port)
