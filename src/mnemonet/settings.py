@@ -214,7 +214,10 @@ class Settings(BaseSettings):
     gossip_retransmit_mult: int = Field(
         3, description="A membership update is piggybacked retransmit_mult x log(N+1) times."
     )
-    gossip_max_piggyback: int = Field(8, description="Most membership updates carried by one message.")
+    gossip_max_piggyback: int = Field(
+        24, description="Most membership updates carried by one message; fewer lets refutations fall behind "
+        "suspicions in large lossy clusters (bench/README.md)."
+    )
     probe_interval: float = Field(1.0, description="Seconds between failure-detector probes (one member each).")
     probe_timeout: float = Field(0.5, description="Seconds to wait for a probe's ack before indirect probes.")
     indirect_probes: int = Field(3, description="Members asked to probe a silent member indirectly.")

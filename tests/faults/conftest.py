@@ -1,42 +1,22 @@
-"""Fault tests reuse the network helpers of ``tests/p2p/netsupport.py`` and add a partition injector."""
+"""Fault tests reuse the network helpers of ``tests/p2p/netsupport.py``; their own helpers are in ``faultsupport.py``."""
 
 from __future__ import annotations
 
-import asyncio
-import json
 import sys
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
+pytest.register_assert_rewrite("partition_scenario")  # its asserts explain themselves like a test's
 
+from faultsupport import Partition, llm_fake_server  # noqa: E402
 from netsupport import NodeFactory, node_factory  # noqa: E402
 
-from mnemonet.node.peer_node import PeerNode  # noqa: E402
-from mnemonet.p2p.envelope import TAG_CHARS  # noqa: E402
-from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport  # noqa: E402
-
-
-def _llm_fixtures() -> Any:
-    # The scripted fake Anthropic/OpenAI server of tests/llm, loaded under its own name.
-    import importlib.util
-
-    path = Path(__file__).resolve().parent.parent / "llm" / "conftest.py"
-    spec = importlib.util.spec_from_file_location("llm_fake_server", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-_llm = _llm_fixtures()
+_llm = llm_fake_server()
 _fake_server_session = _llm._fake_server_session
 fake_server = _llm.fake_server
-FakeServer = _llm.FakeServer
 
 
 @pytest.fixture
@@ -44,70 +24,6 @@ async def make_node() -> AsyncIterator[NodeFactory]:
     """Start nodes on free local ports; each still running is killed after the test."""
     async with node_factory() as make:
         yield make
-
-
-def _sender(raw: bytes | str) -> str | None:
-    try:
-        body = json.loads(raw[TAG_CHARS:])
-    except (ValueError, TypeError):
-        return None
-    return body.get("sender") if isinstance(body, dict) else None
-
-
-class Partition:
-    """Cuts every node of one group off from every node of the other, then heals.
-
-    Linux network namespaces would do this below the process, but in-process
-    nodes share one network stack, so the cut is made at the transport: an
-    envelope from the other side is dropped on arrival (as a lost packet is),
-    an HTTP post or a new link to the other side fails after its timeout. Open
-    WebSocket links stay up, as TCP connections do during a real partition.
-    """
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self._side: dict[str, int] = {}
-        self._by_url: dict[str, str] = {}
-        self.dropped = 0
-        partition = self
-        on_message, post_url, dial = Transport._on_message, Transport.post_url, Transport.dial
-
-        async def cut_on_message(self: Transport, link: Any, raw: bytes) -> None:
-            if partition.cut(self.node_id, _sender(raw)):
-                partition.dropped += 1
-                return
-            await on_message(self, link, raw)
-
-        async def cut_post_url(self: Transport, url: str, path: str, env: Any, timeout: float) -> Any:
-            if partition.cut(self.node_id, partition._by_url.get(url.rstrip("/"))):
-                partition.dropped += 1
-                await asyncio.sleep(timeout)
-                raise PeerTimeout(f"{url} unreachable (partition)")
-            return await post_url(self, url, path, env, timeout)
-
-        async def cut_dial(self: Transport, member: Any) -> Any:
-            if partition.cut(self.node_id, member.node_id):
-                raise PeerUnavailable(f"{member.node_id} unreachable (partition)")
-            return await dial(self, member)
-
-        monkeypatch.setattr(Transport, "_on_message", cut_on_message)
-        monkeypatch.setattr(Transport, "post_url", cut_post_url)
-        monkeypatch.setattr(Transport, "dial", cut_dial)
-
-    def split(self, *groups: Iterable[PeerNode]) -> None:
-        """Cut the groups off from each other."""
-        for index, group in enumerate(groups):
-            for node in group:
-                self._side[node.node_id] = index
-                self._by_url[node.url] = node.node_id
-
-    def heal(self) -> None:
-        """Let everything through again."""
-        self._side.clear()
-
-    def cut(self, here: str, there: str | None) -> bool:
-        """True while ``here`` and ``there`` are on different sides."""
-        a, b = self._side.get(here), self._side.get(there or "")
-        return a is not None and b is not None and a != b
 
 
 @pytest.fixture

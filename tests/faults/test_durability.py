@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
-from conftest import FakeServer
+from faultsupport import FakeServer
 from netsupport import HangAfterWrite, NodeFactory, eventually, sees_all
 
 from mnemonet.embed import make_embedder

@@ -54,7 +54,11 @@ class MembershipConfig:
         gossip rounds to spread, do not declare live members dead.
     retransmit_mult: each update is piggybacked
         ``retransmit_mult x ceil(log2(N + 1))`` times, then dropped.
-    max_piggyback: most updates carried by one outgoing message.
+    max_piggyback: most updates carried by one outgoing message. 24 (about
+        4 KB of JSON): at 1000 members and 10% loss some seven suspicions a
+        second and their refutations each need ``max_transmits`` sends from
+        every member; 8 per message cannot carry that, a refutation spreads
+        too thinly and live members are declared dead (bench/README.md).
     dead_member_reap: seconds a dead/left member stays listed before it is
         forgotten; a tombstone (its last record) is kept so stale gossip
         cannot resurrect it.
@@ -66,7 +70,7 @@ class MembershipConfig:
     suspicion_timeout: float = 5.0
     suspicion_log_scale: bool = True
     retransmit_mult: int = 3
-    max_piggyback: int = 8
+    max_piggyback: int = 24
     dead_member_reap: float = 60.0
     max_tombstones: int = 10_000
     max_node_id_chars: int = 128
