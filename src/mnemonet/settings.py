@@ -207,6 +207,10 @@ class Settings(BaseSettings):
         1.0, description="Seconds between checks that drop links to dead peers and dial replacements."
     )
     link_connect_timeout: float = Field(3.0, description="Seconds to open a WebSocket link or an HTTP connection.")
+    link_send_timeout: float = Field(
+        5.0, description="Seconds one send on a WebSocket link may wait for the peer to read before the link is "
+        "dropped as stuck (traffic moves to another link or HTTP).",
+    )
     max_inflight_per_link: int = Field(64, description="Most envelopes handled concurrently from one link.")
     max_bad_envelopes_per_link: int = Field(20, description="Refused envelopes after which a link is closed.")
     gossip_interval: float = Field(0.5, description="Seconds between membership gossip rounds.")

@@ -33,25 +33,42 @@ class Link:
         self.in_flight = 0
         self.closed = asyncio.Event()
         self._send_lock = asyncio.Lock()
+        self._reader: asyncio.Task[None] | None = None
 
     @property
     def is_open(self) -> bool:
         """False once either side has closed the link."""
         return not self.closed.is_set()
 
-    async def send(self, data: bytes) -> None:
-        """Send one message; ``LinkClosed`` if the link is gone."""
+    async def send(self, data: bytes, timeout: float) -> None:
+        """Send one message; ``LinkClosed`` if the link is gone or stuck.
+
+        A peer that stops reading fills the socket's buffers and a send would
+        wait forever (holding the send lock, so every later send would too):
+        past ``timeout`` the link is dropped as stuck and traffic moves to
+        another link or to HTTP.
+        """
         if self.closed.is_set():
             raise LinkClosed(f"link to {self.peer_id} is closed")
         try:
-            async with self._send_lock:
+            async with asyncio.timeout(timeout), self._send_lock:
                 await self._send(data)
+        except TimeoutError:
+            self.drop()
+            raise LinkClosed(f"link to {self.peer_id} stuck: a send waited over {timeout}s") from None
         except (ConnectionClosed, WebSocketDisconnect, RuntimeError, OSError) as exc:
             self.closed.set()
             raise LinkClosed(f"link to {self.peer_id} failed: {exc}") from None
 
+    def drop(self) -> None:
+        """Give up on the link without a closing handshake (it could wait on the same stuck socket)."""
+        self.closed.set()
+        if self._reader is not None:
+            self._reader.cancel()  # its owner then closes the socket
+
     async def run(self, on_message: OnMessage) -> None:
         """Read until the link closes, handing each message to ``on_message``."""
+        self._reader = asyncio.current_task()
         try:
             while True:
                 data = await self._recv()
@@ -111,6 +128,10 @@ class DialledLink(Link):
 
     async def _close(self, code: int, reason: str) -> None:
         await self._conn.close(code, reason)
+
+    def drop(self) -> None:
+        super().drop()
+        self.abort()
 
     def abort(self) -> None:
         """Drop the TCP connection without a closing handshake (a crash, for tests and kill)."""

@@ -205,7 +205,7 @@ class Transport:
     async def send_on(self, link: Link, env: Envelope) -> None:
         """Send ``env`` on one link; ``PeerUnavailable`` if it is closed."""
         try:
-            await link.send(self._codec.encode(env))
+            await link.send(self._codec.encode(env), self._settings.link_send_timeout)
         except LinkClosed as exc:
             raise PeerUnavailable(str(exc)) from None
 
@@ -228,7 +228,7 @@ class Transport:
             fut: asyncio.Future[Envelope] = loop.create_future()
             self._pending[env.id] = (fut, link)
             try:
-                await link.send(self._codec.encode(env))
+                await link.send(self._codec.encode(env), self._settings.link_send_timeout)
                 async with asyncio.timeout(timeout):
                     return await fut
             except LinkClosed:
@@ -291,8 +291,10 @@ class Transport:
             return  # a late reply to a call that timed out: nothing waits for it
         if link.in_flight >= self._settings.max_inflight_per_link:
             # Refuse rather than wait: the reader must keep reading replies, or two busy peers deadlock.
-            await self._try_send(link, env.reply(Kind.RESPONSE, self.node_id, error_payload(
-                "busy", f"more than {self._settings.max_inflight_per_link} envelopes in flight on this link")))
+            # For the same reason the refusal is sent by its own task, never awaited here.
+            self.spawn(self._try_send(link, env.reply(Kind.RESPONSE, self.node_id, error_payload(
+                "busy", f"more than {self._settings.max_inflight_per_link} envelopes in flight on this link"))),
+                "reply-busy")
             return
         link.in_flight += 1
         self.spawn(self._handle_on_link(link, env), f"handle-{env.kind}")
@@ -325,7 +327,7 @@ class Transport:
         if msg_id is not None and peek_kind(raw) not in _REPLY_KINDS:
             reply = Envelope(kind=Kind.RESPONSE, sender=self.node_id, reply_to=msg_id,
                              payload=error_payload(exc.code, exc.message))
-            await self._try_send(link, reply)
+            self.spawn(self._try_send(link, reply), "reply-refused")  # the reader never waits on a send
         if link.bad_envelopes >= self._settings.max_bad_envelopes_per_link:
             await link.close(1008, "too many refused envelopes")  # 1008: policy violation
 
