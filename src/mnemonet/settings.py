@@ -62,6 +62,16 @@ class Settings(BaseSettings):
     hnsw_ef_construction: int = Field(64, description="pgvector HNSW ef_construction.")
     hnsw_ef_search: int = Field(100, description="pgvector HNSW ef_search per query.")
     rrf_k: int = Field(60, description="Reciprocal rank fusion constant.")
+    keyword_scoring: Literal["bm25", "ts_rank_cd"] = Field(
+        "bm25", description="Keyword search ranking: BM25 (IDF-weighted, so a rare word outweighs common ones) or "
+        "PostgreSQL's ts_rank_cd (no IDF: every matched word counts alike).",
+    )
+    bm25_k1: float = Field(1.2, ge=0, description="BM25 term-frequency saturation (0 counts a repeated word once).")
+    bm25_b: float = Field(
+        0.0, ge=0, le=1, description="BM25 length normalisation: 0 ignores text length, 1 divides by it fully. Off by "
+        "default: one index holds concept names, statements and observations of very different lengths, and normalising "
+        "against their common average ranks short names above the observations that say something.",
+    )
     hybrid_candidate_factor: int = Field(
         4, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing."
     )
