@@ -28,6 +28,8 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,12 +45,16 @@ from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
 from mnemonet.settings import Settings  # noqa: E402
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
+from mnemonet.store.vectors import VectorStore  # noqa: E402
 
 KS = (5, 10, 20)
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DATA_DIR = REPO / ".data" / "bench" / "retrieval_locomo"
 # hybrid + graph with one step changed: (row label, settings changed).
 ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("hybrid+graph, keyword by ts_rank_cd (no IDF)", {"keyword_scoring": "ts_rank_cd"}),
+    ("hybrid+graph, BM25 length normalisation b=0.75", {"bm25_b": 0.75}),
+    ("hybrid+graph, RRF k=60", {"rrf_k": 60}),
     ("hybrid+graph, no lifting", {"search_lift_weight": 0.0}),
     ("hybrid+graph, no adjacent turns", {"search_adjacent_turns": 0}),
     ("hybrid+graph, 1 adjacent turn a side", {"search_adjacent_turns": 1}),
@@ -175,12 +181,16 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
                 if not (reuse and counts >= len(conv.turns)):
                     n, seconds, bad = await ingest(svc, conv)
                     observed, ingest_seconds, refused = observed + n, ingest_seconds + seconds, refused + bad
-                rows: dict[str, Retriever] = {mode: svc.retriever for mode in SEARCH_MODES}
-                if ablate:
-                    for label, change in ABLATIONS:
-                        rows[label] = Retriever(svc.graph, svc.vectors, embedder, settings.model_copy(update=change))
-                await evaluate(svc, conv, rows, recall, latency, by_category)
-                print(f"  {conv.id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
+                async with AsyncExitStack() as stack:
+                    rows: dict[str, Retriever] = {mode: svc.retriever for mode in SEARCH_MODES}
+                    if ablate:
+                        for label, change in ABLATIONS:
+                            changed = settings.model_copy(update=change)
+                            # Its own vector store: keyword scoring and fusion are settings of the store.
+                            vectors = await stack.enter_async_context(_opened(changed, slug(conv.id)))
+                            rows[label] = Retriever(svc.graph, vectors, embedder, changed)
+                    await evaluate(svc, conv, rows, recall, latency, by_category)
+                    print(f"  {conv.id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
             finally:
                 await svc.close()
     finally:
@@ -204,6 +214,15 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
               f"{observed / ingest_seconds:.1f} observations/s ({refused} refused)")
     else:
         print("ingest: reused the graphs of an earlier run (no ingest rate measured)")
+
+
+@asynccontextmanager
+async def _opened(settings: Settings, schema: str) -> AsyncIterator[VectorStore]:
+    vectors = await VectorStore.open(settings, schema=schema)
+    try:
+        yield vectors
+    finally:
+        await vectors.close()
 
 
 def print_categories(labels: list[str], by_category: dict[tuple[str, int], list[float]]) -> None:
