@@ -149,6 +149,13 @@ class Settings(BaseSettings):
     search_session_span: float = Field(
         86_400.0, description="Seconds before and after an observation searched for its adjacent turns.",
     )
+    index_context_turns: int = Field(
+        1, ge=0, le=20, description="Turns of the same session (search_session_key, within search_session_span) "
+        "before an observation that are embedded with it, so a reply is found by what it answers (0: alone).",
+    )
+    index_context_chars: int = Field(
+        500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",
+    )
     search_concept_expansion: int = Field(
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
     )

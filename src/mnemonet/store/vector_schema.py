@@ -43,8 +43,11 @@ async def create_base(conn: asyncpg.Connection, q: str) -> None:
                     embedding vector NOT NULL,
                     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
                     created_at bigint NOT NULL,
-                    metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb)"""
+                    metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                    context text NOT NULL DEFAULT '')"""
         )
+        # Tables made before contextual embeddings lack the column; their rows had no context.
+        await conn.execute(f"ALTER TABLE {q}.embeddings ADD COLUMN IF NOT EXISTS context text NOT NULL DEFAULT ''")
         await conn.execute(f"CREATE INDEX IF NOT EXISTS embeddings_tsv_idx ON {q}.embeddings USING gin (tsv)")
         await conn.execute(
             f"CREATE INDEX IF NOT EXISTS embeddings_kind_created_idx ON {q}.embeddings (kind, created_at)"

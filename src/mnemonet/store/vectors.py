@@ -190,9 +190,9 @@ class VectorStore:
                 raise DimensionMismatch(f"items[{i}]: {exc}") from None
         size = self._settings.vector_batch_size
         inserted = 0
-        sql = f"""INSERT INTO {self._q}.embeddings (id, kind, text, model, embedding, created_at, metadata)
+        sql = f"""INSERT INTO {self._q}.embeddings (id, kind, text, model, embedding, created_at, metadata, context)
                   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::vector[],
-                                       $6::bigint[], $7::jsonb[])
+                                       $6::bigint[], $7::jsonb[], $8::text[])
                   ON CONFLICT (id) DO NOTHING"""
         async with self._pool.acquire() as conn, conn.transaction():
             for start in range(0, len(items), size):
@@ -208,6 +208,7 @@ class VectorStore:
                     [Vector(v) for v, _ in vecs],
                     [it.created_at for it in part],
                     [meta for _, meta in vecs],
+                    [it.context for it in part],
                 )
                 inserted += int(status.rsplit(" ", 1)[-1])
         return inserted
@@ -303,7 +304,7 @@ class VectorStore:
         """The stored rows for ``ids``, in the order given; unknown ids are skipped."""
         id_list = _check_ids(ids, self._settings)
         rows = await self._pool.fetch(
-            f"""SELECT e.id, e.kind, e.text, e.model, e.embedding, e.created_at, e.metadata
+            f"""SELECT e.id, e.kind, e.text, e.model, e.embedding, e.created_at, e.metadata, e.context
                 FROM unnest($1::text[]) WITH ORDINALITY AS t(id, n)
                 JOIN {self._q}.embeddings e ON e.id = t.id ORDER BY t.n""",
             id_list,
@@ -317,6 +318,7 @@ class VectorStore:
                 vector=r["embedding"].to_list(),
                 created_at=r["created_at"],
                 metadata=r["metadata"],
+                context=r["context"],
             )
             for r in rows
         ]
