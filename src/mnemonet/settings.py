@@ -141,7 +141,8 @@ class Settings(BaseSettings):
         "search joins (0 turns it off).",
     )
     search_adjacent_discount: float = Field(
-        0.5, description="An adjacent turn's score as a share of the score of the hit it is adjacent to.",
+        0.3, description="An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
+        "embedded with the turn before them, index_context_turns, so a neighbour needs less of a push).",
     )
     search_session_key: str = Field(
         "session", description="Observation metadata key naming the conversation (session) adjacent turns come from.",
