@@ -60,7 +60,7 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("hybrid+graph, 1 adjacent turn a side", {"search_adjacent_turns": 1}),
     ("hybrid+graph, adjacent turns at 0.5 of their seed", {"search_adjacent_discount": 0.5}),
     ("hybrid+graph, no concept expansion", {"search_concept_expansion": 0}),
-    ("hybrid+graph, + read-time speaker match", {"search_source_boost": 0.5}),
+    ("hybrid+graph, no read-time speaker match", {"search_source_boost": 0.0}),
 )
 
 

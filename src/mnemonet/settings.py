@@ -170,8 +170,9 @@ class Settings(BaseSettings):
         50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",
     )
     search_source_boost: float = Field(
-        0.0, description="Score bonus (as a share) of hits whose source is named in the query (speaker-aware "
-        "matching at read time); off by default: observations are indexed as 'source: text', which does it better.",
+        0.5, ge=0, description="Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
+        "in the query (speaker-aware matching at read time; 0 turns it off). Observations are indexed as "
+        "'source: text', but BM25 gives a name found in every turn of its speaker little weight.",
     )
 
     # -- worker agents (inference, validation, consolidation) ------------------
