@@ -62,8 +62,10 @@ async def create_keyword_stats(conn: asyncpg.Connection, q: str) -> None:
     lexeme, which for a word in half the rows costs as much as the search;
     a table read is one index lookup per lexeme. A statement-level trigger
     with a transition table counts every insert path once per statement
-    (rows skipped by ON CONFLICT are not in it). Lexeme rows are locked in
-    sorted order and the totals row last, so concurrent writers cannot deadlock.
+    (rows skipped by ON CONFLICT are not in it). It updates the totals row
+    first: a writer holds that row until it commits before it touches any
+    lexeme row, so writers whose batches share words queue instead of
+    deadlocking (the cost: vector writes commit one at a time).
     An index created before these tables existed is counted once here, with
     inserts blocked meanwhile. Call inside a transaction holding the DDL lock.
     """
@@ -81,13 +83,12 @@ async def create_keyword_stats(conn: asyncpg.Connection, q: str) -> None:
     await conn.execute(
         f"""CREATE OR REPLACE FUNCTION {q}.count_keyword_lexemes() RETURNS trigger LANGUAGE plpgsql AS $body$
             BEGIN
-                INSERT INTO {q}.keyword_lexemes AS k (lexeme, docs)
-                    SELECT l, count(*) FROM new_rows, unnest(tsvector_to_array(new_rows.tsv)) AS l
-                    GROUP BY l ORDER BY l
-                ON CONFLICT (lexeme) DO UPDATE SET docs = k.docs + EXCLUDED.docs;
                 UPDATE {q}.keyword_totals SET
                     docs = docs + (SELECT count(*) FROM new_rows),
                     lexemes = lexemes + (SELECT coalesce(sum(length(tsv)), 0) FROM new_rows);
+                INSERT INTO {q}.keyword_lexemes AS k (lexeme, docs)
+                    SELECT l, count(*) FROM new_rows, unnest(tsvector_to_array(new_rows.tsv)) AS l GROUP BY l
+                ON CONFLICT (lexeme) DO UPDATE SET docs = k.docs + EXCLUDED.docs;
                 RETURN NULL;
             END $body$"""
     )

@@ -2,10 +2,10 @@
 
 k-NN over an HNSW cosine index, keyword search over a generated English
 ``tsvector`` column (ranked by BM25, ``vector_bm25``), and hybrid search
-fusing the two by reciprocal rank fusion. One index holds one model's vectors: the model and dimension are
-recorded by the first upsert (or ``ensure_model``) and anything else is
-refused with ``DimensionMismatch`` until ``vector_reembed.reembed`` switches
-the index over.
+fusing the two by reciprocal rank fusion. One index holds one model's
+vectors: the model and dimension are recorded by the first upsert (or
+``ensure_model``) and anything else is refused with ``DimensionMismatch``
+until ``vector_reembed.reembed`` switches the index over.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pgvector.asyncpg import register_vector
 
 from mnemonet.settings import Settings
 from mnemonet.store import vector_schema
-from mnemonet.store.vector_bm25 import bm25_sql
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
+from mnemonet.store.vector_bm25 import bm25_sql
 from mnemonet.store.vector_types import (
     DimensionMismatch,
     VectorHit,
