@@ -28,6 +28,8 @@ import re
 import statistics
 import sys
 import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,26 +45,32 @@ from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
 from mnemonet.settings import Settings  # noqa: E402
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
+from mnemonet.store.vectors import VectorStore  # noqa: E402
 
 KS = (5, 10, 20)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DATA_DIR = REPO / ".data" / "bench" / "retrieval_locomo"
 # hybrid + graph with one step changed: (row label, settings changed).
 ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("hybrid+graph, keyword by ts_rank_cd (no IDF)", {"keyword_scoring": "ts_rank_cd"}),
+    ("hybrid+graph, BM25 length normalisation b=0.75", {"bm25_b": 0.75}),
+    ("hybrid+graph, RRF k=60", {"rrf_k": 60}),
     ("hybrid+graph, no lifting", {"search_lift_weight": 0.0}),
     ("hybrid+graph, no adjacent turns", {"search_adjacent_turns": 0}),
     ("hybrid+graph, 1 adjacent turn a side", {"search_adjacent_turns": 1}),
+    ("hybrid+graph, adjacent turns at 0.5 of their seed", {"search_adjacent_discount": 0.5}),
     ("hybrid+graph, no concept expansion", {"search_concept_expansion": 0}),
-    ("hybrid+graph, + read-time speaker match", {"search_source_boost": 0.5}),
+    ("hybrid+graph, no read-time speaker match", {"search_source_boost": 0.0}),
 )
 
 
 @dataclass
 class Conversation:
-    """One LoCoMo sample: its turns in order and its category 1-4 questions with evidence ids."""
+    """One LoCoMo sample: its turns in order and its category 1-4 questions (text, evidence ids, category)."""
 
     id: str
     turns: list[dict[str, str]]
-    questions: list[tuple[str, set[str]]]
+    questions: list[tuple[str, set[str], int]]
     obs_to_dia: dict[str, str] = field(default_factory=dict)
 
 
@@ -88,7 +96,7 @@ def load(path: Path, limit: int | None) -> list[Conversation]:
                 continue
             evidence = {e.strip() for ev in qa.get("evidence", []) for e in str(ev).split(";")} & known
             if evidence:
-                questions.append((qa["question"], evidence))
+                questions.append((qa["question"], evidence, qa["category"]))
         conv = Conversation(sample["sample_id"], turns, questions)
         conv.obs_to_dia = {derived_id("obs", f"{conv.id}:{t['dia_id']}"): t["dia_id"] for t in turns}
         out.append(conv)
@@ -138,8 +146,9 @@ async def turns_of(svc: MemoryService, conv: Conversation, hits: list[Any]) -> l
 async def evaluate(
     svc: MemoryService, conv: Conversation, rows: dict[str, Retriever],
     recall: dict[tuple[str, int], list[float]], latency: dict[str, list[float]],
+    by_category: dict[tuple[str, int], list[float]],
 ) -> None:
-    for question, evidence in conv.questions:
+    for question, evidence, category in conv.questions:
         for label, retriever in rows.items():
             mode = label if label in SEARCH_MODES else "hybrid+graph"
             t0 = time.perf_counter()
@@ -148,6 +157,7 @@ async def evaluate(
             turns = await turns_of(svc, conv, hits)
             for k in KS:
                 recall[(label, k)].append(len(evidence & set(turns[:k])) / len(evidence))
+            by_category[(label, category)].append(len(evidence & set(turns[:10])) / len(evidence))
 
 
 async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
@@ -161,6 +171,7 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
     labels = list(SEARCH_MODES) + ([label for label, _ in ABLATIONS] if ablate else [])
     recall: dict[tuple[str, int], list[float]] = {(label, k): [] for label in labels for k in KS}
     latency: dict[str, list[float]] = {label: [] for label in labels}
+    by_category: dict[tuple[str, int], list[float]] = {(label, c): [] for label in labels for c in CATEGORIES}
     observed, ingest_seconds, refused = 0, 0.0, 0
     try:
         for conv in convs:
@@ -171,12 +182,16 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
                 if not (reuse and counts >= len(conv.turns)):
                     n, seconds, bad = await ingest(svc, conv)
                     observed, ingest_seconds, refused = observed + n, ingest_seconds + seconds, refused + bad
-                rows: dict[str, Retriever] = {mode: svc.retriever for mode in SEARCH_MODES}
-                if ablate:
-                    for label, change in ABLATIONS:
-                        rows[label] = Retriever(svc.graph, svc.vectors, embedder, settings.model_copy(update=change))
-                await evaluate(svc, conv, rows, recall, latency)
-                print(f"  {conv.id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
+                async with AsyncExitStack() as stack:
+                    rows: dict[str, Retriever] = {mode: svc.retriever for mode in SEARCH_MODES}
+                    if ablate:
+                        for label, change in ABLATIONS:
+                            changed = settings.model_copy(update=change)
+                            # Its own vector store: keyword scoring and fusion are settings of the store.
+                            vectors = await stack.enter_async_context(_opened(changed, slug(conv.id)))
+                            rows[label] = Retriever(svc.graph, vectors, embedder, changed)
+                    await evaluate(svc, conv, rows, recall, latency, by_category)
+                    print(f"  {conv.id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
             finally:
                 await svc.close()
     finally:
@@ -191,6 +206,7 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
     for label in labels:
         cells = " | ".join(f"{statistics.mean(recall[(label, k)]):.3f}" for k in KS)
         print(f"| {label} | {cells} | {pct(latency[label], 50):.1f} | {pct(latency[label], 95):.1f} |")
+    print_categories(labels, by_category)
     best_single = max(statistics.mean(recall[(m, 10)]) for m in ("keyword", "vector", "hybrid"))
     graph10 = statistics.mean(recall[("hybrid+graph", 10)])
     print(f"\nhybrid+graph recall@10 / best single method: {graph10 / best_single:.2f}x")
@@ -199,6 +215,28 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
               f"{observed / ingest_seconds:.1f} observations/s ({refused} refused)")
     else:
         print("ingest: reused the graphs of an earlier run (no ingest rate measured)")
+
+
+@asynccontextmanager
+async def _opened(settings: Settings, schema: str) -> AsyncIterator[VectorStore]:
+    vectors = await VectorStore.open(settings, schema=schema)
+    try:
+        yield vectors
+    finally:
+        await vectors.close()
+
+
+def print_categories(labels: list[str], by_category: dict[tuple[str, int], list[float]]) -> None:
+    """Recall@10 per LoCoMo question category: where each method finds, and loses, evidence."""
+    counts = {c: len(by_category[(labels[0], c)]) for c in CATEGORIES}
+    print("\nrecall@10 by question category (questions)\n")
+    print("| search mode | " + " | ".join(f"{c} {name} ({counts[c]})" for c, name in CATEGORIES.items()) + " |")
+    print("|---|" + "---:|" * len(CATEGORIES))
+    for label in labels:
+        cells = " | ".join(
+            f"{statistics.mean(by_category[(label, c)]):.3f}" if by_category[(label, c)] else "-" for c in CATEGORIES
+        )
+        print(f"| {label} | {cells} |")
 
 
 def main() -> None:

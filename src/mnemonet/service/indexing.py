@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemonet.embed.base import Embedder
-from mnemonet.store.vector_types import VectorItem
+from mnemonet.settings import Settings
+from mnemonet.store.vector_context import preceding_turns
+from mnemonet.store.vector_types import VectorItem, embedded_text
 from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -31,11 +33,19 @@ class IndexEntry:
 
 
 class VectorIndexer:
-    """Embeds graph items that have no vector yet and writes them in one batch."""
+    """Embeds graph items that have no vector yet and writes them in one batch.
 
-    def __init__(self, vectors: VectorStore, embedder: Embedder) -> None:
+    An observation of a session (metadata ``search_session_key``) is embedded
+    together with the turns just before it (``index_context_turns``): a reply
+    such as "salads and sandwiches" says nothing of the question it answers,
+    and a contextual vector finds it from that question. Only the vector sees
+    the context; keyword search and hits show the observation's own text.
+    """
+
+    def __init__(self, vectors: VectorStore, embedder: Embedder, settings: Settings) -> None:
         self.vectors = vectors
         self.embedder = embedder
+        self.settings = settings
         self.failures = 0
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
@@ -47,15 +57,39 @@ class VectorIndexer:
         todo = [e for e in unique.values() if e.id in missing]
         if not todo:
             return 0
-        vectors = await self.embedder.embed([e.text for e in todo], kind="passage")
+        contexts = await self._contexts(todo)
+        texts = [embedded_text(e.text, contexts.get(e.id, "")) for e in todo]
+        vectors = await self.embedder.embed(texts, kind="passage")
         items = [
             VectorItem(
                 id=e.id, kind=e.kind, text=e.text, model=self.embedder.model, vector=v,
-                created_at=e.created_at, metadata=e.metadata,
+                created_at=e.created_at, metadata=e.metadata, context=contexts.get(e.id, ""),
             )
             for e, v in zip(todo, vectors, strict=True)
         ]
         return await self.vectors.upsert(items)
+
+    async def _contexts(self, entries: Sequence[IndexEntry]) -> dict[str, str]:
+        """The context each observation of a session is embedded with: the end of the turns before it.
+
+        At most ``index_context_chars``, so an embedder's token limit never cuts the observation's own text.
+
+        A turn written in the same batch as its predecessor (a ``sync`` after failures) finds no context.
+        """
+        s = self.settings
+        key = s.search_session_key
+        seeds = [
+            (e.id, e.metadata[key], e.created_at) for e in entries
+            if e.kind == "observation" and isinstance(e.metadata.get(key), str)
+        ]
+        if s.index_context_turns == 0 or s.index_context_chars == 0 or not seeds:
+            return {}
+        span_ms = int(s.search_session_span * 1000)
+        before = await preceding_turns(self.vectors, seeds, key, s.index_context_turns, span_ms)
+        # The embedder refuses inputs over max_text_chars; the observation's own text has priority.
+        room = {e.id: s.max_text_chars - len(e.text) - 1 for e in entries}
+        contexts = {i: _tail("\n".join(texts), min(s.index_context_chars, room[i])) for i, texts in before.items()}
+        return {i: c for i, c in contexts.items() if c}
 
     async def index_quietly(self, entries: Sequence[IndexEntry]) -> int:
         """Like ``index`` but a failure is logged and counted, never raised.
@@ -69,3 +103,17 @@ class VectorIndexer:
             self.failures += 1
             log.warning("vector.index_failed count=%d error=%s", len(entries), exc)
             return 0
+
+
+def _tail(text: str, max_chars: int) -> str:
+    """The last ``max_chars`` of ``text``, starting at a word."""
+    if len(text) <= max_chars:
+        return text
+    if max_chars <= 0:
+        return ""
+    start = len(text) - max_chars
+    cut = text[start:]
+    if not (text[start - 1].isspace() or cut[0].isspace()):  # began mid-word: drop the fragment
+        parts = cut.split(None, 1)
+        cut = parts[1] if len(parts) > 1 else cut
+    return cut.lstrip()

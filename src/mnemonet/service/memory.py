@@ -67,7 +67,7 @@ class MemoryService:
         self.llm = llm
         self.embedder = embedder
         self.settings = settings
-        self.indexer = VectorIndexer(vectors, embedder)
+        self.indexer = VectorIndexer(vectors, embedder, settings)
         self.retriever = Retriever(graph, vectors, embedder, settings)
         self.llm_calls: Counter[str] = Counter()
 

@@ -3,7 +3,8 @@
 Observations carry their session (any metadata key the caller names) and
 their time in the vector rows, so "the turn before and after this one" is an
 index walk over ``(kind, created_at)`` bounded by a time span, filtered to
-the same session.
+the same session. Search joins adjacent turns (``session_neighbours``);
+indexing embeds a turn with the turns before it (``preceding_turns``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from mnemonet.store.vectors import VectorStore
 
 _MAX_TURNS = 20
 _MAX_SEEDS = 100
+_MAX_CONTEXT_SEEDS = 10_000
 
 
 async def session_neighbours(
@@ -57,3 +59,37 @@ async def session_neighbours(
         )
         for r in rows
     ]
+
+
+async def preceding_turns(
+    store: VectorStore, seeds: Sequence[tuple[str, str, int]], key: str, turns: int, span_ms: int
+) -> dict[str, list[str]]:
+    """Texts of up to ``turns`` observations recorded before each seed in its session, oldest first.
+
+    A seed is ``(id, session, created_at)``: the observations returned have
+    metadata ``key`` equal to ``session`` and were recorded within ``span_ms``
+    before ``created_at``. Seeds with nothing before them are absent.
+    """
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) > _MAX_CONTEXT_SEEDS:
+        raise ValueError(f"seeds: expected a list of at most {_MAX_CONTEXT_SEEDS} (id, session, created_at)")
+    if not isinstance(key, str) or not key:
+        raise ValueError("key: must be a non-empty metadata key")
+    if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= _MAX_TURNS:
+        raise ValueError(f"turns: expected an integer from 0 to {_MAX_TURNS}")
+    if isinstance(span_ms, bool) or not isinstance(span_ms, int) or span_ms < 0:
+        raise ValueError("span_ms: expected a non-negative integer")
+    if not seeds or turns == 0:
+        return {}
+    q = quote_schema(store.schema)
+    sql = f"""SELECT s.id, array_agg(p.text ORDER BY p.created_at, p.id) AS texts
+              FROM unnest($1::text[], $2::text[], $3::bigint[]) AS s(id, session, created_at)
+              CROSS JOIN LATERAL (
+                  SELECT x.id, x.text, x.created_at FROM {q}.embeddings x
+                  WHERE x.kind = 'observation' AND x.metadata ->> $4 = s.session
+                    AND x.created_at < s.created_at AND x.created_at >= s.created_at - $5
+                  ORDER BY x.created_at DESC, x.id DESC LIMIT $6) p
+              GROUP BY s.id"""
+    ids, sessions, times = (list(column) for column in zip(*seeds))
+    async with store.acquire() as conn:
+        rows = await conn.fetch(sql, ids, sessions, times, key, span_ms, turns)
+    return {r["id"]: list(r["texts"]) for r in rows}

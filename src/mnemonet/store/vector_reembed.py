@@ -17,7 +17,7 @@ from pgvector import Vector
 
 from mnemonet.embed.base import Embedder
 from mnemonet.store import vector_schema
-from mnemonet.store.vector_types import DimensionMismatch, as_vector, quote_schema
+from mnemonet.store.vector_types import DimensionMismatch, as_vector, embedded_text, quote_schema
 from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,9 @@ async def reembed(
             done, last_id = 0, ""
             while True:
                 rows = await conn.fetch(
-                    f"SELECT id, text FROM {q}.embeddings WHERE id > $1 ORDER BY id LIMIT $2", last_id, batch
+                    f"SELECT id, text, context FROM {q}.embeddings WHERE id > $1 ORDER BY id LIMIT $2",
+                    last_id,
+                    batch,
                 )
                 if not rows:
                     break
@@ -78,7 +80,7 @@ async def _swap(conn: asyncpg.Connection, store: VectorStore, embedder: Embedder
         # Writers wait from here on; readers keep the old index until commit.
         await conn.execute(f"LOCK TABLE {q}.embeddings IN SHARE ROW EXCLUSIVE MODE")
         late = await conn.fetch(
-            f"""SELECT e.id, e.text FROM {q}.embeddings e
+            f"""SELECT e.id, e.text, e.context FROM {q}.embeddings e
                 WHERE NOT EXISTS (SELECT 1 FROM {q}.{_STAGING} r WHERE r.id = e.id)"""
         )
         if late:
@@ -97,7 +99,7 @@ async def _swap(conn: asyncpg.Connection, store: VectorStore, embedder: Embedder
 async def _embed_into_staging(
     conn: asyncpg.Connection, schema: str, embedder: Embedder, rows: Sequence[asyncpg.Record]
 ) -> None:
-    vectors = await embedder.embed([r["text"] for r in rows], "passage")
+    vectors = await embedder.embed([embedded_text(r["text"], r["context"]) for r in rows], "passage")
     if len(vectors) != len(rows):
         raise DimensionMismatch(f"embedder returned {len(vectors)} vectors for {len(rows)} texts")
     records = []

@@ -43,12 +43,70 @@ async def create_base(conn: asyncpg.Connection, q: str) -> None:
                     embedding vector NOT NULL,
                     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
                     created_at bigint NOT NULL,
-                    metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb)"""
+                    metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                    context text NOT NULL DEFAULT '')"""
         )
+        # Tables made before contextual embeddings lack the column; their rows had no context.
+        await conn.execute(f"ALTER TABLE {q}.embeddings ADD COLUMN IF NOT EXISTS context text NOT NULL DEFAULT ''")
         await conn.execute(f"CREATE INDEX IF NOT EXISTS embeddings_tsv_idx ON {q}.embeddings USING gin (tsv)")
         await conn.execute(
             f"CREATE INDEX IF NOT EXISTS embeddings_kind_created_idx ON {q}.embeddings (kind, created_at)"
         )
+        await create_keyword_stats(conn, q)
+
+
+async def create_keyword_stats(conn: asyncpg.Connection, q: str) -> None:
+    """Document frequencies of lexemes, kept by a trigger on every insert: BM25's IDF and length norm.
+
+    Counting at query time would scan the GIN posting list of every query
+    lexeme, which for a word in half the rows costs as much as the search;
+    a table read is one index lookup per lexeme. A statement-level trigger
+    with a transition table counts every insert path once per statement
+    (rows skipped by ON CONFLICT are not in it). It updates the totals row
+    first: a writer holds that row until it commits before it touches any
+    lexeme row, so writers whose batches share words queue instead of
+    deadlocking (the cost: vector writes commit one at a time).
+    An index created before these tables existed is counted once here, with
+    inserts blocked meanwhile. Call inside a transaction holding the DDL lock.
+    """
+    await conn.execute(
+        f"""CREATE TABLE IF NOT EXISTS {q}.keyword_lexemes (
+                lexeme text PRIMARY KEY,
+                docs bigint NOT NULL)"""
+    )
+    await conn.execute(
+        f"""CREATE TABLE IF NOT EXISTS {q}.keyword_totals (
+                singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+                docs bigint NOT NULL,
+                lexemes bigint NOT NULL)"""
+    )
+    await conn.execute(
+        f"""CREATE OR REPLACE FUNCTION {q}.count_keyword_lexemes() RETURNS trigger LANGUAGE plpgsql AS $body$
+            BEGIN
+                UPDATE {q}.keyword_totals SET
+                    docs = docs + (SELECT count(*) FROM new_rows),
+                    lexemes = lexemes + (SELECT coalesce(sum(length(tsv)), 0) FROM new_rows);
+                INSERT INTO {q}.keyword_lexemes AS k (lexeme, docs)
+                    SELECT l, count(*) FROM new_rows, unnest(tsvector_to_array(new_rows.tsv)) AS l GROUP BY l
+                ON CONFLICT (lexeme) DO UPDATE SET docs = k.docs + EXCLUDED.docs;
+                RETURN NULL;
+            END $body$"""
+    )
+    counted = await conn.fetchval(f"SELECT count(*) FROM {q}.keyword_totals")
+    if not counted:
+        await conn.execute(f"LOCK TABLE {q}.embeddings IN SHARE MODE")
+        await conn.execute(
+            f"""INSERT INTO {q}.keyword_lexemes (lexeme, docs)
+                SELECT l, count(*) FROM {q}.embeddings, unnest(tsvector_to_array(tsv)) AS l GROUP BY l"""
+        )
+        await conn.execute(
+            f"""INSERT INTO {q}.keyword_totals (docs, lexemes)
+                SELECT count(*), coalesce(sum(length(tsv)), 0) FROM {q}.embeddings"""
+        )
+    await conn.execute(
+        f"""CREATE OR REPLACE TRIGGER embeddings_count_keyword_lexemes AFTER INSERT ON {q}.embeddings
+            REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {q}.count_keyword_lexemes()"""
+    )
 
 
 async def read_meta(conn: asyncpg.Connection, q: str) -> tuple[str, int] | None:
@@ -86,7 +144,8 @@ async def build_hnsw(conn: asyncpg.Connection, q: str, settings: Settings) -> No
 
 async def reset(conn: asyncpg.Connection, q: str) -> None:
     """Empty the table and forget its model, so the next vector configures it afresh; call inside a transaction."""
-    await conn.execute(f"TRUNCATE {q}.embeddings")
+    await conn.execute(f"TRUNCATE {q}.embeddings, {q}.keyword_lexemes")
+    await conn.execute(f"UPDATE {q}.keyword_totals SET docs = 0, lexemes = 0")
     await conn.execute(f"DELETE FROM {q}.embedding_meta")
     await conn.execute(f"DROP INDEX IF EXISTS {q}.embeddings_hnsw_idx")
     await conn.execute(f"ALTER TABLE {q}.embeddings ALTER COLUMN embedding TYPE vector")

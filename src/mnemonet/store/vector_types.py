@@ -23,7 +23,12 @@ class DimensionMismatch(ValueError):
 
 @dataclass(frozen=True)
 class VectorItem:
-    """One embedded text, keyed by its graph id."""
+    """One embedded text, keyed by its graph id.
+
+    ``context`` is text embedded before ``text`` but neither keyword-indexed
+    nor shown (e.g. the turn a reply answers); ``embedded_text`` is what the
+    vector represents, so a re-embed reproduces it.
+    """
 
     id: str
     kind: str
@@ -32,6 +37,12 @@ class VectorItem:
     vector: Sequence[float]
     created_at: int
     metadata: dict[str, Any] = field(default_factory=dict)
+    context: str = ""
+
+
+def embedded_text(text: str, context: str = "") -> str:
+    """The text a row's vector is computed from: its context, then its own text."""
+    return f"{context}\n{text}" if context else text
 
 
 @dataclass(frozen=True)
@@ -120,6 +131,11 @@ def check_item(item: VectorItem, settings: Settings, i: int) -> tuple[np.ndarray
         raise ValueError(f"{where}.text: must be a non-empty string")
     if len(item.text) > settings.max_text_chars:
         raise ValueError(f"{where}.text: longer than {settings.max_text_chars} characters (setting max_text_chars)")
+    # Text and context are embedded together (a re-embed too), so together they obey the embedders' limit.
+    if not isinstance(item.context, str) or len(embedded_text(item.text, item.context)) > settings.max_text_chars:
+        raise ValueError(
+            f"{where}.context: must be a string; with the text at most {settings.max_text_chars} characters"
+        )
     if not isinstance(item.model, str) or not item.model.strip():
         raise ValueError(f"{where}.model: must be a non-empty string")
     if isinstance(item.created_at, bool) or not isinstance(item.created_at, int) or item.created_at < 0:

@@ -1,11 +1,11 @@
 """The vector index: embeddings keyed by graph ids in PostgreSQL + pgvector.
 
 k-NN over an HNSW cosine index, keyword search over a generated English
-``tsvector`` column, and hybrid search fusing the two by reciprocal rank
-fusion. One index holds one model's vectors: the model and dimension are
-recorded by the first upsert (or ``ensure_model``) and anything else is
-refused with ``DimensionMismatch`` until ``vector_reembed.reembed`` switches
-the index over.
+``tsvector`` column (ranked by BM25, ``vector_bm25``), and hybrid search
+fusing the two by reciprocal rank fusion. One index holds one model's
+vectors: the model and dimension are recorded by the first upsert (or
+``ensure_model``) and anything else is refused with ``DimensionMismatch``
+until ``vector_reembed.reembed`` switches the index over.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from pgvector.asyncpg import register_vector
 from mnemonet.settings import Settings
 from mnemonet.store import vector_schema
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
+from mnemonet.store.vector_bm25 import bm25_sql
 from mnemonet.store.vector_types import (
     DimensionMismatch,
     VectorHit,
@@ -189,9 +190,9 @@ class VectorStore:
                 raise DimensionMismatch(f"items[{i}]: {exc}") from None
         size = self._settings.vector_batch_size
         inserted = 0
-        sql = f"""INSERT INTO {self._q}.embeddings (id, kind, text, model, embedding, created_at, metadata)
+        sql = f"""INSERT INTO {self._q}.embeddings (id, kind, text, model, embedding, created_at, metadata, context)
                   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::vector[],
-                                       $6::bigint[], $7::jsonb[])
+                                       $6::bigint[], $7::jsonb[], $8::text[])
                   ON CONFLICT (id) DO NOTHING"""
         async with self._pool.acquire() as conn, conn.transaction():
             for start in range(0, len(items), size):
@@ -207,6 +208,7 @@ class VectorStore:
                     [Vector(v) for v, _ in vecs],
                     [it.created_at for it in part],
                     [meta for _, meta in vecs],
+                    [it.context for it in part],
                 )
                 inserted += int(status.rsplit(" ", 1)[-1])
         return inserted
@@ -246,16 +248,27 @@ class VectorStore:
     async def keyword(
         self, query: str, k: int, kinds: Sequence[str] | None = None, since: int | None = None
     ) -> list[VectorHit]:
-        """Full-text search: rows sharing any English lexeme with ``query``, ranked by ``ts_rank_cd``."""
+        """Full-text search: rows sharing any English lexeme with ``query``, ranked by BM25 or ``ts_rank_cd``
+        (setting ``keyword_scoring``)."""
         check_query(query, self._settings)
         check_k(k, self._settings)
         kinds, since = check_kinds(kinds), check_since(since)
+        if self._settings.keyword_scoring == "bm25":
+            return await self._keyword_bm25(query, k, kinds, since)
         where, args = _filters(kinds, since, first_param=3)
         sql = f"""SELECT e.id, e.kind, e.text, e.created_at, e.metadata, ts_rank_cd(e.tsv, q.q) AS rank
                   FROM {self._q}.embeddings AS e, {_OR_TSQUERY} AS q(q)
                   WHERE e.tsv @@ q.q {where}
                   ORDER BY rank DESC, e.id LIMIT $2"""
         rows = await self._pool.fetch(sql, query, k, *args)
+        return [_hit(r, float(r["rank"]), keyword_rank=i) for i, r in enumerate(rows, 1)]
+
+    async def _keyword_bm25(
+        self, query: str, k: int, kinds: list[str] | None, since: int | None
+    ) -> list[VectorHit]:
+        where, args = _filters(kinds, since, first_param=5)
+        s = self._settings
+        rows = await self._pool.fetch(bm25_sql(self._q, where), query, k, s.bm25_k1, s.bm25_b, *args)
         return [_hit(r, float(r["rank"]), keyword_rank=i) for i, r in enumerate(rows, 1)]
 
     async def hybrid(
@@ -291,7 +304,7 @@ class VectorStore:
         """The stored rows for ``ids``, in the order given; unknown ids are skipped."""
         id_list = _check_ids(ids, self._settings)
         rows = await self._pool.fetch(
-            f"""SELECT e.id, e.kind, e.text, e.model, e.embedding, e.created_at, e.metadata
+            f"""SELECT e.id, e.kind, e.text, e.model, e.embedding, e.created_at, e.metadata, e.context
                 FROM unnest($1::text[]) WITH ORDINALITY AS t(id, n)
                 JOIN {self._q}.embeddings e ON e.id = t.id ORDER BY t.n""",
             id_list,
@@ -305,6 +318,7 @@ class VectorStore:
                 vector=r["embedding"].to_list(),
                 created_at=r["created_at"],
                 metadata=r["metadata"],
+                context=r["context"],
             )
             for r in rows
         ]

@@ -1,0 +1,59 @@
+"""What the vector index holds for observations: contextual embeddings of conversation turns (real databases)."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from mnemonet.service import MemoryService
+from mnemonet.service.indexing import IndexEntry, VectorIndexer
+from mnemonet.store.vector_types import embedded_text
+
+QUESTION = "What did you have at the dinner with your mother last night?"
+REPLY = "Lots of salads, sandwiches and a banana split sundae, my favourite."
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+async def test_a_reply_is_embedded_with_the_turn_it_answers(service: MemoryService) -> None:
+    asked = await service.observe(QUESTION, source="john", metadata={"session": "chat-1"})
+    await service.observe("Unrelated: the printer is jammed.", source="ops", metadata={"session": "chat-2"})
+    replied = await service.observe(REPLY, source="maria", metadata={"session": "chat-1"})
+    [first, reply] = await service.vectors.get([asked.observation_id, replied.observation_id])
+    assert first.context == "", "the first turn of a session has nothing before it"
+    assert reply.context == f"john: {QUESTION}", "the previous turn of its own session, not the latest write"
+    assert reply.text == f"maria: {REPLY}"
+    [contextual, alone] = await service.embedder.embed([embedded_text(reply.text, reply.context), reply.text])
+    assert _cosine(reply.vector, contextual) > 0.999
+    # The reply names no dinner or mother; with the question in its vector, the question finds it better.
+    [query] = await service.embedder.embed(["What food was at the dinner with her mother?"], kind="query")
+    assert _cosine(query, reply.vector) > _cosine(query, alone) + 0.02
+    # Only the vector sees the context: keyword search and hits show the turn's own text.
+    keyword = await service.vectors.keyword("dinner mother", 5)
+    assert [h.id for h in keyword] == [asked.observation_id]
+
+
+async def test_context_is_the_end_of_the_turns_before_and_can_be_off(service: MemoryService) -> None:
+    for text in ("first turn about ferries", "second turn about trains"):
+        await service.observe(text, source="ann", metadata={"session": "s"})
+    now = int(time.time() * 1000) + 1  # each variant of the third turn is recorded at the same time, after both
+
+    async def index_with(n: int, **settings: object) -> str:
+        """Index a third turn of the session under changed settings; the context stored with it."""
+        indexer = VectorIndexer(service.vectors, service.embedder, service.settings.model_copy(update=settings))
+        entry = IndexEntry(f"obs-third-{n}", "observation", "ann: third turn", now, {"session": "s"})
+        assert await indexer.index([entry]) == 1
+        [row] = await service.vectors.get([entry.id])
+        return row.context
+
+    assert await index_with(1, index_context_turns=2) == "ann: first turn about ferries\nann: second turn about trains"
+    # Within 28 characters the newest words are kept, whole words only.
+    assert await index_with(2, index_context_turns=2, index_context_chars=28) == "second turn about trains"
+    assert await index_with(3, index_context_turns=0) == ""
+    # Observations without a session are embedded alone.
+    loose = await service.observe("a note with no session", source="ann")
+    [row] = await service.vectors.get([loose.observation_id])
+    assert row.context == ""
