@@ -63,20 +63,20 @@ class Retriever:
                 raw = await self.vectors.hybrid(query, qvec, pool, kinds_list, since)
         if mode == "hybrid+graph" and raw:
             candidates = [Candidate.of(_to_hit(h, mode), h) for h in raw]
-            ranked, folded = await self.ranker.rank(query, candidates, kinds_list, since)
+            ranking = await self.ranker.rank(query, candidates, kinds_list, since)
             # Folded statements are redundant beside their observation: they follow every other hit.
-            hits = await self._resolve(ranked, folded)
+            hits = await self._resolve([ranking.hits, ranking.folded], ranking.statements)
         else:
-            hits = await self._resolve([_to_hit(h, mode) for h in raw])
+            hits = await self._resolve([[_to_hit(h, mode) for h in raw]], {})
         return _normalise(hits[:k])
 
-    async def _resolve(self, *tiers: list[SearchHit]) -> list[SearchHit]:
+    async def _resolve(self, tiers: list[list[SearchHit]], known: dict[str, StatementView]) -> list[SearchHit]:
         """Drop superseded statements; flag contradicted ones; confidence and recency break ties within a tier.
 
-        Tiers stay in order (one statement read for all of them).
+        Tiers stay in order. Statements not in ``known`` (views read while ranking) are read in one go.
         """
-        statement_ids = [h.id for tier in tiers for h in tier if h.kind == "statement"]
-        views = {v.id: v for v in await self.graph.get_statements(statement_ids)} if statement_ids else {}
+        missing = [h.id for tier in tiers for h in tier if h.kind == "statement" and h.id not in known]
+        views = {**known, **{v.id: v for v in await self.graph.get_statements(missing)}} if missing else known
         now = time.time() * 1000
         out: list[SearchHit] = []
         for tier in tiers:
