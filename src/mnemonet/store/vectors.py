@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -261,20 +261,27 @@ class VectorStore:
     async def hybrid(
         self,
         query: str,
-        vector: Sequence[float],
+        vector: Sequence[float] | Callable[[], Awaitable[Sequence[float]]],
         k: int,
         kinds: Sequence[str] | None = None,
         since: int | None = None,
         *,
         model: str | None = None,
     ) -> list[VectorHit]:
-        """k-NN and keyword search fused by reciprocal rank fusion: score = sum of 1/(rrf_k + rank)."""
+        """k-NN and keyword search fused by reciprocal rank fusion: score = sum of 1/(rrf_k + rank).
+
+        ``vector`` is the query's vector, or an async function that computes it:
+        keyword search, which needs no vector, then runs while the query is embedded.
+        """
         check_k(k, self._settings)
         pool_k = min(k * self._settings.hybrid_candidate_factor, self._settings.vector_max_k)
-        dense, lexical = await asyncio.gather(
-            self.knn(vector, pool_k, kinds, since, model=model), self.keyword(query, pool_k, kinds, since)
-        )
-        return fuse(dense, lexical, k, self._settings.rrf_k)
+
+        async def dense() -> list[VectorHit]:
+            query_vector = await vector() if callable(vector) else vector
+            return await self.knn(query_vector, pool_k, kinds, since, model=model)
+
+        dense_hits, lexical = await asyncio.gather(dense(), self.keyword(query, pool_k, kinds, since))
+        return fuse(dense_hits, lexical, k, self._settings.rrf_k)
 
     async def ids_missing(self, ids: Sequence[str]) -> list[str]:
         """The ids (in the order given) that have no vector yet: what a retry still has to embed."""
