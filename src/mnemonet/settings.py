@@ -65,6 +65,14 @@ class Settings(BaseSettings):
     hybrid_candidate_factor: int = Field(
         4, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing."
     )
+    keyword_common_rows: int = Field(
+        1000, description="Keyword search: a query word in more rows than this (PostgreSQL's column statistics) "
+        "selects rows to rank only together with another such word, so one common word does not make the search "
+        "fetch a large share of the table; 0 ranks every row sharing any word with the query.",
+    )
+    keyword_max_candidates: int = Field(
+        5000, description="Most rows one keyword search ranks (at least k): bounds a query made of common words.",
+    )
     vector_max_k: int = Field(1000, description="Most hits one vector/keyword/hybrid search may ask for.")
     vector_max_id_chars: int = Field(200, description="Longest graph id accepted by the vector store.")
     vector_max_ids: int = Field(10_000, description="Most ids one get/ids_missing call accepts.")

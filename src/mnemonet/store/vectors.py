@@ -21,7 +21,7 @@ from pgvector import Vector
 from pgvector.asyncpg import register_vector
 
 from mnemonet.settings import Settings
-from mnemonet.store import vector_schema
+from mnemonet.store import vector_keyword, vector_schema
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
 from mnemonet.store.vector_types import (
     DimensionMismatch,
@@ -246,17 +246,31 @@ class VectorStore:
     async def keyword(
         self, query: str, k: int, kinds: Sequence[str] | None = None, since: int | None = None
     ) -> list[VectorHit]:
-        """Full-text search: rows sharing any English lexeme with ``query``, ranked by ``ts_rank_cd``."""
+        """Full-text search: rows sharing any English lexeme with ``query``, ranked by ``ts_rank_cd``.
+
+        The rows ranked are bounded (see ``vector_keyword``): rows matching only
+        one common word are left out, and at most ``keyword_max_candidates`` are ranked.
+        """
         check_query(query, self._settings)
         check_k(k, self._settings)
         kinds, since = check_kinds(kinds), check_since(since)
-        where, args = _filters(kinds, since, first_param=3)
+        candidates = await self._keyword_candidates(query)
+        where, args = _filters(kinds, since, first_param=5)
         sql = f"""SELECT e.id, e.kind, e.text, e.created_at, e.metadata, ts_rank_cd(e.tsv, q.q) AS rank
-                  FROM {self._q}.embeddings AS e, {_OR_TSQUERY} AS q(q)
-                  WHERE e.tsv @@ q.q {where}
+                  FROM {_OR_TSQUERY} AS q(q), LATERAL (
+                      SELECT id, kind, text, created_at, metadata, tsv FROM {self._q}.embeddings
+                      WHERE tsv @@ coalesce(to_tsquery('simple', $3), q.q) {where}
+                      LIMIT greatest($4::int, $2)) AS e
                   ORDER BY rank DESC, e.id LIMIT $2"""
-        rows = await self._pool.fetch(sql, query, k, *args)
+        rows = await self._pool.fetch(sql, query, k, candidates, self._settings.keyword_max_candidates, *args)
         return [_hit(r, float(r["rank"]), keyword_rank=i) for i, r in enumerate(rows, 1)]
+
+    async def _keyword_candidates(self, query: str) -> str | None:
+        """The tsquery text choosing the rows keyword search ranks; None ranks every row sharing a lexeme."""
+        if self._settings.keyword_common_rows <= 0:
+            return None
+        lexemes = await vector_keyword.lexeme_rows(self._pool, self.schema, query)
+        return vector_keyword.candidate_tsquery(lexemes, self._settings.keyword_common_rows)
 
     async def hybrid(
         self,
