@@ -116,6 +116,11 @@ class Settings(BaseSettings):
     embed_retry_backoff: float = Field(0.5, description="First retry delay in seconds; doubles on each retry.")
     embed_retry_max_delay: float = Field(10.0, description="Longest wait before one embedding retry (caps Retry-After).")
     embed_max_texts: int = Field(10_000, description="Most texts one embed() call accepts (it is split into batches).")
+    embed_omp_wait_policy: Literal["passive", "active"] = Field(
+        "passive", description="How the offline embedder's OpenMP threads wait between steps (per process, fixed when "
+        "the model loads): passive sleeps; active spins, a little faster on idle cores but many times slower when "
+        "PostgreSQL, FalkorDB or another embedder want the same cores.",
+    )
 
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")
