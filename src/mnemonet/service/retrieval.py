@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Literal
 
 from mnemonet.embed.base import Embedder
@@ -55,28 +56,31 @@ class Retriever:
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)
         if mode == "keyword":
             raw = await self.vectors.keyword(query, pool, kinds_list, since)
+        elif mode == "vector":
+            raw = await self.vectors.knn(await self._embed_query(query), pool, kinds_list, since)
         else:
-            [qvec] = await self.embedder.embed([query], kind="query")
-            if mode == "vector":
-                raw = await self.vectors.knn(qvec, pool, kinds_list, since)
-            else:
-                raw = await self.vectors.hybrid(query, qvec, pool, kinds_list, since)
+            # Keyword search runs while the query is embedded.
+            raw = await self.vectors.hybrid(query, partial(self._embed_query, query), pool, kinds_list, since)
         if mode == "hybrid+graph" and raw:
             candidates = [Candidate.of(_to_hit(h, mode), h) for h in raw]
-            ranked, folded = await self.ranker.rank(query, candidates, kinds_list, since)
+            ranking = await self.ranker.rank(query, candidates, kinds_list, since)
             # Folded statements are redundant beside their observation: they follow every other hit.
-            hits = await self._resolve(ranked, folded)
+            hits = await self._resolve([ranking.hits, ranking.folded], ranking.statements)
         else:
-            hits = await self._resolve([_to_hit(h, mode) for h in raw])
+            hits = await self._resolve([[_to_hit(h, mode) for h in raw]], {})
         return _normalise(hits[:k])
 
-    async def _resolve(self, *tiers: list[SearchHit]) -> list[SearchHit]:
+    async def _embed_query(self, query: str) -> list[float]:
+        [vector] = await self.embedder.embed([query], kind="query")
+        return vector
+
+    async def _resolve(self, tiers: list[list[SearchHit]], known: dict[str, StatementView]) -> list[SearchHit]:
         """Drop superseded statements; flag contradicted ones; confidence and recency break ties within a tier.
 
-        Tiers stay in order (one statement read for all of them).
+        Tiers stay in order. Statements not in ``known`` (views read while ranking) are read in one go.
         """
-        statement_ids = [h.id for tier in tiers for h in tier if h.kind == "statement"]
-        views = {v.id: v for v in await self.graph.get_statements(statement_ids)} if statement_ids else {}
+        missing = [h.id for tier in tiers for h in tier if h.kind == "statement" and h.id not in known]
+        views = {**known, **{v.id: v for v in await self.graph.get_statements(missing)}} if missing else known
         now = time.time() * 1000
         out: list[SearchHit] = []
         for tier in tiers:

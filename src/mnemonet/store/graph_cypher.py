@@ -359,13 +359,17 @@ ORDER BY name, id""".strip()
 # MENTIONS, statements by ABOUT_*), through at most $per_seed concepts of each
 # seed, skipping hub concepts of more than $max_degree links, and superseded
 # statements; rarest concepts first. Both caps bound the work per query.
+# The degree is counted with OPTIONAL MATCH ... count(): FalkorDB 4.16 runs the
+# equivalent pattern comprehension 5-10x slower on hubs of a few hundred links
+# (bench/README.md, "Search latency").
 SHARED_CONCEPT_NEIGHBOURS = """
 UNWIND $ids AS sid
 OPTIONAL MATCH (:Observation {id: sid})-[:MENTIONS]->(c1:Concept)
 OPTIONAL MATCH (:Statement {id: sid})-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c2:Concept)
 WITH sid, (collect(DISTINCT c1) + collect(DISTINCT c2))[..$per_seed] AS cs
 UNWIND cs AS c
-WITH sid, c, size([(c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(x) | x]) AS degree
+OPTIONAL MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(x)
+WITH sid, c, count(x) AS degree
 WHERE degree <= $max_degree
 MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(n)
 WHERE (n:Observation OR n:Statement) AND NOT n.id IN $ids AND NOT (:Statement)-[:SUPERSEDES]->(n)

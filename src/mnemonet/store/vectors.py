@@ -1,7 +1,7 @@
 """The vector index: embeddings keyed by graph ids in PostgreSQL + pgvector.
 
 k-NN over an HNSW cosine index, keyword search over a generated English
-``tsvector`` column (ranked by BM25, ``vector_bm25``), and hybrid search
+``tsvector`` column (ranked by BM25, ``vector_keyword``), and hybrid search
 fusing the two by reciprocal rank fusion. One index holds one model's
 vectors: the model and dimension are recorded by the first upsert (or
 ``ensure_model``) and anything else is refused with ``DimensionMismatch``
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import asyncpg
@@ -23,7 +23,7 @@ from pgvector.asyncpg import register_vector
 from mnemonet.settings import Settings
 from mnemonet.store import vector_schema
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
-from mnemonet.store.vector_bm25 import bm25_sql
+from mnemonet.store.vector_keyword import keyword_sql
 from mnemonet.store.vector_types import (
     DimensionMismatch,
     VectorHit,
@@ -41,16 +41,6 @@ from mnemonet.store.vector_types import (
 log = logging.getLogger(__name__)
 
 __all__ = ["DimensionMismatch", "VectorHit", "VectorItem", "VectorStore"]
-
-# An OR query of the question's English lexemes: questions carry many words,
-# and one word missing from a passage should lower its rank, not drop it.
-# Lexemes are quoted for to_tsquery ('' for a quote, \\ for a backslash) and
-# parsed with the 'simple' config so already-stemmed lexemes are not stemmed again.
-_OR_TSQUERY = (
-    "(SELECT to_tsquery('simple', string_agg("
-    "'''' || replace(replace(l, '\\', '\\\\'), '''', '''''') || '''', ' | ')) "
-    "FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS l)"
-)
 
 
 class VectorStore:
@@ -248,46 +238,43 @@ class VectorStore:
     async def keyword(
         self, query: str, k: int, kinds: Sequence[str] | None = None, since: int | None = None
     ) -> list[VectorHit]:
-        """Full-text search: rows sharing any English lexeme with ``query``, ranked by BM25 or ``ts_rank_cd``
-        (setting ``keyword_scoring``)."""
+        """Full-text search: rows sharing English lexemes with ``query``, ranked by BM25 (or ``ts_rank_cd``,
+        setting ``keyword_scoring``); which rows are ranked is bounded, see ``vector_keyword``."""
         check_query(query, self._settings)
         check_k(k, self._settings)
         kinds, since = check_kinds(kinds), check_since(since)
-        if self._settings.keyword_scoring == "bm25":
-            return await self._keyword_bm25(query, k, kinds, since)
-        where, args = _filters(kinds, since, first_param=3)
-        sql = f"""SELECT e.id, e.kind, e.text, e.created_at, e.metadata, ts_rank_cd(e.tsv, q.q) AS rank
-                  FROM {self._q}.embeddings AS e, {_OR_TSQUERY} AS q(q)
-                  WHERE e.tsv @@ q.q {where}
-                  ORDER BY rank DESC, e.id LIMIT $2"""
-        rows = await self._pool.fetch(sql, query, k, *args)
-        return [_hit(r, float(r["rank"]), keyword_rank=i) for i, r in enumerate(rows, 1)]
-
-    async def _keyword_bm25(
-        self, query: str, k: int, kinds: list[str] | None, since: int | None
-    ) -> list[VectorHit]:
-        where, args = _filters(kinds, since, first_param=5)
+        where, args = _filters(kinds, since, first_param=7)
         s = self._settings
-        rows = await self._pool.fetch(bm25_sql(self._q, where), query, k, s.bm25_k1, s.bm25_b, *args)
+        rows = await self._pool.fetch(
+            keyword_sql(self._q, where, s.keyword_scoring),
+            query, k, s.bm25_k1, s.bm25_b, s.keyword_common_rows, s.keyword_max_candidates, *args,
+        )
         return [_hit(r, float(r["rank"]), keyword_rank=i) for i, r in enumerate(rows, 1)]
 
     async def hybrid(
         self,
         query: str,
-        vector: Sequence[float],
+        vector: Sequence[float] | Callable[[], Awaitable[Sequence[float]]],
         k: int,
         kinds: Sequence[str] | None = None,
         since: int | None = None,
         *,
         model: str | None = None,
     ) -> list[VectorHit]:
-        """k-NN and keyword search fused by reciprocal rank fusion: score = sum of 1/(rrf_k + rank)."""
+        """k-NN and keyword search fused by reciprocal rank fusion: score = sum of 1/(rrf_k + rank).
+
+        ``vector`` is the query's vector, or an async function that computes it:
+        keyword search, which needs no vector, then runs while the query is embedded.
+        """
         check_k(k, self._settings)
         pool_k = min(k * self._settings.hybrid_candidate_factor, self._settings.vector_max_k)
-        dense, lexical = await asyncio.gather(
-            self.knn(vector, pool_k, kinds, since, model=model), self.keyword(query, pool_k, kinds, since)
-        )
-        return fuse(dense, lexical, k, self._settings.rrf_k)
+
+        async def dense() -> list[VectorHit]:
+            query_vector = await vector() if callable(vector) else vector
+            return await self.knn(query_vector, pool_k, kinds, since, model=model)
+
+        dense_hits, lexical = await asyncio.gather(dense(), self.keyword(query, pool_k, kinds, since))
+        return fuse(dense_hits, lexical, k, self._settings.rrf_k)
 
     async def ids_missing(self, ids: Sequence[str]) -> list[str]:
         """The ids (in the order given) that have no vector yet: what a retry still has to embed."""
