@@ -55,6 +55,7 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("hybrid+graph, keyword by ts_rank_cd (no IDF)", {"keyword_scoring": "ts_rank_cd"}),
     ("hybrid+graph, BM25 length normalisation b=0.75", {"bm25_b": 0.75}),
     ("hybrid+graph, RRF k=60", {"rrf_k": 60}),
+    ("hybrid+graph, keyword ranks every match (no candidate bound)", {"keyword_common_rows": 0}),
     ("hybrid+graph, no lifting", {"search_lift_weight": 0.0}),
     ("hybrid+graph, no adjacent turns", {"search_adjacent_turns": 0}),
     ("hybrid+graph, 1 adjacent turn a side", {"search_adjacent_turns": 1}),
