@@ -7,8 +7,9 @@ tests never see each other's data.
 from __future__ import annotations
 
 import os
+import shutil
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -20,11 +21,17 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
-def test_data_dir() -> Path:
-    """Under the repository, not /root: embedded PostgreSQL opens read access on every parent."""
+def test_data_dir(request: pytest.FixtureRequest) -> Iterator[Path]:
+    """Under the repository, not /root: embedded PostgreSQL opens read access on every parent.
+
+    Removed after a run with no failure (the servers using it stop first), so
+    runs do not pile up; kept after a failure, for the servers' and nodes' logs.
+    """
     path = REPO / ".data" / "test" / f"run-{os.getpid()}"
     path.mkdir(parents=True, exist_ok=True)
-    return path
+    yield path
+    if not request.session.testsfailed:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
