@@ -9,6 +9,7 @@ from netsupport import InMemoryStore, NodeFactory, eventually, sees_all
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.cluster import detector_config, membership_config
 from mnemonet.p2p.detector import detection_bound
+from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.membership import Member, MemberState
 
 JOIN_BOUND = 5.0  # seconds for 5 nodes on loopback with a 0.1 s gossip interval
@@ -50,6 +51,9 @@ async def test_killed_node_is_declared_dead_by_all_and_stays_dead(make_node: Nod
     assert all(n.membership.get(victim.node_id).state is MemberState.DEAD for n in survivors)
     assert resurrected == []
     assert all(victim.node_id not in n.transport.neighbours() for n in survivors)
+    # A message still reaching the killed node (a link reader or request outliving it) gets no ack.
+    ping = Envelope(kind=Kind.PING, sender=survivors[0].node_id, target=victim.node_id, payload={"piggyback": []})
+    assert await victim._dispatch(ping) is None
 
 
 async def test_suspected_live_node_refutes_and_stays_alive(make_node: NodeFactory) -> None:

@@ -220,6 +220,10 @@ class PeerNode:
 
     # -- serving --------------------------------------------------------------------
     async def _dispatch(self, env: Envelope) -> Envelope | None:
+        if self.state in ("stopped", "killed"):
+            # A link reader or HTTP request outliving the stop must not ack a ping:
+            # the ack would refute the suspicion and keep a stopped node alive.
+            return None
         if env.target is not None and env.target != self.node_id:
             # Another node once had this address: answering for it would keep a dead member alive.
             return env.reply(Kind.RESPONSE, self.node_id, error_payload(
