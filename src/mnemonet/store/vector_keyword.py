@@ -11,8 +11,9 @@ setting (``keyword_scoring``) for comparison.
 
 **Candidates.** Every row that is ranked costs a heap fetch (the rows are
 wide: they hold the vector), so with an OR of all lexemes one common word
-("like", a speaker's name) makes a search fetch a large share of the table:
-20k of 100k rows, ~150 ms (bench/README.md, "Search latency"). Rows are
+("like", a speaker's name) makes a search fetch a large share of the table
+(20k of 100k rows; 340 ms p50 against 33 ms bounded, bench/README.md,
+"Search latency"). Rows are
 therefore found by the rare lexemes alone and by pairs of common ones (in
 more than ``keyword_common_rows`` rows); a row matching a single common word
 and nothing else would rank at the bottom anyway. With no common lexeme, or
