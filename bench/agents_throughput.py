@@ -125,7 +125,7 @@ async def main() -> None:
     finally:
         await pg.stop()
         await falkor.stop()
-    print(f"\n| inference nodes | observations/s | vs 1 node |\n|---|---|---|")
+    print("\n| inference nodes | observations/s | vs 1 node |\n|---|---|---|")
     for workers, rate in rates.items():
         print(f"| {workers} | {rate:.1f} | {rate / rates[1]:.2f}x |")
     total = inference_calls + validation_calls

@@ -28,7 +28,7 @@ import httpx
 import pytest
 from ledger import Ledger, observation_text, read_ledger
 from netns import NetnsPair, NetnsUnavailable, Side, TcpRelay
-from partition_scenario import PartitionedNetwork, View, WorkerCounters, run_scenario
+from partition_scenario import View, WorkerCounters, run_scenario
 
 from mnemonet.settings import Settings
 from mnemonet.store.dialects.falkordb import FalkorDriver
