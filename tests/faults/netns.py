@@ -78,14 +78,29 @@ class Side:
         return ["ip", "netns", "exec", self.netns]
 
 
+def unavailable() -> str | None:
+    """Why this machine cannot make network namespaces (not root, no ``ip``, the kernel refuses), or None.
+
+    Asked once, before the tests run, by adding and deleting a namespace.
+    """
+    if os.geteuid() != 0:
+        return "network namespaces need root"
+    if shutil.which("ip") is None:
+        return "no `ip` binary (iproute2)"
+    probe = f"mnemonet-probe-{os.getpid()}"
+    try:
+        _ip("netns", "add", probe)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as exc:
+        detail = exc.stderr.strip() if isinstance(exc, subprocess.CalledProcessError) else str(exc)
+        return f"`ip netns add` failed: {detail}"
+    _ip("netns", "delete", probe)
+    return None
+
+
 class NetnsPair:
     """Side A and side B: ``create`` them, ``cut``/``heal`` the link between them, ``destroy`` everything."""
 
     def __init__(self, tag: str) -> None:
-        if os.geteuid() != 0:
-            raise NetnsUnavailable("network namespaces need root")
-        if shutil.which("ip") is None:
-            raise NetnsUnavailable("no `ip` binary (iproute2)")
         x = _free_prefix()
         self.a = Side(f"mnemonet-a-{tag}", f"mnx{tag}a", f"mnr{tag}a", f"{x}.0.1", f"{x}.1.2", f"{x}.1.1")
         self.b = Side(f"mnemonet-b-{tag}", f"mnx{tag}b", f"mnr{tag}b", f"{x}.0.2", f"{x}.2.2", f"{x}.2.1")

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import pytest
 from ledger import Ledger, observation_text, read_ledger
-from netns import NetnsPair, NetnsUnavailable, Side, TcpRelay
+from netns import NetnsPair, Side, TcpRelay, unavailable
 from partition_scenario import View, WorkerCounters, run_scenario
 
 from mnemonet.settings import Settings
@@ -38,6 +38,7 @@ REPO = Path(__file__).resolve().parents[2]
 KEY = "netns-partition-key"
 WRITERS = 8
 START_BOUND = 120.0  # seconds for five Python processes (two loading the embedding model) on two loaded cores
+NETNS_UNAVAILABLE = unavailable()  # None where this machine can make network namespaces
 # Timers for five processes on two loaded cores: fast enough to split and heal in seconds, with a probe
 # timeout that a descheduled process still meets. request_timeout: see test_partition_agents.py.
 TIMERS = dict(
@@ -175,11 +176,8 @@ class NetnsNetwork:
 @pytest.fixture
 def netns_pair() -> Iterator[NetnsPair]:
     """Two fresh namespaces and their veths, deleted again whatever the test did."""
-    try:
-        pair = NetnsPair(uuid.uuid4().hex[:5])
-        pair.create()
-    except NetnsUnavailable as exc:
-        pytest.skip(f"cannot partition with network namespaces here: {exc}")
+    pair = NetnsPair(uuid.uuid4().hex[:5])
+    pair.create()
     try:
         yield pair
     finally:
@@ -221,6 +219,8 @@ async def netns_network(netns_pair: NetnsPair, falkordb_server: EmbeddedFalkorDB
             await relay.close()
 
 
+@pytest.mark.skipif(NETNS_UNAVAILABLE is not None,
+                    reason=f"cannot partition with network namespaces here: {NETNS_UNAVAILABLE}")
 async def test_inference_on_both_sides_of_a_kernel_partition_processes_each_observation_once(
     netns_network: NetnsNetwork, netns_pair: NetnsPair
 ) -> None:
