@@ -29,12 +29,7 @@ async def session_neighbours(
     """
     if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or len(ids) > _MAX_SEEDS:
         raise ValueError(f"ids: expected a list of at most {_MAX_SEEDS} ids")
-    if not isinstance(key, str) or not key:
-        raise ValueError("key: must be a non-empty metadata key")
-    if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= _MAX_TURNS:
-        raise ValueError(f"turns: expected an integer from 0 to {_MAX_TURNS}")
-    if isinstance(span_ms, bool) or not isinstance(span_ms, int) or span_ms < 0:
-        raise ValueError("span_ms: expected a non-negative integer")
+    _check_walk(key, turns, span_ms)
     if not ids or turns == 0:
         return []
     q = quote_schema(store.schema)
@@ -72,12 +67,7 @@ async def preceding_turns(
     """
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) > _MAX_CONTEXT_SEEDS:
         raise ValueError(f"seeds: expected a list of at most {_MAX_CONTEXT_SEEDS} (id, session, created_at)")
-    if not isinstance(key, str) or not key:
-        raise ValueError("key: must be a non-empty metadata key")
-    if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= _MAX_TURNS:
-        raise ValueError(f"turns: expected an integer from 0 to {_MAX_TURNS}")
-    if isinstance(span_ms, bool) or not isinstance(span_ms, int) or span_ms < 0:
-        raise ValueError("span_ms: expected a non-negative integer")
+    _check_walk(key, turns, span_ms)
     if not seeds or turns == 0:
         return {}
     q = quote_schema(store.schema)
@@ -93,3 +83,13 @@ async def preceding_turns(
     async with store.acquire() as conn:
         rows = await conn.fetch(sql, ids, sessions, times, key, span_ms, turns)
     return {r["id"]: list(r["texts"]) for r in rows}
+
+
+def _check_walk(key: str, turns: int, span_ms: int) -> None:
+    """Validate the session walk both queries share: metadata key, turns per seed, time span."""
+    if not isinstance(key, str) or not key:
+        raise ValueError("key: must be a non-empty metadata key")
+    if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= _MAX_TURNS:
+        raise ValueError(f"turns: expected an integer from 0 to {_MAX_TURNS}")
+    if isinstance(span_ms, bool) or not isinstance(span_ms, int) or span_ms < 0:
+        raise ValueError("span_ms: expected a non-negative integer")
