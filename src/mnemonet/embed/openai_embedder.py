@@ -46,6 +46,10 @@ class OpenAIEmbedder:
     def dimension(self) -> int:
         return self._settings.embed_dimension
 
+    @property
+    def computes_locally(self) -> bool:
+        return False
+
     async def aclose(self) -> None:
         """Close the HTTP client if this embedder created it."""
         if self._own_client:

@@ -224,6 +224,11 @@ class RemoteEmbedder:
         """Vector dimension."""
         return self._dimension
 
+    @property
+    def computes_locally(self) -> bool:
+        """On an embed peer: its cores are not this node's (or not only)."""
+        return False
+
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
         """Embed ``texts`` on an embed peer, batch by batch so no envelope grows past the size limit."""
         texts = list(texts)

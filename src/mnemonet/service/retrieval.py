@@ -59,8 +59,10 @@ class Retriever:
         elif mode == "vector":
             raw = await self.vectors.knn(await self._embed_query(query), pool, kinds_list, since)
         else:
-            # Keyword search runs while the query is embedded.
-            raw = await self.vectors.hybrid(query, partial(self._embed_query, query), pool, kinds_list, since)
+            # An embedder on this machine's cores is waited for: overlapping it with PostgreSQL's work
+            # made both slower (bench/README.md). A remote one is not: keyword search runs meanwhile.
+            vector = await self._embed_query(query) if self.embedder.computes_locally else partial(self._embed_query, query)
+            raw = await self.vectors.hybrid(query, vector, pool, kinds_list, since)
         if mode == "hybrid+graph" and raw:
             candidates = [Candidate.of(_to_hit(h, mode), h) for h in raw]
             ranking = await self.ranker.rank(query, candidates, kinds_list, since)

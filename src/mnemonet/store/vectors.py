@@ -69,7 +69,7 @@ class VectorStore:
         server: EmbeddedPostgres | None = None
         url = settings.database_url
         if not url:
-            server = EmbeddedPostgres(settings.data_dir / "postgres")
+            server = EmbeddedPostgres(settings.data_dir / "postgres", settings.postgres_shared_buffers)
             url = await server.start()
         try:
             # The extension must exist before a pool connection can register its codec.
