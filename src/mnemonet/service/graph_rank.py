@@ -16,8 +16,8 @@ Four steps, each a named setting (0 turns it off), measured one by one in
 Reached items join at a discount of the score of the hit they were reached
 from; an item reached that was already a hit adds the same bonus.
 
-Steps 3 and 4 read PostgreSQL and the graph concurrently; the statements the
-steps read are handed on, so resolution does not read them again.
+Steps 3 and 4 read PostgreSQL and the graph concurrently. No step reads a
+statement's full view: resolution reads those of the few hits it returns.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from mnemonet.model.views import SearchHit, StatementView
+from mnemonet.model.views import SearchHit
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vector_context import session_neighbours
@@ -53,11 +53,10 @@ class Candidate:
 
 @dataclass
 class Ranking:
-    """``GraphRanker.rank``'s result: hits and folded statements, best first, and the statements read on the way."""
+    """``GraphRanker.rank``'s result: hits and folded statements, each best first."""
 
     hits: list[SearchHit]
     folded: list[SearchHit]
-    statements: dict[str, StatementView] = field(default_factory=dict)
 
 
 @dataclass
@@ -65,7 +64,6 @@ class _Reached:
     """Items one expansion step reached, before their bonuses are added: (seed id, item row, path)."""
 
     rows: list[tuple[str, VectorHit, str]] = field(default_factory=list)
-    statements: list[StatementView] = field(default_factory=list)
 
 
 class GraphRanker:
@@ -83,10 +81,9 @@ class GraphRanker:
         s = self.settings
         pool = {c.hit.id: c for c in candidates}
         folded: list[Candidate] = []
-        views: dict[str, StatementView] = {}
         observations_allowed = kinds is None or "observation" in kinds
         if observations_allowed and s.search_lift_weight > 0:
-            folded = await self._lift(pool, views)
+            folded = await self._lift(pool)
         named = set(_WORD.findall(query.lower()))
 
         def weight(c: Candidate) -> float:
@@ -99,39 +96,27 @@ class GraphRanker:
         skip = {c.hit.id for c in folded}
         adjacent, shared = await asyncio.gather(
             self._adjacent(seeds, since) if observations_allowed and s.search_adjacent_turns > 0 else _nothing(),
-            self._shared_concepts(seeds, kinds, since, skip, set(views))
+            self._shared_concepts(seeds, kinds, since, skip)
             if s.search_concept_expansion > 0 else _nothing(),
         )
         # Adjacent turns first, then shared concepts: an item both reach is explained by its adjacency.
         for step, discount in ((adjacent, s.search_adjacent_discount), (shared, s.search_concept_discount)):
             for seed_id, row, path in step.rows:
                 self._reach(pool, row, seed_weight[seed_id] * discount, path)
-            views.update((v.id, v) for v in step.statements)
-        return Ranking(_ordered(pool.values(), weight), _ordered(folded, weight), views)
+        return Ranking(_ordered(pool.values(), weight), _ordered(folded, weight))
 
-    async def _lift(self, pool: dict[str, Candidate], views: dict[str, StatementView]) -> list[Candidate]:
-        """Fold extracted statements into their observations; returns the folded statements.
-
-        The statement hits' views it reads are added to ``views``.
-        """
+    async def _lift(self, pool: dict[str, Candidate]) -> list[Candidate]:
+        """Fold extracted statements into their observations; returns the folded statements."""
         statement_hits = [c for c in pool.values() if c.hit.kind == "statement"]
         if not statement_hits:
             return []
-        read = await self.graph.get_statements([c.hit.id for c in statement_hits])
-        views.update((v.id, v) for v in read)
-        derived = sorted({d for v in read for d in v.derived_from})
-        observations = {o.id: o for o in await self.graph.get_observations(derived)} if derived else {}
+        origins = await self.graph.extracted_from([c.hit.id for c in statement_hits])
         folded: list[Candidate] = []
         for c in statement_hits:
-            view = views.get(c.hit.id)
             # Only a statement of the observation's own extraction folds; later claims stay hits.
-            own = [
-                observations[d] for d in (view.derived_from if view else [])
-                if d in observations and observations[d].created_at == view.created_at  # type: ignore[union-attr]
-            ]
-            if not own:
+            obs = origins.get(c.hit.id)
+            if obs is None:
                 continue
-            obs = own[0]
             target = pool.get(obs.id)
             if target is None:
                 hit = SearchHit(
@@ -157,9 +142,9 @@ class GraphRanker:
         ])
 
     async def _shared_concepts(
-        self, seeds: list[Candidate], kinds: Sequence[str] | None, since: int | None, skip: set[str], known: set[str],
+        self, seeds: list[Candidate], kinds: Sequence[str] | None, since: int | None, skip: set[str]
     ) -> _Reached:
-        """Items sharing a concept with a seed, and the views of reached statements not in ``known``."""
+        """Items sharing a concept with a seed (text, time and source from their vector rows)."""
         s = self.settings
         rows = await self.graph.shared_concept_neighbours(
             [c.hit.id for c in seeds], s.search_hub_degree, s.search_concept_expansion, s.search_seed_concepts
@@ -167,15 +152,8 @@ class GraphRanker:
         rows = [r for r in rows if (kinds is None or r["kind"] in kinds) and r["id"] not in skip]
         if not rows:
             return _Reached()
-        # Text, time and source of the reached items come from their vector rows; the views of new
-        # statements, which resolution needs, are read from the graph at the same time.
-        new_statements = sorted({r["id"] for r in rows if r["kind"] == "statement"} - known)
-        found, views = await asyncio.gather(
-            self.vectors.get(sorted({r["id"] for r in rows})),
-            self.graph.get_statements(new_statements) if new_statements else _no_views(),
-        )
-        items = {v.id: v for v in found}
-        reached = _Reached(statements=views)
+        items = {v.id: v for v in await self.vectors.get(sorted({r["id"] for r in rows}))}
+        reached = _Reached()
         for r in rows:
             item = items.get(r["id"])
             if item is None or (since is not None and item.created_at < since):
@@ -202,10 +180,6 @@ class GraphRanker:
 
 async def _nothing() -> _Reached:
     return _Reached()
-
-
-async def _no_views() -> list[StatementView]:
-    return []
 
 
 def _ordered(candidates: Iterable[Candidate], weight: Callable[[Candidate], float]) -> list[SearchHit]:

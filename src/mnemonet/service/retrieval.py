@@ -67,33 +67,38 @@ class Retriever:
             candidates = [Candidate.of(_to_hit(h, mode), h) for h in raw]
             ranking = await self.ranker.rank(query, candidates, kinds_list, since)
             # Folded statements are redundant beside their observation: they follow every other hit.
-            hits = await self._resolve([ranking.hits, ranking.folded], ranking.statements)
+            hits = await self._resolve([ranking.hits, ranking.folded], k)
         else:
-            hits = await self._resolve([[_to_hit(h, mode) for h in raw]], {})
-        return _normalise(hits[:k])
+            hits = await self._resolve([[_to_hit(h, mode) for h in raw]], k)
+        return _normalise(hits)
 
     async def _embed_query(self, query: str) -> list[float]:
         [vector] = await self.embedder.embed([query], kind="query")
         return vector
 
-    async def _resolve(self, tiers: list[list[SearchHit]], known: dict[str, StatementView]) -> list[SearchHit]:
-        """Drop superseded statements; flag contradicted ones; confidence and recency break ties within a tier.
+    async def _resolve(self, tiers: list[list[SearchHit]], k: int) -> list[SearchHit]:
+        """The first ``k`` hits, superseded statements dropped and contradicted ones flagged.
 
-        Tiers stay in order. Statements not in ``known`` (views read while ranking) are read in one go.
+        Tiers (each best first) stay in order; confidence and recency break ties within one.
+        Statements are read from the graph only as far down as ``k`` kept hits reach: usually
+        one read of at most ``k`` statements, and none when the top hits are observations.
         """
-        missing = [h.id for tier in tiers for h in tier if h.kind == "statement" and h.id not in known]
-        views = {**known, **{v.id: v for v in await self.graph.get_statements(missing)}} if missing else known
         now = time.time() * 1000
         out: list[SearchHit] = []
         for tier in tiers:
             kept: list[SearchHit] = []
-            for h in tier:
-                view = views.get(h.id)
-                if view is None:
-                    kept.append(h)
-                elif not view.superseded_by:
-                    flags = ["contradicted"] if view.contradicted_by else []
-                    kept.append(h.model_copy(update={"flags": flags, "score": h.score * _tie_breaker(view, now)}))
+            rest = tier
+            while rest and len(out) + len(kept) < k:
+                take, rest = rest[: k - len(out) - len(kept)], rest[k - len(out) - len(kept):]
+                ids = [h.id for h in take if h.kind == "statement"]
+                views = {v.id: v for v in await self.graph.get_statements(ids)} if ids else {}
+                for h in take:
+                    view = views.get(h.id)
+                    if view is None:
+                        kept.append(h)
+                    elif not view.superseded_by:
+                        flags = ["contradicted"] if view.contradicted_by else []
+                        kept.append(h.model_copy(update={"flags": flags, "score": h.score * _tie_breaker(view, now)}))
             out += sorted(kept, key=lambda h: h.score, reverse=True)
         return out
 

@@ -359,6 +359,18 @@ class GraphStore:
         rows = await self.driver.read(q.RECENT_OBSERVATIONS, {"limit": self._limit(limit), "since": since or 0})
         return [ObservationView(**_observation_row(r)) for r in rows]
 
+    async def extracted_from(self, statement_ids: list[str]) -> dict[str, ObservationView]:
+        """For each statement extracted from an observation (in the same write), that observation.
+
+        Statements claimed later about an observation are absent: they were not extracted from it.
+        """
+        rows = await self.driver.read(q.EXTRACTED_FROM, {"ids": self._ids(statement_ids, "statement_ids")})
+        found: dict[str, ObservationView] = {}
+        for r in rows:
+            statement = r.pop("statement")
+            found.setdefault(statement, ObservationView(**_observation_row(r)))
+        return found
+
     async def get_observations(self, ids: list[str]) -> list[ObservationView]:
         """Observations by id; unknown ids are absent from the result."""
         rows = await self.driver.read(q.GET_OBSERVATIONS, {"ids": self._ids(ids)})

@@ -280,6 +280,12 @@ RECENT_OBSERVATIONS = ("""
 MATCH (o:Observation) WHERE o.created_at >= $since
 WITH o ORDER BY o.created_at DESC, o.id DESC LIMIT $limit""" + _OBSERVATION_VIEW + _BY_RECENCY).strip()
 
+# The observation a statement was extracted from: written with it, so created at the same time.
+EXTRACTED_FROM = ("""
+MATCH (s:Statement)-[:DERIVED_FROM]->(o:Observation)
+WHERE s.id IN $ids AND o.created_at = s.created_at
+WITH s.id AS statement, o""" + _OBSERVATION_VIEW + ", statement\nORDER BY statement, id").strip()
+
 GET_OBSERVATIONS = ("""
 MATCH (o:Observation) WHERE o.id IN $ids""" + _OBSERVATION_VIEW + _BY_RECENCY).strip()
 
