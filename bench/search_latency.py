@@ -96,15 +96,17 @@ async def load(svc: MemoryService, rows: list[tuple[str, str, str]], offset: int
         copy_rows.append((f"st-{offset + i}", "statement", f"{s} {p.replace('_', ' ')} {o}", svc.embedder.model,
                           Vector(vec / np.linalg.norm(vec)), now))
     q = quote_schema(svc.vectors.schema)
-    async with svc.vectors.acquire() as conn, conn.transaction():
-        await conn.execute(f"DROP INDEX IF EXISTS {q}.embeddings_hnsw_idx")
-        await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the graph of 100k vectors fits in memory
-        await conn.copy_records_to_table(
-            "embeddings", schema_name=svc.vectors.schema, records=copy_rows,
-            columns=["id", "kind", "text", "model", "embedding", "created_at"],
-        )
-        await vector_schema.build_hnsw(conn, q, svc.settings)
-        await conn.execute(f"ANALYZE {q}.embeddings")
+    async with svc.vectors.acquire() as conn:
+        async with conn.transaction():
+            await conn.execute(f"DROP INDEX IF EXISTS {q}.embeddings_hnsw_idx")
+            await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the graph of 100k vectors fits in memory
+            await conn.copy_records_to_table(
+                "embeddings", schema_name=svc.vectors.schema, records=copy_rows,
+                columns=["id", "kind", "text", "model", "embedding", "created_at"],
+            )
+            await vector_schema.build_hnsw(conn, q, svc.settings)
+        # As after a restore: otherwise autovacuum, woken by the inserts, works through the timed searches.
+        await conn.execute(f"VACUUM (ANALYZE) {q}.embeddings")
     return time.perf_counter() - t0
 
 
