@@ -92,7 +92,11 @@ class Settings(BaseSettings):
         "fetch a large share of the table; 0 ranks every row sharing any word with the query.",
     )
     keyword_max_candidates: int = Field(
-        5000, ge=1, description="Most rows one keyword search ranks (at least k): bounds a query made of common words.",
+        5000, ge=1, description="Most rows one keyword search ranks for the query's rarer words (at least k).",
+    )
+    keyword_pair_rows: int = Field(
+        400, ge=1, description="Most rows one keyword search reads for pairs of common query words (at least k), "
+        "the pair whose words weigh most (IDF) first: rows holding only a lighter pair would rank below them.",
     )
     vector_max_k: int = Field(1000, description="Most hits one vector/keyword/hybrid search may ask for.")
     vector_max_id_chars: int = Field(200, description="Longest graph id accepted by the vector store.")

@@ -75,3 +75,24 @@ async def test_ranked_rows_are_capped_but_k_hits_still_come_back(open_store: Ope
     # Bitmap scans find rows in table order, so the cap leaves out r10, the best match, written last.
     assert (await capped.keyword("harbour", 1))[0].id != "r10"
     assert len(await capped.keyword("harbour", 8)) == 8, "at least k rows are ranked"
+
+
+async def test_pairs_of_common_words_are_read_heaviest_first(open_store: Open) -> None:
+    # At keyword_common_rows=3 all three words are common: "appl" is in 6 rows, "banana" in 5,
+    # "cherri" in 4, so banana+cherry weighs most and apple+banana least.
+    full, bounded = await open_store(keyword_common_rows=0), await open_store(keyword_common_rows=3,
+                                                                             keyword_pair_rows=2)
+    texts = {
+        **{f"a{i}": "apple banana" for i in range(3)}, "a3": "apple",
+        **{f"b{i}": "apple cherry" for i in range(2)},
+        **{f"c{i}": "banana cherry" for i in range(2)},
+    }
+    await full.upsert([VectorItem(id=i, kind="observation", text=t, model="tiny", vector=[1.0, 0.5], created_at=30 + n)
+                       for n, (i, t) in enumerate(texts.items())])
+    query = "apple, banana or cherry?"
+    assert [h.id for h in await full.keyword(query, 4)] == ["c0", "c1", "b0", "b1"]
+    # Two rows read: the heaviest pair's. Rows are written apple+banana first, so reading
+    # the pairs in any other order would fill the two with them.
+    assert [h.id for h in await bounded.keyword(query, 2)] == ["c0", "c1"]
+    # At least k rows are read: the next pair's follow.
+    assert [h.id for h in await bounded.keyword(query, 4)] == ["c0", "c1", "b0", "b1"]

@@ -9,16 +9,19 @@ with term-frequency saturation (``bm25_k1``) and length normalisation
 ``length(tsvector)`` reads without unpacking it. ``ts_rank_cd`` stays as a
 setting (``keyword_scoring``) for comparison.
 
-**Candidates.** Every row that is ranked costs a heap fetch (the rows are
-wide: they hold the vector), so with an OR of all lexemes one common word
-("like", a speaker's name) makes a search fetch a large share of the table
-(20k of 100k rows; 340 ms p50 against 33 ms bounded, bench/README.md,
-"Search latency"). Rows are
-therefore found by the rare lexemes alone and by pairs of common ones (in
-more than ``keyword_common_rows`` rows); a row matching a single common word
-and nothing else would rank at the bottom anyway. With no common lexeme, or
-nothing left to select by (one common word alone), every match is ranked. At
-most ``keyword_max_candidates`` rows are ranked (at least k).
+**Candidates.** Every row that is ranked costs a heap fetch and a BM25 sum,
+so with an OR of all lexemes one common word ("like", a speaker's name)
+makes a search rank a large share of the table (20k of 100k rows: 340 ms
+p50 against 33 ms bounded, bench/README.md, "Search latency"). Rows are
+therefore found by the rare lexemes and by pairs of common ones (in more
+than ``keyword_common_rows`` rows); a row matching a single common word and
+nothing else would rank at the bottom anyway. Pairs are read the pair
+weighing most (IDF) first, and reading stops after ``keyword_pair_rows``
+rows: a row holding only a lighter pair scores below every row of a heavier
+one (at one occurrence per word), so the rows left unread would not make the
+first k. With no common lexeme, or nothing left to select by (one common
+word alone), every match is ranked. The rare words and that last case read
+at most ``keyword_max_candidates`` rows; every bound reads at least k.
 
 N, every lexeme's df and the total length come from the counts a trigger
 keeps on insert (``vector_schema.create_keyword_stats``): one primary-key
@@ -29,8 +32,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-# $1 query text, $2 k, $3 k1, $4 b, $5 keyword_common_rows, $6 keyword_max_candidates; filters follow from $7.
-# Lexemes are quoted for to_tsquery ('' for a quote, \\ for a backslash) and
+# $1 query text, $2 k, $3 k1, $4 b, $5 keyword_common_rows, $6 keyword_max_candidates, $7 keyword_pair_rows;
+# filters follow from $8. Lexemes are quoted for to_tsquery ('' for a quote, \\ for a backslash) and
 # parsed with the 'simple' config, so already-stemmed lexemes are not stemmed again.
 _KEYWORD_SQL = """
 WITH terms AS MATERIALIZED (
@@ -44,21 +47,29 @@ WITH terms AS MATERIALIZED (
     LEFT JOIN {q}.keyword_lexemes AS k ON k.lexeme = l.lexeme
 ), query AS MATERIALIZED (
     SELECT to_tsquery('simple', string_agg(quoted, ' | ')) AS any_term,
-           to_tsquery('simple', nullif(concat_ws(' | ',
-               (SELECT string_agg(quoted, ' | ') FROM terms WHERE NOT common),
-               (SELECT string_agg(a.quoted || ' & ' || b.quoted, ' | ')
-                FROM terms AS a JOIN terms AS b ON a.lexeme < b.lexeme WHERE a.common AND b.common)
-           ), '')) AS selective,
+           to_tsquery('simple', (SELECT string_agg(quoted, ' | ') FROM terms WHERE NOT common)) AS rare,
            array_agg(lexeme) AS lexemes, array_agg(idf) AS idfs, max(avgdl) AS avgdl,
            $3::float8 AS k1, $4::float8 AS b
     FROM terms
+), pairs AS MATERIALIZED (
+    SELECT to_tsquery('simple', a.quoted || ' & ' || b.quoted) AS words, a.idf + b.idf AS weight
+    FROM terms AS a JOIN terms AS b ON a.lexeme < b.lexeme WHERE a.common AND b.common
+), found AS (
+    (SELECT id, kind, text, created_at, metadata, tsv FROM {q}.embeddings, query
+     WHERE tsv @@ query.rare {where} LIMIT greatest($6::int, $2))
+    UNION ALL
+    -- The heaviest pair first; the nested loop keeps the pairs' order, so the LIMIT stops the reading.
+    (SELECT e.* FROM (SELECT words, weight FROM pairs ORDER BY weight DESC) AS p
+     CROSS JOIN LATERAL (SELECT id, kind, text, created_at, metadata, tsv FROM {q}.embeddings
+                         WHERE tsv @@ p.words {where}) AS e
+     ORDER BY p.weight DESC LIMIT greatest($7::int, $2))
+    UNION ALL
+    (SELECT id, kind, text, created_at, metadata, tsv FROM {q}.embeddings, query
+     WHERE query.rare IS NULL AND NOT EXISTS (SELECT FROM pairs) AND tsv @@ query.any_term {where}
+     LIMIT greatest($6::int, $2))
 )
 SELECT e.id, e.kind, e.text, e.created_at, e.metadata, {rank} AS rank
-FROM query, LATERAL (
-    SELECT id, kind, text, created_at, metadata, tsv FROM {q}.embeddings
-    WHERE tsv @@ coalesce(query.selective, query.any_term) {where}
-    LIMIT greatest($6::int, $2)
-) AS e
+FROM query, (SELECT DISTINCT ON (id) * FROM found) AS e
 ORDER BY rank DESC, e.id LIMIT $2
 """
 
@@ -73,5 +84,5 @@ _RANKS = {
 
 
 def keyword_sql(q: str, where: str, scoring: Literal["bm25", "ts_rank_cd"]) -> str:
-    """The keyword query for schema ``q`` (already quoted) with extra ``AND ...`` filter text (fixed SQL, from $7)."""
+    """The keyword query for schema ``q`` (already quoted) with extra ``AND ...`` filter text (fixed SQL, from $8)."""
     return _KEYWORD_SQL.format(q=q, where=where, rank=_RANKS[scoring])

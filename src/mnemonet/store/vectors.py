@@ -243,11 +243,11 @@ class VectorStore:
         check_query(query, self._settings)
         check_k(k, self._settings)
         kinds, since = check_kinds(kinds), check_since(since)
-        where, args = _filters(kinds, since, first_param=7)
+        where, args = _filters(kinds, since, first_param=8)
         s = self._settings
         rows = await self._pool.fetch(
             keyword_sql(self._q, where, s.keyword_scoring),
-            query, k, s.bm25_k1, s.bm25_b, s.keyword_common_rows, s.keyword_max_candidates, *args,
+            query, k, s.bm25_k1, s.bm25_b, s.keyword_common_rows, s.keyword_max_candidates, s.keyword_pair_rows, *args,
         )
         return [_hit(r, float(r["rank"]), keyword_rank=i) for i, r in enumerate(rows, 1)]
 
