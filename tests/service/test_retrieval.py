@@ -8,8 +8,8 @@ from collections.abc import Sequence
 import pytest
 
 from mnemonet.embed.base import EmbedKind, Embedder
-from mnemonet.model.records import SourceSpec
-from mnemonet.model.views import StatementView
+from mnemonet.model.records import ObservationRecord, SourceSpec, StatementSpec
+from mnemonet.model.views import SearchHit, StatementView
 from mnemonet.service import MemoryService
 from mnemonet.service.retrieval import SEARCH_MODES, Retriever
 
@@ -88,6 +88,17 @@ async def test_graph_expansion_adds_a_neighbour_neither_list_found(service: Memo
     neighbour = hits[lives.statement_id]
     assert neighbour.vector_rank is None and neighbour.keyword_rank is None
     assert neighbour.graph_path == f"{owns.statement_id} -> (Dana) <-ABOUT- {lives.statement_id}"
+
+
+async def test_resolution_breaks_ties_before_it_cuts_at_k(service: MemoryService) -> None:
+    # Equal scores: the more confident statement leads whatever k is, though it comes second.
+    statements = (StatementSpec(id="s-less", subject="Dana", predicate="owns", object="a kayak", confidence=0.5),
+                  StatementSpec(id="s-more", subject="Dana", predicate="owns", object="a canoe", confidence=0.9))
+    await service.graph.write_observation(
+        ObservationRecord(id="o-ties", text="Dana owns boats", source=SourceSpec(name="user"), statements=statements))
+    hits = [SearchHit(id=s.id, kind="statement", text=s.id, score=1.0) for s in statements]
+    assert [h.id for h in await service.retriever._resolve([hits], 1)][:1] == ["s-more"]
+    assert [h.id for h in await service.retriever._resolve([hits], 2)] == ["s-more", "s-less"]
 
 
 class _Timed:

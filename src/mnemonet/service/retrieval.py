@@ -61,8 +61,10 @@ class Retriever:
         else:
             # An embedder on this machine's cores is waited for: overlapping it with PostgreSQL's work
             # made both slower (bench/README.md). A remote one is not: keyword search runs meanwhile.
-            vector = await self._embed_query(query) if self.embedder.computes_locally else partial(self._embed_query, query)
-            raw = await self.vectors.hybrid(query, vector, pool, kinds_list, since)
+            embed = partial(self._embed_query, query)
+            raw = await self.vectors.hybrid(
+                query, await embed() if self.embedder.computes_locally else embed, pool, kinds_list, since
+            )
         if mode == "hybrid+graph" and raw:
             candidates = [Candidate.of(_to_hit(h, mode), h) for h in raw]
             ranking = await self.ranker.rank(query, candidates, kinds_list, since)
@@ -70,26 +72,29 @@ class Retriever:
             hits = await self._resolve([ranking.hits, ranking.folded], k)
         else:
             hits = await self._resolve([[_to_hit(h, mode) for h in raw]], k)
-        return _normalise(hits)
+        return _normalise(hits[:k])
 
     async def _embed_query(self, query: str) -> list[float]:
         [vector] = await self.embedder.embed([query], kind="query")
         return vector
 
     async def _resolve(self, tiers: list[list[SearchHit]], k: int) -> list[SearchHit]:
-        """The first ``k`` hits, superseded statements dropped and contradicted ones flagged.
+        """At least the first ``k`` hits (fewer if there are not), superseded statements dropped, contradicted flagged.
 
         Tiers (each best first) stay in order; confidence and recency break ties within one.
-        Statements are read from the graph only as far down as ``k`` kept hits reach: usually
-        one read of at most ``k`` statements, and none when the top hits are observations.
+        Statements are read from the graph only as far down as ``k`` kept hits reach (and the
+        hits a tie-breaker could lift above the last of them): usually one read of about ``k``
+        statements, and none when the top hits are observations.
         """
         now = time.time() * 1000
         out: list[SearchHit] = []
         for tier in tiers:
             kept: list[SearchHit] = []
             rest = tier
-            while rest and len(out) + len(kept) < k:
-                take, rest = rest[: k - len(out) - len(kept)], rest[k - len(out) - len(kept):]
+            while rest and (need := k - len(out) - len(kept)) > 0:
+                while need < len(rest) and rest[need].score * _MAX_TIE_BREAKER >= rest[need - 1].score:
+                    need += 1
+                take, rest = rest[:need], rest[need:]
                 ids = [h.id for h in take if h.kind == "statement"]
                 views = {v.id: v for v in await self.graph.get_statements(ids)} if ids else {}
                 for h in take:
@@ -101,6 +106,10 @@ class Retriever:
                         kept.append(h.model_copy(update={"flags": flags, "score": h.score * _tie_breaker(view, now)}))
             out += sorted(kept, key=lambda h: h.score, reverse=True)
         return out
+
+
+# The largest factor _tie_breaker gives: a hit below another by more than this stays below it.
+_MAX_TIE_BREAKER = 1.0 + 1e-4 + 1e-5
 
 
 def _tie_breaker(view: StatementView, now: float) -> float:
