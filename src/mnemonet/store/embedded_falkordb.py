@@ -86,18 +86,38 @@ class EmbeddedFalkorDB:
         finally:
             await client.aclose()
 
+    async def compact(self, timeout: float = 10.0) -> None:
+        """Rewrite the append-only file now and wait (at most ``timeout`` s) until it is done.
+
+        The server also rewrites it by itself as it grows, in a background process.
+        """
+        client = aioredis.Redis(host=self.host, port=self.port)
+        try:
+            await self._rewrite_aof(client, timeout)
+        finally:
+            await client.aclose()
+
+    @staticmethod
+    async def _rewrite_aof(client: aioredis.Redis, timeout: float) -> None:
+        try:
+            await client.bgrewriteaof()
+        except aioredis.ResponseError as exc:
+            if "already in progress" not in str(exc):  # the server's own rewrite: wait for that one
+                raise
+        deadline = asyncio.get_running_loop().time() + timeout
+        while asyncio.get_running_loop().time() < deadline:
+            info = await client.info("persistence")
+            if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
+                return
+            await asyncio.sleep(0.05)
+
     async def stop(self) -> None:
         """Graceful stop: rewrite the append-only file, then SHUTDOWN."""
         if self.process is None or self.process.poll() is not None:
             return
         client = aioredis.Redis(host=self.host, port=self.port)
         try:
-            await client.bgrewriteaof()
-            for _ in range(200):
-                info = await client.info("persistence")
-                if not info.get("aof_rewrite_in_progress") and not info.get("aof_rewrite_scheduled"):
-                    break
-                await asyncio.sleep(0.05)
+            await self._rewrite_aof(client, 10.0)
             await client.shutdown(nosave=True)
         except (aioredis.ConnectionError, OSError):
             pass  # the server closes the connection as it shuts down
