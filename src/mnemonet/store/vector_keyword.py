@@ -11,8 +11,8 @@ setting (``keyword_scoring``) for comparison.
 
 **Candidates.** Every row that is ranked costs a heap fetch and a BM25 sum,
 so with an OR of all lexemes one common word ("like", a speaker's name)
-makes a search rank a large share of the table (20k of 100k rows: 340 ms
-p50 against 33 ms bounded, bench/README.md, "Search latency"). Rows are
+makes a search rank a large share of the table (20k of 100k rows: 163 ms
+p50 against 14 ms bounded, bench/README.md, "Search latency"). Rows are
 therefore found by the rare lexemes and by pairs of common ones (in more
 than ``keyword_common_rows`` rows); a row matching a single common word and
 nothing else would rank at the bottom anyway. Pairs are read the pair
