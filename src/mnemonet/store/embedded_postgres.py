@@ -6,7 +6,8 @@ directory belongs under the project's data dir, never under ``/root``.
 The server listens only on a Unix socket inside its data directory.
 
 ``shared_buffers`` is set with ALTER SYSTEM and a restart when it differs
-from what the server runs with (once, on a fresh data directory): the
+from what the server runs with (on a fresh data directory, or after the
+setting changed): the
 wheel's ``initdb`` leaves PostgreSQL's 128 MB, and search reads from outside
 it cost a copy from the OS cache per page (bench/README.md, "Search latency").
 """
