@@ -16,6 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # A PostgreSQL memory size such as 512MB.
 MEMORY_SIZE_PATTERN = r"^[1-9][0-9]{0,6}(kB|MB|GB)$"
+DEFAULT_SHARED_BUFFERS = "512MB"
 
 
 class Settings(BaseSettings):
@@ -61,7 +62,7 @@ class Settings(BaseSettings):
         "", description="PostgreSQL+pgvector URL; empty starts the embedded PostgreSQL in data_dir."
     )
     postgres_shared_buffers: str = Field(
-        "512MB", pattern=MEMORY_SIZE_PATTERN, description="shared_buffers of the embedded PostgreSQL (set on start, "
+        DEFAULT_SHARED_BUFFERS, pattern=MEMORY_SIZE_PATTERN, description="shared_buffers of the embedded PostgreSQL (set on start, "
         "with one restart when it changes). The search tables and indexes of 100k statements take ~400 MB; pages "
         "read from outside it make keyword search ~1.5x slower. Memory is taken as pages are used.",
     )

@@ -10,30 +10,26 @@ import pytest
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
 
 
-async def _shared_buffers(url: str) -> str:
-    conn = await asyncpg.connect(url)
+async def _start_and_read_shared_buffers(data_dir: Path, size: str) -> str:
+    """Start a server on ``data_dir`` asking for ``size``, read what it runs with, stop it."""
+    server = EmbeddedPostgres(data_dir, shared_buffers=size)
+    url = await server.start()
     try:
-        return await conn.fetchval("SHOW shared_buffers")
+        conn = await asyncpg.connect(url)
+        try:
+            return await conn.fetchval("SHOW shared_buffers")
+        finally:
+            await conn.close()
     finally:
-        await conn.close()
+        await server.stop()
 
 
 async def test_shared_buffers_applied_on_start_and_kept_across_restarts(test_data_dir: Path, unique_name: str) -> None:
     data_dir = test_data_dir / unique_name
-    server = EmbeddedPostgres(data_dir, shared_buffers="160MB")
-    url = await server.start()
-    try:
-        # initdb leaves 128MB: the first start changes it and restarts.
-        assert await _shared_buffers(url) == "160MB"
-    finally:
-        await server.stop()
+    # initdb leaves 128MB: the first start changes it and restarts.
+    assert await _start_and_read_shared_buffers(data_dir, "160MB") == "160MB"
     # The same data directory again in this process, with another size.
-    again = EmbeddedPostgres(data_dir, shared_buffers="192MB")
-    url = await again.start()
-    try:
-        assert await _shared_buffers(url) == "192MB"
-    finally:
-        await again.stop()
+    assert await _start_and_read_shared_buffers(data_dir, "192MB") == "192MB"
 
 
 @pytest.mark.parametrize("size", ["512", "512MB'; DROP TABLE x; --", "0MB", "512MB\n", "1TB"])

@@ -24,7 +24,7 @@ from typing import Any
 
 import asyncpg
 
-from mnemonet.settings import MEMORY_SIZE_PATTERN
+from mnemonet.settings import DEFAULT_SHARED_BUFFERS, MEMORY_SIZE_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ _MEMORY_SIZE = re.compile(MEMORY_SIZE_PATTERN)
 class EmbeddedPostgres:
     """Starts (initdb on first use) and stops one PostgreSQL server in ``data_dir``."""
 
-    def __init__(self, data_dir: Path, shared_buffers: str = "512MB") -> None:
+    def __init__(self, data_dir: Path, shared_buffers: str = DEFAULT_SHARED_BUFFERS) -> None:
         if not _MEMORY_SIZE.fullmatch(shared_buffers):
             raise ValueError(f"shared_buffers: must be a size such as 512MB, got {shared_buffers!r}")
         self.data_dir = Path(data_dir).resolve()
