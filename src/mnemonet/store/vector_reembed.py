@@ -66,8 +66,13 @@ async def reembed(
                     progress(done, max(total, done))
             done += await _swap(conn, store, embedder, q)
         finally:
-            await conn.execute(f"DROP TABLE IF EXISTS {q}.{_STAGING}")
-            await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", f"reembed:{store.schema}")
+            try:
+                await conn.execute(f"DROP TABLE IF EXISTS {q}.{_STAGING}")
+                await conn.execute("SELECT pg_advisory_unlock(hashtext($1))", f"reembed:{store.schema}")
+            except BaseException:
+                # The pool does not reset sessions (VectorStore.open): closing this one frees the lock.
+                conn.terminate()
+                raise
     store.record_model(model, dim)
     log.info("vectors.reembed schema=%s model=%s dimension=%d rows=%d", store.schema, model, dim, done)
     return done

@@ -87,9 +87,13 @@ class VectorStore:
                 max_size=settings.vector_pool_size,
                 command_timeout=settings.vector_command_timeout,
                 init=_connection_init(ext_schema),
-                # Session defaults, not SETs in init: the pool runs RESET ALL whenever a connection
-                # is released. strict_order iterative scans keep filtered k-NN (kinds/since) and
-                # large candidate pools from returning fewer than k rows.
+                # No session state is ever changed (no SET, LISTEN, cursor or lock outlives its
+                # statement or transaction), so a released connection needs no RESET ALL: that is
+                # one more round trip after every query (~0.3 ms here). An open transaction is
+                # still rolled back by the pool.
+                reset=_keep_session,
+                # Session defaults, not SETs: strict_order iterative scans keep filtered k-NN
+                # (kinds/since) and large candidate pools from returning fewer than k rows.
                 server_settings={
                     "hnsw.ef_search": str(int(settings.hnsw_ef_search)),
                     "hnsw.iterative_scan": "strict_order",
@@ -341,6 +345,10 @@ def fuse(dense: list[VectorHit], lexical: list[VectorHit], k: int, rrf_k: int) -
         )
         for e in ranked
     ]
+
+
+async def _keep_session(conn: asyncpg.Connection) -> None:
+    """The pool's reset on release: nothing to undo (see ``open``)."""
 
 
 def _connection_init(ext_schema: str) -> Any:
