@@ -19,7 +19,9 @@ keyword-candidate bounding off (``keyword_common_rows=0``, no
 ``keyword_max_candidates`` cap): every row sharing a word with the query is
 ranked, as before that bound. They are timed in a second pass, interleaved
 with the bounded searches they are compared with, so the heavy unbounded
-searches do not run between the first pass's queries.
+searches do not run between the first pass's queries. Each row also says how
+much of the machine's CPU time the hypervisor gave to other guests (steal,
+from /proc/stat) during its pass: on a shared VM that decides the tail.
 
     python bench/search_latency.py --reuse             # time the last load again (~2 min)
 """
@@ -124,6 +126,25 @@ def pct(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1]
 
 
+def cpu_ticks() -> tuple[int, int] | None:
+    """(stolen, total) CPU ticks so far, from Linux's /proc/stat; None elsewhere.
+
+    Steal is time the hypervisor gave this VM's virtual CPUs to other guests: on a
+    shared 2-core VM it is what makes one run's tail differ from the next.
+    """
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return None
+    return fields[7], sum(fields[:8])
+
+
+def steal_share(before: tuple[int, int] | None, after: tuple[int, int] | None) -> str:
+    if before is None or after is None or after[1] == before[1]:
+        return "n/a"
+    return f"{100 * (after[0] - before[0]) / (after[1] - before[1]):.1f}%"
+
+
 async def timed_pass(
     queries: list[str], searches: dict[str, tuple[Retriever, str]], embed_only: Embedder | None = None
 ) -> dict[str, list[float]]:
@@ -192,19 +213,21 @@ async def run(sizes: list[int], reuse: bool) -> None:
                 loaded = size
             await svc.vectors.ensure_model(embedder.model, embedder.dimension)
             await unbounded.ensure_model(embedder.model, embedder.dimension)  # reads the model the load recorded
-            latency = await timed_pass(queries, modes, embed_only=embedder)
-            latency.update(await timed_pass(queries, bounds))
-            for label, values in latency.items():
-                table.append(f"| {size:,} | {label} | {pct(values, 50):.1f} | {pct(values, 95):.1f} |")
-                print(table[-1], file=sys.stderr)
+            for searches, embed_only in ((modes, embedder), (bounds, None)):
+                ticks = cpu_ticks()
+                latency = await timed_pass(queries, searches, embed_only)
+                steal = steal_share(ticks, cpu_ticks())
+                for label, values in latency.items():
+                    table.append(f"| {size:,} | {label} | {pct(values, 50):.1f} | {pct(values, 95):.1f} | {steal} |")
+                    print(table[-1], file=sys.stderr)
     finally:
         await unbounded.close()
         await svc.close()
         await postgres.stop()
         await falkor.stop()
     print(f"\nsearch(k=10) end to end, {QUERIES} queries per row, query embedding included\n")
-    print("| statements | mode | p50 ms | p95 ms |")
-    print("|---:|---|---:|---:|")
+    print("| statements | mode | p50 ms | p95 ms | CPU stolen in the pass |")
+    print("|---:|---|---:|---:|---:|")
     print("\n".join(table))
 
 

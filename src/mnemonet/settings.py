@@ -85,7 +85,8 @@ class Settings(BaseSettings):
         "against their common average ranks short names above the observations that say something.",
     )
     hybrid_candidate_factor: int = Field(
-        4, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing."
+        2, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing "
+        "(LoCoMo recall@10 0.750 at 2, 0.749 at 4; 2 reads and decodes half the rows).",
     )
     keyword_common_rows: int = Field(
         1000, ge=0, description="Keyword search: a query word in more rows than this (counted on insert) "
