@@ -319,7 +319,7 @@ class VectorStore:
         return int(await self._pool.fetchval(f"SELECT count(*) FROM {self._q}.embeddings"))
 
     def acquire(self) -> Any:
-        """A pooled connection (for ``vector_reembed``, which needs the raw table)."""
+        """A pooled connection for raw SQL; leave no session state on it (the pool does not reset it, see ``open``)."""
         return self._pool.acquire()
 
 
