@@ -45,11 +45,6 @@ class PeerTimeout(TimeoutError):
     """The peer did not answer within the timeout."""
 
 
-def _consume_error(task: asyncio.Task[Any]) -> None:
-    if not task.cancelled():
-        task.exception()
-
-
 def error_payload(code: str, message: str) -> dict[str, Any]:
     """The payload of an error reply."""
     return {"error": {"code": code, "message": message}}
@@ -228,21 +223,19 @@ class Transport:
     async def call(self, member: Member, env: Envelope, timeout: float) -> Envelope:
         """Send ``env`` and wait for its reply (which may carry an error; see ``raise_for_error``).
 
-        ``timeout`` bounds the send too. A send still queued on a busy or stuck link
-        when it expires goes on in the background, bounded by ``link_send_timeout``
-        like any send, so a stuck link is still dropped and a healthy one never is
-        for a short probe budget.
+        ``timeout`` bounds the send too. A send cut short by it leaves the link
+        whole (a message is queued whole or not at all) and open: only a send
+        that waits its full ``link_send_timeout`` drops a link as stuck, never a
+        short probe budget.
         """
         link = self.link_to(member.node_id)
         if link is not None:
             loop = asyncio.get_running_loop()
             fut: asyncio.Future[Envelope] = loop.create_future()
             self._pending[env.id] = (fut, link)
-            sending = self.spawn(link.send(self._codec.encode(env), self._settings.link_send_timeout), "link-send")
-            sending.add_done_callback(_consume_error)  # the caller may be gone when a late send fails
             try:
                 async with asyncio.timeout(timeout):
-                    await asyncio.shield(sending)
+                    await link.send(self._codec.encode(env), self._settings.link_send_timeout)
                     return await fut
             except LinkClosed:
                 pass  # not delivered, so HTTP is a safe second try
