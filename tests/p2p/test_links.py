@@ -49,22 +49,24 @@ async def test_a_call_on_a_stuck_link_times_out_within_its_own_timeout() -> None
     codec = Codec("k" * 32, max_bytes=1 << 22, max_age=30.0, replay_entries=100)
     transport = Transport("caller", codec, settings, handler=lambda _env: asyncio.sleep(0))
     await transport.start()
-    async with serve(never_reads, "127.0.0.1", 0, max_size=None, close_timeout=0.5) as server:
-        port = server.sockets[0].getsockname()[1]
-        peer = Member("peer", f"http://127.0.0.1:{port}", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
-        link = await transport.dial(peer)
-        filling = asyncio.create_task(_fill(link))  # holds the send lock once the buffers are full
-        await asyncio.sleep(0.5)
-        assert not filling.done()
-        started = time.monotonic()
-        with pytest.raises(PeerTimeout):
-            await transport.call(peer, Envelope(kind=Kind.PING, sender="caller"), timeout=0.2)
-        assert time.monotonic() - started < 1.0  # not the 2 s a send may wait
-        assert link.is_open  # a short budget never drops a link by itself
-        with pytest.raises(LinkClosed, match="stuck"):
-            await filling
-        assert not link.is_open
-    await transport.close()
+    try:
+        async with serve(never_reads, "127.0.0.1", 0, max_size=None, close_timeout=0.5) as server:
+            port = server.sockets[0].getsockname()[1]
+            peer = Member("peer", f"http://127.0.0.1:{port}", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
+            link = await transport.dial(peer)
+            filling = asyncio.create_task(_fill(link))  # holds the send lock once the buffers are full
+            await asyncio.sleep(0.5)
+            assert not filling.done()
+            started = time.monotonic()
+            with pytest.raises(PeerTimeout):
+                await transport.call(peer, Envelope(kind=Kind.PING, sender="caller"), timeout=0.2)
+            assert time.monotonic() - started < 1.0  # not the 2 s a send may wait
+            assert link.is_open  # a short budget never drops a link by itself
+            with pytest.raises(LinkClosed, match="stuck"):
+                await filling
+            assert not link.is_open
+    finally:
+        await transport.close()
 
 
 async def _fill(link: DialledLink) -> None:
