@@ -7,9 +7,9 @@ The server listens only on a Unix socket inside its data directory.
 
 ``shared_buffers`` is set with ALTER SYSTEM and a restart when it differs
 from what the server runs with (on a fresh data directory, or after the
-setting changed): the
-wheel's ``initdb`` leaves PostgreSQL's 128 MB, and search reads from outside
-it cost a copy from the OS cache per page (bench/README.md, "Search latency").
+setting changed): the wheel's ``initdb`` leaves PostgreSQL's 128 MB, and
+search reads from outside it cost a copy from the OS cache per page
+(bench/README.md, "Search latency").
 """
 
 from __future__ import annotations
