@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 COMPOSE ?= docker compose
 N      ?= 3
 
-.PHONY: setup browser demo test bench up down scale-inference clean
+.PHONY: setup browser demo check test bench up down scale-inference clean
 
 setup: $(STAMP)
 
@@ -23,6 +23,11 @@ demo: setup
 # Debian's chromium for the dashboard's browser test (needs root or sudo; does nothing when present).
 browser:
 	bash tools/install-chromium.sh
+
+# Lint and type check (CI runs this before the tests).
+check: setup
+	$(VENV)/bin/ruff check src tests bench run_node.py
+	$(VENV)/bin/mypy
 
 test: setup browser
 	$(PY) -m pytest -q -p no:cacheprovider
