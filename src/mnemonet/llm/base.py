@@ -7,21 +7,40 @@ see only this.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+import re
+from typing import Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from mnemonet.model.records import ConceptSpec
 
+Tense = Literal["past", "present", "future"]
+# ISO 8601 calendar date at the precision the text gives: "2019", "2026-10", "2026-11-17".
+_VALID_AT_RE = re.compile(r"^\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?$")
+
 
 class Triple(BaseModel):
-    """A statement before it has an id."""
+    """A statement before it has an id.
+
+    ``tense`` says whether it held in the past, holds now, or is a plan;
+    ``valid_at`` is when the text says it holds (an ISO 8601 date, as precise
+    as the text: ``2019``, ``2026-10`` or ``2026-11-17``), or None.
+    """
 
     subject: str
     predicate: str
     object: str
     confidence: float = 0.9
     negated: bool = False
+    tense: Tense = "present"
+    valid_at: str | None = None
+
+    @field_validator("valid_at")
+    @classmethod
+    def _valid_at(cls, v: str | None) -> str | None:
+        if v is not None and not _VALID_AT_RE.match(v):
+            raise ValueError("valid_at: must be an ISO 8601 date (YYYY, YYYY-MM or YYYY-MM-DD)")
+        return v
 
 
 class Extraction(BaseModel):

@@ -17,7 +17,7 @@ VERBS: dict[str, str] = {
     "work at": "works_at", "work for": "works_at", "work on": "works_on", "work as": "works_as",
     "work with": "works_with", "come from": "comes_from", "report to": "reports_to",
     "belong to": "belongs_to", "study at": "studies_at", "go to": "goes_to", "depend on": "depends_on",
-    "care about": "cares_about", "believe in": "believes_in",
+    "care about": "cares_about", "believe in": "believes_in", "bear in": "born_in", "move from": "lives_in",
 }
 
 # Fixed multi-word verb phrases (no inflection): phrase -> (predicate, negated).
@@ -44,9 +44,9 @@ LEADING_MARKERS = (
     "then", "plus", "instead", "anyway", "these days", "nowadays", "i mean", "wait",
 )
 # Hedges lower the confidence of what follows.
+DEFAULT_CONFIDENCE = 0.9  # no hedge (mnemonet.llm.hedges.NO_HEDGE); the canonical claim form reads it
+# Leading hedges the rule layer strips (their confidence comes from ``mnemonet.llm.hedges``).
 HEDGES = ("i think that", "i think", "i believe that", "i believe", "i guess", "maybe", "probably", "perhaps")
-HEDGED_CONFIDENCE = 0.6
-DEFAULT_CONFIDENCE = 0.9
 
 # Adverbs removed anywhere in a clause; trailing intensifiers removed at the end.
 FILLER_ADVERBS = frozenset({
@@ -86,3 +86,60 @@ SINGULAR_EXCEPTIONS = {"news": "news", "series": "series", "species": "species",
 PLACE_PREDICATES = frozenset({"lives_in", "located_in", "comes_from", "born_in", "goes_to"})
 VALUE_PREDICATES = frozenset({"has_property", "has_name", "has_age"})
 PERSON_OBJECT_PREDICATES = frozenset({"knows", "married_to", "reports_to", "manages", "employs", "trusts", "admires"})
+
+# -- the dependency mapper (``mapping``) ---------------------------------------
+
+# Predicate schema aliases (agents/default_predicates.yaml) -> the canonical name, so the
+# validation worker sees one predicate per relation. loves/enjoys stay: inference reads them.
+PREDICATE_ALIASES: dict[str, str] = {
+    "is_called": "has_name", "has_nickname": "has_name", "resides_in": "lives_in", "lives_at": "lives_in",
+    "works_for": "works_at", "employed_at": "works_at", "employed_by": "works_at", "is_from": "comes_from",
+    "was_born_in": "born_in", "has_favorite_color": "has_favourite_colour", "has_favourite_color": "has_favourite_colour",
+    "has_favorite_colour": "has_favourite_colour", "is_married_to": "married_to", "hates": "dislikes",
+    "detests": "dislikes", "loathes": "dislikes", "is_fond_of": "likes", "fond_of": "likes",
+    "has_boss": "has_manager",
+}
+# "<possessor>'s <noun> is <value>" -> (possessor, has_<noun>, value) for these nouns (and any "favourite X").
+ATTRIBUTE_NOUNS = frozenset({
+    "name", "age", "email", "birthday", "phone", "number", "address", "job", "role", "title", "hometown",
+    "language", "timezone", "team", "manager", "boss", "goal", "nickname", "dream", "colour", "color",
+    "wife", "husband", "partner", "brother", "sister", "mother", "father", "mom", "dad", "son", "daughter",
+    "girlfriend", "boyfriend", "friend", "dog", "cat", "pet", "car", "major", "profession", "occupation",
+})
+FAVOURITE_WORDS = frozenset({"favourite", "favorite", "top"})
+# be + preposition -> predicate ("I'm from Canada", "the office is in Berlin").
+COPULA_PREPOSITIONS: dict[str, str] = {"from": "comes_from", "in": "located_in", "at": "located_in", "on": "is_on"}
+# modal/adverb + verb phrases -> (predicate, negated by the phrase): "can't stand X" dislikes X.
+VERB_PHRASES: dict[str, tuple[str, bool]] = {
+    "would like": ("wants", False), "would love": ("wants", False), "would rather": ("prefers", False),
+    "would prefer": ("prefers", False), "would rather have": ("prefers", False), "can stand": ("dislikes", True),
+}
+FAN_NOUNS = frozenset({"fan", "lover", "admirer"})
+BETTER_WORDS = frozenset({"better", "best", "preferable", "ideal", "nicer", "easier", "worse", "worst"})
+WORSE_WORDS = frozenset({"worse", "worst"})
+# Verbs whose only complement may be a time phrase: "the key rotation happens every 90 days".
+EVENT_VERBS = frozenset({"happen", "occur", "run", "repeat", "recur", "expire", "renew", "rotate", "start", "end"})
+VERBS_WITHOUT_OBJECT = frozenset({"work", "live", "study", "travel"})
+MANNER_OBJECTS = frozenset({"remotely", "abroad", "overseas", "online", "part-time", "freelance", "downtown"})
+REPORTING_VERBS = frozenset({"say", "tell", "think", "believe", "guess", "feel", "hope", "know", "mean", "suppose",
+                             "reckon", "doubt", "mention", "hear", "realize", "realise", "bet", "claim", "add", "explain",
+                             "wish", "imagine", "figure", "notice", "see", "find", "read"})
+# A reported clause is as sure as the report: "I think X" 0.7, "I doubt X" 0.3 (the hedge table's numbers).
+REPORTING_HEDGES: dict[str, float] = {"think": 0.7, "believe": 0.7, "guess": 0.7, "suppose": 0.7, "reckon": 0.7,
+                                      "doubt": 0.3, "hope": 0.5, "wish": 0.3, "imagine": 0.5, "bet": 0.7}
+CONDITIONAL_MARKS = frozenset({"if", "unless", "whether", "once"})
+# Verbs passing their subject to an infinitive plan: "I plan to move", "we intend to hire".
+PLAN_VERBS = frozenset({"plan", "intend", "mean", "aim", "expect", "hope"})
+ASPECT_VERBS = frozenset({"start", "begin", "keep", "continue", "stop", "quit", "resume", "try", "get"})
+STATIVE_VERBS = frozenset({"want", "love", "like", "know", "have", "get", "be", "live", "work", "own", "hate"})
+TIMELESS_PREDICATES = frozenset({"born_in", "comes_from", "has_birthday"})
+# Past facts and plans weigh less than present facts (MemoryService ranks by confidence).
+PAST_CONFIDENCE_FACTOR = 0.9
+PLAN_CONFIDENCE_FACTOR = 0.7
+TIME_ADVERBS = frozenset({"yesterday", "today", "tomorrow", "tonight", "now", "recently", "lately", "soon", "ago",
+                          "before", "already", "someday", "sometime", "then", "later", "earlier", "nowadays", "anymore",
+                          "once", "again", "currently", "always", "often", "daily", "weekly"})
+LEADING_WORDS = frozenset({"so", "oh", "well", "yeah", "yes", "no", "and", "but", "hey", "okay", "ok", "actually", "also",
+                           "plus", "wow", "hmm"})
+COMMON_CAPITALISED = TIME_WORDS | ACTIVITY_WORDS | PLACE_WORDS
+MOVE_VERBS = frozenset({"move", "relocate"})

@@ -29,11 +29,15 @@ always parse; other claims go through the sentence rules.
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
+from datetime import date
+
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
 from mnemonet.llm.claims import parse_canonical_claim
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.llm.offline.concepts import concepts_for, topics_for
-from mnemonet.llm.offline.parser import extract_triples
+from mnemonet.llm.offline.extract import extract_triples
 from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, summarise_facts, write_answer
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import checked_triple
@@ -43,8 +47,11 @@ from mnemonet.settings import Settings
 class OfflineLanguageModel(BaseLanguageModel):
     """Rule-based ``LanguageModel``: deterministic, no network, no key."""
 
-    def __init__(self, settings: Settings | None = None) -> None:
+    def __init__(self, settings: Settings | None = None, today: Callable[[], date] = date.today) -> None:
         super().__init__(settings or Settings())
+        # Dates in the text ("last year") resolve against the day extraction runs: MemoryService
+        # extracts right after committing the observation, so that is the observation's day.
+        self._today = today
 
     @property
     def name(self) -> str:
@@ -60,14 +67,18 @@ class OfflineLanguageModel(BaseLanguageModel):
                 continue
         return out[: self.settings.max_statements_per_write]
 
+    async def _read(self, text: str, speaker: str) -> list[Triple]:
+        # Parsing is CPU work (~2-10 ms a sentence): off the event loop, so the node keeps serving.
+        return await asyncio.to_thread(extract_triples, text, speaker, self._today())
+
     async def _extract_observation(self, text: str, source: str) -> Extraction:
-        triples = self._checked(extract_triples(text))
+        triples = self._checked(await self._read(text, source))
         concepts = concepts_for(triples)[: self.settings.max_concepts_per_write]
         return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples))
 
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim:
         triple = parse_canonical_claim(text)
-        candidates = [triple] if triple is not None else extract_triples(text)
+        candidates = [triple] if triple is not None else await self._read(text, source)
         checked = self._checked(candidates)
         if not checked:
             raise LanguageModelError(
@@ -77,22 +88,22 @@ class OfflineLanguageModel(BaseLanguageModel):
         return ParsedClaim(triple=checked[0], concepts=concepts_for(checked[:1]))
 
     async def _infer_claims(self, text: str) -> list[Triple]:
-        return self._checked(infer_from(extract_triples(text)))
+        return self._checked(infer_from(await self._read(text, "user")))
 
     async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         out = []
         for i, pair in enumerate(pairs):
-            a, b = self._one_triple(pair.a), self._one_triple(pair.b)
+            a, b = await self._one_triple(pair.a), await self._one_triple(pair.b)
             if a is None or b is None:
                 out.append(PairJudgement(index=i, contradicts=False, reason="offline rules could not read a statement"))
             else:
                 out.append(judge(a, b, i))
         return out
 
-    def _one_triple(self, text: str) -> Triple | None:
+    async def _one_triple(self, text: str) -> Triple | None:
         triple = parse_canonical_claim(text)
         if triple is None:
-            found = extract_triples(text)
+            found = await self._read(text, "user")
             triple = found[0] if found else None
         return triple
 

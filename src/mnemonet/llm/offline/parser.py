@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from mnemonet.llm.base import Triple
+from mnemonet.llm.hedges import NO_HEDGE, hedge_confidence
 from mnemonet.llm.offline import lexicon as lx
 from mnemonet.llm.offline.words import ing_form, normalise_text, singular, third_person
 
@@ -38,6 +39,8 @@ for _verb, _pred in lx.VERBS.items():  # progressive: "I am working on X"
     _head, _, _particle = _verb.partition(" ")
     _COPULA_TABLE.setdefault(f"{ing_form(_head)} {_particle}".strip(), _pred)
 
+# First person while parsing; ``extract_triples`` replaces it with the speaker's name.
+_ME = "\x00me"
 _NEG = r"(?P<n>not |never |no longer )?"
 _BE = r"(?:am|is|are|was|were)"
 # Rules whose match is decided by where their verb sits (shortest subject wins).
@@ -69,17 +72,24 @@ _OBJECT_LIST = re.compile(r"\s*,\s*(?:and\s+)?|\s+and\s+", re.I)
 _PREFER_CUT = re.compile(r"\s+(?:over|rather than|instead of|more than|to)\s+.+$", re.I)
 
 
-def extract_triples(text: str) -> list[Triple]:
-    """Every triple the rules find in ``text`` (questions assert nothing), without repeats."""
+def extract_triples(text: str, speaker: str = "user") -> list[Triple]:
+    """Every triple the rules find in ``text`` (questions assert nothing), without repeats;
+    first person ("I", "my X") is ``speaker``."""
     out: list[Triple] = []
     for sentence in _SENTENCE_SPLIT.split(normalise_text(text)):
         if is_question(sentence):
             continue
         for clause in split_clauses(sentence.rstrip(".!;: ")):
             for triple in parse_clause(clause):
+                triple = triple.model_copy(update={"subject": _speaking(triple.subject, speaker),
+                                                   "object": _speaking(triple.object, speaker)})
                 if triple not in out:
                     out.append(triple)
     return out
+
+
+def _speaking(name: str, speaker: str) -> str:
+    return speaker + name[len(_ME):] if name.startswith(_ME) else name
 
 
 def is_question(sentence: str) -> bool:
@@ -113,16 +123,16 @@ def parse_clause(clause: str) -> list[Triple]:
         return []
     m = _MY_NAME.match(text)
     if m:
-        return _build("user", "has_name", m.group("o"), bool(m.group("n")), confidence)
+        return _build("I", "has_name", m.group("o"), bool(m.group("n")), confidence)
     m = _MY_ATTR.match(text)
     if m and (m.group("a").lower() in _ATTRIBUTE_NOUNS or m.group("a").lower().startswith(("favourite ", "favorite "))):
         predicate = "has_" + "_".join(m.group("a").lower().split())
-        return _build("user", predicate, m.group("o"), bool(m.group("n")), confidence)
+        return _build("I", predicate, m.group("o"), bool(m.group("n")), confidence)
     m = _BETTER.match(text)
     if m:
         # A stateless rule: "<X> is better" is the speaker preferring X ("worse": not preferring).
         worse = m.group("w").lower() in ("worse", "the worst")
-        return _build("user", "prefers", m.group("o"), bool(m.group("n")) != worse, confidence)
+        return _build("I", "prefers", m.group("o"), bool(m.group("n")) != worse, confidence)
     best: tuple[str, re.Match[str]] | None = None
     for kind, pattern in _GENERAL:
         m = pattern.match(text)
@@ -185,13 +195,13 @@ def _resolve(phrase: str, *, as_subject: bool) -> str | None:
         return None
     low = " ".join(words).lower()
     if low in lx.FIRST_PERSON:
-        return "user"
+        return _ME
     if low in lx.UNRESOLVED_PRONOUNS or (as_subject and words[0].lower() in lx.UNRESOLVED_PRONOUNS):
         return None
     if singular(words[0]) in _COMMON_NOUNS:  # sentence-initial capital of a common noun: "Evenings are worse"
         words[0] = words[0].lower()
     if words[0].lower() in ("my", "our"):
-        return " ".join(["user's", *words[1:]]) if len(words) > 1 else None
+        return " ".join([f"{_ME}'s", *words[1:]]) if len(words) > 1 else None
     return " ".join(words)
 
 
@@ -209,7 +219,7 @@ def _starts_with_verb(part: str) -> bool:
 
 def _strip_markers(text: str) -> tuple[str, float]:
     """Drop leading discourse markers ("actually", "well", ...); hedges lower the confidence."""
-    confidence = lx.DEFAULT_CONFIDENCE
+    confidence = NO_HEDGE
     changed = True
     while changed and text:
         changed = False
@@ -218,7 +228,7 @@ def _strip_markers(text: str) -> tuple[str, float]:
             if low == marker or low.startswith((marker + " ", marker + ",")):
                 text = text[len(marker):].lstrip(" ,:")
                 if marker in lx.HEDGES:
-                    confidence = lx.HEDGED_CONFIDENCE
+                    confidence = min(confidence, hedge_confidence(marker) or NO_HEDGE)
                 changed = True
                 break
     return text, confidence
