@@ -143,3 +143,10 @@ LEADING_WORDS = frozenset({"so", "oh", "well", "yeah", "yes", "no", "and", "but"
                            "plus", "wow", "hmm"})
 COMMON_CAPITALISED = TIME_WORDS | ACTIVITY_WORDS | PLACE_WORDS
 MOVE_VERBS = frozenset({"move", "relocate"})
+# Attribute nouns naming a person or animal: an attribute only when the value is a name.
+RELATION_NOUNS = frozenset({
+    "wife", "husband", "partner", "brother", "sister", "mother", "father", "mom", "dad", "son", "daughter",
+    "girlfriend", "boyfriend", "friend", "dog", "cat", "pet", "manager", "boss",
+})
+PARTICLES = frozenset({"back", "up", "out", "down", "off", "away", "over"})
+QUANTITY_NOUNS = frozenset({"lot", "lots", "bunch", "couple", "ton", "tons", "plenty", "number", "few"})

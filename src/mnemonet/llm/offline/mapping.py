@@ -104,7 +104,8 @@ class Mapper:
             elif child.dep_ in ("ccomp", "advcl") and child.pos_ in ("VERB", "AUX"):
                 # "Jenna said she prefers email", "I think my manager is Sarah": the inner clause is the fact.
                 reported = lx.REPORTING_HEDGES.get(lemma)
-                self._clause(child, _Clause([], None, _min(hedge, reported)))
+                shared = subjects if child.dep_ == "advcl" and child.tag_ == "VBG" and child.i < verb.i else []
+                self._clause(child, _Clause(shared, None, _min(hedge, reported)))
 
     def _through(self, verb: Token, lemma: str, xcomp: Token, here: _Clause) -> bool:
         """Verbs that pass their subject to an infinitive: "used to work", "going to move", "want to learn"."""
@@ -114,8 +115,9 @@ class Mapper:
         if lemma == "go" and verb.tag_ == "VBG" or lemma in lx.PLAN_VERBS:
             self._clause(xcomp, _Clause(here.subjects, "future", here.hedge))
             return True
-        if lemma in lx.ASPECT_VERBS:  # "I keep running", "I started volunteering": the activity is the fact
-            self._clause(xcomp, _Clause(here.subjects, here.tense, here.hedge))
+        if lemma in lx.ASPECT_VERBS and any(c.dep_ in ("dobj", "prep", "attr") for c in xcomp.children):
+            # "I just started volunteering at a shelter": the activity, going on now, is the fact.
+            self._clause(xcomp, _Clause(here.subjects, "present", here.hedge))
             return True
         return False
 
@@ -164,18 +166,28 @@ class Mapper:
             predicate, flips = lx.VERB_PHRASES[phrase]
             obj = next((c for c in children if c.dep_ in ("dobj", "xcomp", "ccomp")), None)
             return [(predicate, obj, flips)] if obj is not None else []
-        particle = next((c.lower_ for c in children if c.dep_ == "prt"), "")
+        particle_tok = next((c for c in children if c.dep_ == "prt" or c.dep_ == "advmod" and c.lower_ in lx.PARTICLES), None)
+        particle = particle_tok.lower_ if particle_tok is not None else ""
         base = f"{lemma} {particle}".strip()
+        if lemma == "get" and any(c.lower_ in ("have", "'ve", "has", "'s") and c.dep_ == "aux" for c in children):
+            base = "have"  # "I've got a funny story": has
         for c in children:
             if c.dep_ in _OBJECT_DEPS:
-                out.append((_verb_predicate(base, ""), c, False))
+                out.append((_verb_predicate(base, ""), _quantity_head(c), False))
         if out:
             return out[:1] if out[0][1].dep_ != "dative" else out[1:2] or out[:1]
-        for c in children:
-            if c.dep_ == "prep" and (pobj := _pobj(c)) is not None:
-                out.append((_verb_predicate(base, c.lower_), pobj, False))
-            elif c.dep_ == "agent" and (pobj := _pobj(c)) is not None:
-                out.append((_verb_predicate(base, "by"), pobj, False))
+        preps = [c for c in children if c.dep_ in ("prep", "agent")]
+        if particle_tok is not None:
+            preps += [c for c in particle_tok.children if c.dep_ == "prep"]
+        for c in sorted(preps, key=lambda t: t.i):
+            if (pobj := _pobj(c)) is not None:
+                out.append((_verb_predicate(base, "by" if c.dep_ == "agent" else c.lower_), _quantity_head(pobj), False))
+        if out:
+            # "moved from Boston to Seattle" says two things; "went on a trip with workmates" one.
+            return out if lemma in lx.MOVE_VERBS else out[:1]
+        xcomp = next((c for c in children if c.dep_ == "xcomp" and c.pos_ == "VERB"), None)
+        if xcomp is not None:  # "I love to paint", "I've always wanted to learn Spanish", "I went hiking"
+            return [(_verb_predicate(base, ""), xcomp, False)]
         if not out:
             # A name the small parser hangs off the verb as npadvmod: "Yesterday I met Bob".
             named = next((c for c in children if c.dep_ in ("npadvmod", "advmod") and c.pos_ in ("PROPN", "NOUN")), None)
@@ -231,7 +243,7 @@ class Mapper:
         words = [c.lower_ for c in subj_tok.children if c.dep_ in ("amod", "compound") and c.i < subj_tok.i]
         predicate = "has_" + "_".join([*words, subj_tok.lemma_.lower()])
         predicate = lx.PREDICATE_ALIASES.get(predicate, predicate)
-        values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd")]
+        values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")]
         if not values:
             prep = next((c for c in verb.children if c.dep_ == "prep"), None)
             values = [v] if (v := _pobj(prep)) is not None else []
@@ -299,18 +311,19 @@ class Mapper:
         return out
 
     def _object_name(self, tok: Token, keep_dates: bool) -> str | None:
-        tokens = [t for t in _object_tokens(tok, keep_dates)]
-        words = []
-        for t in tokens:
-            if t.dep_ == "poss" and t.lower_ in _FIRST_PERSON | _PERSON_PRONOUNS:
+        kept: list[Token] = []
+        words: list[str] = []
+        for t in _object_tokens(tok, keep_dates):
+            if t.dep_ == "poss" and t.pos_ == "PRON":
                 owner = self._name(t)
                 if owner is None:
-                    return None
+                    continue  # "his tech" with no one named: the tech, not nothing
+                kept.append(t)
                 words.append(f"{owner}'s")
             else:
+                kept.append(t)
                 words.append(t.text)
-        text = _join(tokens, words)
-        return text or None
+        return _join(kept, words) or None
 
     def _verb_object(self, verb: Token) -> str | None:
         obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr")), None)
@@ -352,9 +365,11 @@ class Mapper:
 def is_question(sent: Span) -> bool:
     """Ends with "?", or opens with a question word or an inverted auxiliary ("Do I like coffee")."""
     words = [t for t in sent if not t.is_punct and t.lower_ not in lx.LEADING_WORDS]
-    if sent.text.rstrip().endswith("?"):
+    end = sent.text.rstrip()
+    if end.endswith("?"):
         return True
-    return bool(words) and words[0].lower_ in lx.QUESTION_WORDS and words[0].tag_ != "PRP"
+    # "What can I say, I love turtles." is a statement: a full stop outweighs the opening word.
+    return bool(words) and words[0].lower_ in lx.QUESTION_WORDS and not end.endswith((".", "!"))
 
 
 # -- token helpers ---------------------------------------------------------------
@@ -373,7 +388,7 @@ def _name_tokens(tok: Token) -> list[Token]:
     keep = {tok}
     for c in tok.children:
         if c.dep_ in ("compound", "amod", "nummod", "poss", "case", "nmod") and c.i < tok.i and c.pos_ != "ADV":
-            keep.update(t for t in c.subtree if t.dep_ not in ("det", "advmod", "cc", "punct") and t.pos_ != "ADV")
+            keep.update(t for t in c.subtree if t.dep_ not in ("det", "advmod", "cc", "punct", "neg") and t.pos_ != "ADV")
     return sorted(keep, key=lambda t: t.i)
 
 
@@ -382,7 +397,9 @@ def _object_tokens(tok: Token, keep_dates: bool) -> list[Token]:
     keep = set(_name_tokens(tok))
     for c in tok.children:
         if c.dep_ == "prep" and c.lower_ == "of" and c.i > tok.i:
-            keep.update(t for t in c.subtree if t.dep_ not in ("det", "relcl", "acl", "punct") and t.pos_ != "ADV")
+            clauses = {t.i for r in c.subtree if r.dep_ in ("relcl", "acl") for t in r.subtree}
+            keep.update(t for t in c.subtree
+                        if t.i not in clauses and t.dep_ not in ("det", "punct") and t.pos_ != "ADV")
         elif c.dep_ == "appos" and tok.ent_type_ == "GPE" and c.ent_type_ == "GPE":
             keep.update([c, *(t for t in tok.doc[tok.i + 1:c.i] if t.is_punct)])
         elif keep_dates and c.dep_ in ("nummod", "npadvmod", "compound") and c.ent_type_ in _TIME_LABELS:
@@ -402,11 +419,25 @@ def _span_text(tokens: list[Token]) -> str:
     return " ".join(t.text for t in sorted(tokens, key=lambda t: t.i))
 
 
+def _quantity_head(tok: Token) -> Token:
+    """ "lots of techniques", "a bunch of photos": the techniques, the photos."""
+    if tok.lemma_.lower() in lx.QUANTITY_NOUNS:
+        of = next((c for c in tok.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+        if (pobj := _pobj(of)) is not None:
+            return pobj
+    return tok
+
+
 def _is_attribute(tok: Token) -> bool:
     """ "my manager", "Tom's birthday", "my favourite colour": a possessed attribute noun."""
-    if _possessor(tok) is None or tok.pos_ not in ("NOUN", "PROPN"):
+    if _possessor(tok) is None or tok.pos_ not in ("NOUN", "PROPN") or any(c.dep_ == "conj" for c in tok.children):
         return False
-    return tok.lemma_.lower() in lx.ATTRIBUTE_NOUNS or any(c.lower_ in lx.FAVOURITE_WORDS for c in tok.children)
+    if any(c.lower_ in lx.FAVOURITE_WORDS for c in tok.children):
+        return True
+    lemma = tok.lemma_.lower()
+    if lemma in lx.RELATION_NOUNS:  # "my manager is Tom" names him; "my wife is a doctor" describes her
+        return any(c.dep_ in ("attr", "oprd") and c.pos_ == "PROPN" for c in tok.head.children)
+    return lemma in lx.ATTRIBUTE_NOUNS
 
 
 def _possessor(tok: Token) -> Token | None:
@@ -489,8 +520,7 @@ def _verb_predicate(base: str, preposition: str) -> str:
     if preposition and f"{base} {preposition}" in lx.VERBS:
         return lx.VERBS[f"{base} {preposition}"]
     if preposition:
-        head = lx.VERBS.get(base, _third(base))
-        return f"{head}_{preposition}" if "_" not in head else head
+        return f"{lx.VERBS.get(base, _third(base))}_{preposition}"
     return lx.VERBS.get(base, _third(base))
 
 
