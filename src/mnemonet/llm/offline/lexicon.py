@@ -150,3 +150,6 @@ RELATION_NOUNS = frozenset({
 })
 PARTICLES = frozenset({"back", "up", "out", "down", "off", "away", "over"})
 QUANTITY_NOUNS = frozenset({"lot", "lots", "bunch", "couple", "ton", "tons", "plenty", "number", "few"})
+REPORTING_FORMS = frozenset({"said", "says", "say", "told", "tells", "thinks", "thought", "believes", "believed",
+                             "mentioned", "mentions", "claims", "claimed", "reckons", "guesses", "guessed"})
+CONJUNCTIONS = frozenset({"and", "but", "or", "nor", "although", "though", "while", "whereas", "because", "so", "yet"})

@@ -81,6 +81,10 @@ class Mapper:
         # The small parser sometimes hangs the subject on the auxiliary ("Alice and Bob are married").
         own = [c for c in verb.children if c.dep_ in _SUBJECT_DEPS] or [
             g for c in verb.children if c.dep_ in ("aux", "auxpass") for g in c.children if g.dep_ in _SUBJECT_DEPS]
+        if not own and (verb.tag_ in ("VBZ", "VBP", "VBD") or verb.tag_ == "NNS" and any(c.dep_ == "dobj" for c in verb.children)):
+            # ... or tags a sentence-initial name as a compound of the verb ("In 2019 Jenna works at Acme").
+            own = [c for c in verb.children if c.i < verb.i and c.dep_ in ("compound", "npadvmod", "dep")
+                   and c.pos_ in ("PROPN", "PRON") and c.ent_type_ not in _TIME_LABELS][-1:]
         subjects = _with_conjuncts(own[0]) if own else inherited.subjects
         tense = _tense(verb) or inherited.tense
         hedge = _min(inherited.hedge, hedge_confidence(_local_text(verb)))
@@ -389,6 +393,9 @@ def _name_tokens(tok: Token) -> list[Token]:
     for c in tok.children:
         if c.dep_ in ("compound", "amod", "nummod", "poss", "case", "nmod") and c.i < tok.i and c.pos_ != "ADV":
             keep.update(t for t in c.subtree if t.dep_ not in ("det", "advmod", "cc", "punct", "neg") and t.pos_ != "ADV")
+    if tok.pos_ == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
+        # "Tomorrow Alice works": the parser may make "Tomorrow" a compound of a name ("morning meetings" stay)
+        keep = {t for t in keep if t == tok or (t.ent_type_ not in _TIME_LABELS and t.lower_ not in lx.TIME_ADVERBS)}
     return sorted(keep, key=lambda t: t.i)
 
 
@@ -497,7 +504,7 @@ def _tense(verb: Token) -> Tense | None:
 
 def _local_text(verb: Token) -> str:
     """The clause's own words: the verb, its auxiliaries and adverbs (hedges live there)."""
-    words = [verb] + [c for c in verb.children if c.dep_ in ("aux", "advmod", "neg", "nsubj", "prep", "npadvmod")
+    words = [verb] + [c for c in verb.children if c.dep_ in ("aux", "advmod", "neg", "nsubj", "prep", "npadvmod", "acomp")
                       and not any(g.dep_ in _CLAUSE_DEPS for g in c.children)]
     return " ".join(t.text for t in sorted(set(words), key=lambda t: t.i))
 

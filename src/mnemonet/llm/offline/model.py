@@ -37,7 +37,7 @@ from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedCl
 from mnemonet.llm.claims import parse_canonical_claim
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.llm.offline.concepts import concepts_for, topics_for
-from mnemonet.llm.offline.extract import extract_triples
+from mnemonet.llm.offline.extract import extract_triples, strip_lead_in
 from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, summarise_facts, write_answer
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import checked_triple
@@ -77,6 +77,7 @@ class OfflineLanguageModel(BaseLanguageModel):
         return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples))
 
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim:
+        text = strip_lead_in(text)  # a claim's "based on ..., " is its grounds, not its subject
         triple = parse_canonical_claim(text)
         candidates = [triple] if triple is not None else await self._read(text, source)
         checked = self._checked(candidates)
