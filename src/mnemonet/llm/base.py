@@ -7,17 +7,11 @@ see only this.
 
 from __future__ import annotations
 
-import re
-from typing import Literal, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator
 
-from mnemonet.model.records import ConceptSpec
-
-Tense = Literal["past", "present", "future"]
-# ISO 8601 calendar date at the precision the text gives: "2019", "2026-10", "2026-11-17".
-_VALID_AT_RE = re.compile(r"^\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?$")
-
+from mnemonet.model.records import ConceptSpec, Tense, check_valid_at
 
 class Triple(BaseModel):
     """A statement before it has an id.
@@ -35,12 +29,10 @@ class Triple(BaseModel):
     tense: Tense = "present"
     valid_at: str | None = None
 
-    @field_validator("valid_at")
+    @field_validator("valid_at", mode="before")
     @classmethod
-    def _valid_at(cls, v: str | None) -> str | None:
-        if v is not None and not _VALID_AT_RE.match(v):
-            raise ValueError("valid_at: must be an ISO 8601 date (YYYY, YYYY-MM or YYYY-MM-DD)")
-        return v
+    def _valid_at(cls, v: object) -> str | None:
+        return check_valid_at(v)
 
 
 class Extraction(BaseModel):

@@ -125,8 +125,26 @@ class ConceptSpec(_Record):
         return normalise_name(self.name)
 
 
+Tense = Literal["past", "present", "future"]
+# ISO 8601 calendar date at the precision the text gives: "2019", "2026-10", "2026-11-17".
+_VALID_AT_RE = re.compile(r"^\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?$")
+
+
+def check_valid_at(v: object, field: str = "valid_at") -> str | None:
+    """None, or an ISO 8601 date as precise as the text said: ``2019``, ``2026-10``, ``2026-11-17``."""
+    if v is None:
+        return None
+    if not isinstance(v, str) or not _VALID_AT_RE.match(v):
+        raise ValueError(f"{field}: must be an ISO 8601 date (YYYY, YYYY-MM or YYYY-MM-DD)")
+    return v
+
+
 class StatementSpec(_Record):
-    """A reified triple: subject --predicate--> object, with confidence and polarity."""
+    """A reified triple: subject --predicate--> object, with confidence and polarity.
+
+    ``tense``: held in the past, holds now, or is a plan; ``valid_at``: when
+    the text says it holds (ISO 8601 date), or None.
+    """
 
     id: str
     subject: str
@@ -134,6 +152,13 @@ class StatementSpec(_Record):
     object: str
     confidence: float = 1.0
     negated: bool = False
+    tense: Tense = "present"
+    valid_at: str | None = None
+
+    @field_validator("valid_at", mode="before")
+    @classmethod
+    def _valid_at(cls, v: object) -> str | None:
+        return check_valid_at(v, "statement.valid_at")
 
     @field_validator("id", mode="before")
     @classmethod

@@ -31,6 +31,8 @@ class StatementView(_View):
     object: str
     confidence: float
     negated: bool = False
+    tense: str = Field("present", description="past, present or future (a plan)")
+    valid_at: str | None = Field(None, description="When the text says it holds: an ISO 8601 date (YYYY[-MM[-DD]]).")
     created_at: int = 0
     source: str | None = None
     derived_from: list[str] = Field(default_factory=list)

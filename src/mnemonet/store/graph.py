@@ -428,7 +428,9 @@ class GraphStore:
 
 
 def _statement_row(row: dict[str, Any]) -> dict[str, Any]:
-    return {**row, "negated": bool(row.get("negated")), "created_at": row.get("created_at") or 0}
+    # Statements written before tense existed read as present, with no date.
+    return {**row, "negated": bool(row.get("negated")), "created_at": row.get("created_at") or 0,
+            "tense": row.get("tense") or "present"}
 
 
 def _concept_row(row: dict[str, Any]) -> dict[str, Any]:

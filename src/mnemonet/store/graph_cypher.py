@@ -81,7 +81,7 @@ WITH src, w, s,
      cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = s.subject])] AS subj,
      cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = s.object])] AS obj
 CREATE (st:Statement {id: s.id, predicate: s.predicate, confidence: s.confidence, negated: s.negated,
-        created_at: $now, sentence: s.sentence})
+        tense: s.tense, valid_at: s.valid_at, created_at: $now, sentence: s.sentence})
 CREATE (st)-[:ABOUT_SUBJECT]->(subj)
 CREATE (st)-[:ABOUT_OBJECT]->(obj)
 CREATE (st)-[:DERIVED_FROM]->(w)
@@ -139,7 +139,8 @@ WITH existing_found, targets_found, observations_found, count(DISTINCT bs) AS st
 WHERE existing_found = 0 AND targets_found = size($targets)
   AND observations_found + statements_found = size($basis)""" + _SOURCE_MERGE + """
 CREATE (w:Statement {id: $statement.id, predicate: $statement.predicate, confidence: $statement.confidence,
-        negated: $statement.negated, created_at: $now, sentence: $statement.sentence})
+        negated: $statement.negated, tense: $statement.tense, valid_at: $statement.valid_at, created_at: $now,
+        sentence: $statement.sentence})
 CREATE (w)-[:ASSERTED_BY]->(src)"""
 
 _CLAIM_ENDS = """
@@ -220,7 +221,8 @@ WITH s, subj, obj, src, derived_from, collect(DISTINCT later.id) AS superseded_b
 OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement)
 WITH s, subj, obj, src, derived_from, superseded_by, collect(DISTINCT other.id) AS contradicted_by
 RETURN s.id AS id, subj.name AS subject, s.predicate AS predicate, obj.name AS object,
-       s.confidence AS confidence, s.negated AS negated, s.created_at AS created_at, src.name AS source,
+       s.confidence AS confidence, s.negated AS negated, s.tense AS tense, s.valid_at AS valid_at,
+       s.created_at AS created_at, src.name AS source,
        derived_from, superseded_by, contradicted_by, s.summary AS summary"""
 
 _BY_CONFIDENCE = "\nORDER BY confidence DESC, created_at DESC, id"

@@ -145,6 +145,7 @@ def observation_params(obs: ObservationRecord, now: int) -> dict[str, Any]:
         "relations": plan.relations,
         "statements": [
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
+             "tense": s.tense, "valid_at": s.valid_at,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in obs.statements
         ],
@@ -170,6 +171,7 @@ def inference_params(
         "relations": [],
         "statements": [
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
+             "tense": s.tense, "valid_at": s.valid_at,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in statements
         ],
@@ -197,6 +199,7 @@ def claim_params(claim: ClaimRecord, now: int) -> dict[str, Any]:
         "source": source_params(claim.source),
         "statement": {
             "id": st.id, "predicate": st.predicate, "confidence": st.confidence, "negated": st.negated,
+            "tense": st.tense, "valid_at": st.valid_at,
             "sentence": st.sentence(), "subject": plan.key_of(st.subject), "object": plan.key_of(st.object),
         },
         "concepts": plan.params(),
