@@ -29,12 +29,36 @@ import yaml
 GOLD = Path(__file__).resolve().parent.parent / "tests" / "llm" / "gold_offline.yaml"
 # Same-family predicates the gold table does not tell apart (the schema's aliases and then some).
 _FAMILY = {
-    "love": "like", "enjoy": "like", "adore": "like", "hate": "dislike", "detest": "dislike", "work_for": "work_at",
-    "reside_in": "live_in", "is_from": "come_from", "is_called": "have_name",
+    "love": "like",
+    "enjoy": "like",
+    "adore": "like",
+    "hate": "dislike",
+    "detest": "dislike",
+    "work_for": "work_at",
+    "reside_in": "live_in",
+    "is_from": "come_from",
+    "is_called": "have_name",
 }
 # A clause that leaked into an object: "Sarah, although she might be leaving soon".
-_LEAK_WORDS = frozenset({"although", "because", "while", "though", "which", "who", "whom", "that", "not", "when",
-                         "if", "but", "since", "until", "so"})
+_LEAK_WORDS = frozenset(
+    {
+        "although",
+        "because",
+        "while",
+        "though",
+        "which",
+        "who",
+        "whom",
+        "that",
+        "not",
+        "when",
+        "if",
+        "but",
+        "since",
+        "until",
+        "so",
+    }
+)
 _MAX_OBJECT_WORDS = 6
 
 
@@ -150,8 +174,12 @@ async def score(model: Any, cases: list[dict[str, Any]]) -> Score:
         out.matched += hits
         out.matched_any_tense += _match(produced, gold, tense=False)
         if hits < len(gold) or hits < len(produced):
-            got = "; ".join(f"{t.subject} {'not ' if t.negated else ''}{t.predicate} {t.object} ({t.tense})"
-                            for t in produced) or "-"
+            got = (
+                "; ".join(
+                    f"{t.subject} {'not ' if t.negated else ''}{t.predicate} {t.object} ({t.tense})" for t in produced
+                )
+                or "-"
+            )
             out.misses.append(f"{case.get('ref', '')} {case['text']!r}\n      got:  {got}\n      gold: {gold}")
     return out
 
@@ -181,10 +209,15 @@ def main() -> None:
     result = asyncio.run(score(model, cases))
     seconds = time.perf_counter() - started
     sourced = sum(1 for c in cases if c.get("ref"))
-    print(f"gold: {len(cases)} sentences ({sourced} from LoCoMo turns), {result.gold} triples; model from "
-          f"{Path(sys.modules['mnemonet'].__file__ or '').parent}")
+    print(
+        f"gold: {len(cases)} sentences ({sourced} from LoCoMo turns), {result.gold} triples; model from "
+        f"{Path(sys.modules['mnemonet'].__file__ or '').parent}"
+    )
     print(f"{'':24} {'produced':>9} {'matched':>8} {'precision':>10} {'recall':>7}")
-    print(f"{'exact (with tense)':24} {result.produced:>9} {result.matched:>8} {result.precision:>10.3f} {result.recall:>7.3f}")
+    print(
+        f"{'exact (with tense)':24} {result.produced:>9} {result.matched:>8} {result.precision:>10.3f}"
+        f" {result.recall:>7.3f}"
+    )
     p_any = result.matched_any_tense / result.produced if result.produced else 0.0
     r_any = result.matched_any_tense / result.gold if result.gold else 0.0
     print(f"{'without tense':24} {result.produced:>9} {result.matched_any_tense:>8} {p_any:>10.3f} {r_any:>7.3f}")

@@ -45,9 +45,14 @@ async def _run(rounds: int) -> None:
     samples.sort()
     mean = statistics.fmean(samples)
     print(f"model from {Path(sys.modules['mnemonet'].__file__ or '').parent}; {len(texts)} sentences x {rounds}")
-    print(f"{'first call ms':>14} {'mean ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'sent/s':>7} {'RSS MB before':>14} {'after':>6}")
-    print(f"{first_ms:>14.1f} {mean:>8.2f} {samples[len(samples) // 2]:>7.2f} {samples[int(len(samples) * 0.95)]:>7.2f}"
-          f" {1000 / mean:>7.0f} {rss_before:>14.0f} {_rss_mb():>6.0f}")
+    print(
+        f"{'first call ms':>14} {'mean ms':>8} {'p50 ms':>7} {'p95 ms':>7} {'sent/s':>7}"
+        f" {'RSS MB before':>14} {'after':>6}"
+    )
+    print(
+        f"{first_ms:>14.1f} {mean:>8.2f} {samples[len(samples) // 2]:>7.2f} {samples[int(len(samples) * 0.95)]:>7.2f}"
+        f" {1000 / mean:>7.0f} {rss_before:>14.0f} {_rss_mb():>6.0f}"
+    )
 
 
 def main() -> None:

@@ -43,7 +43,8 @@ async def test_birthday(service: MemoryService, agent_settings: Settings) -> Non
     await _validate(service, agent_settings)
     # A birthday does not change (temporal: false in the predicate schema): two values contradict.
     rows = await service.graph.read_query(
-        "MATCH (a:Statement)-[:CONTRADICTS]-(b:Statement) RETURN a.id AS a, b.id AS b")
+        "MATCH (a:Statement)-[:CONTRADICTS]-(b:Statement) RETURN a.id AS a, b.id AS b"
+    )
     assert {(r["a"], r["b"]) for r in rows} >= {(second.statements[0].id, first.statements[0].id)}
     answer = await service.remember("when is Tom's birthday?")
     assert answer.text.startswith("From memory: Tom has birthday July 4th ["), answer.text

@@ -19,32 +19,60 @@ TODAY = date(2026, 11, 23)  # a Monday
 
 # (sentence, [(subject, predicate, object, negated, tense, valid_at)]) as the issue expects them.
 ISSUE: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
-    ("I used to work at Google, but now I work at Microsoft",
-     [("Sam", "works_at", "Google", False, "past", None), ("Sam", "works_at", "Microsoft", False, "present", None)]),
-    ("Next Tuesday I have a dentist appointment", [("Sam", "has", "dentist appointment", False, "present", "2026-11-24")]),
+    (
+        "I used to work at Google, but now I work at Microsoft",
+        [("Sam", "works_at", "Google", False, "past", None), ("Sam", "works_at", "Microsoft", False, "present", None)],
+    ),
+    (
+        "Next Tuesday I have a dentist appointment",
+        [("Sam", "has", "dentist appointment", False, "present", "2026-11-24")],
+    ),
     ("I probably prefer window seats", [("Sam", "prefers", "window seats", False, "present", None)]),
     ("Jenna said she prefers email", [("Jenna", "prefers", "email", False, "present", None)]),
-    ("Alice and Bob both work at Acme",
-     [("Alice", "works_at", "Acme", False, "present", None), ("Bob", "works_at", "Acme", False, "present", None)]),
+    (
+        "Alice and Bob both work at Acme",
+        [("Alice", "works_at", "Acme", False, "present", None), ("Bob", "works_at", "Acme", False, "present", None)],
+    ),
     ("We moved to Lisbon last year", [("Sam", "lives_in", "Lisbon", False, "present", "2025")]),
     ("Yesterday I met Bob", [("Sam", "meets", "Bob", False, "past", "2026-11-22")]),
-    ("I moved from Boston to Seattle in 2019",
-     [("Sam", "lives_in", "Boston", False, "past", "2019"), ("Sam", "lives_in", "Seattle", False, "present", "2019")]),
+    (
+        "I moved from Boston to Seattle in 2019",
+        [
+            ("Sam", "lives_in", "Boston", False, "past", "2019"),
+            ("Sam", "lives_in", "Seattle", False, "present", "2019"),
+        ],
+    ),
     ("I will move to Lisbon next month", [("Sam", "lives_in", "Lisbon", False, "future", "2026-12")]),
-    ("My favourite colour is blue, not green",
-     [("Sam", "has_favourite_colour", "blue", False, "present", None),
-      ("Sam", "has_favourite_colour", "green", True, "present", None)]),
-    ("I think my manager is Sarah, although she might be leaving soon",
-     [("Sam", "has_manager", "Sarah", False, "present", None)]),
-    ("Alice and Bob are married",
-     [("Alice", "has_property", "married", False, "present", None), ("Bob", "has_property", "married", False, "present", None)]),
+    (
+        "My favourite colour is blue, not green",
+        [
+            ("Sam", "has_favourite_colour", "blue", False, "present", None),
+            ("Sam", "has_favourite_colour", "green", True, "present", None),
+        ],
+    ),
+    (
+        "I think my manager is Sarah, although she might be leaving soon",
+        [("Sam", "has_manager", "Sarah", False, "present", None)],
+    ),
+    (
+        "Alice and Bob are married",
+        [
+            ("Alice", "has_property", "married", False, "present", None),
+            ("Bob", "has_property", "married", False, "present", None),
+        ],
+    ),
     ("Tom's birthday is on July 4th", [("Tom", "has_birthday", "July 4th", False, "present", None)]),
-    ("My brother Tim lives in Denver",
-     [("Sam", "has_brother", "Tim", False, "present", None), ("Tim", "lives_in", "Denver", False, "present", None)]),
+    (
+        "My brother Tim lives in Denver",
+        [("Sam", "has_brother", "Tim", False, "present", None), ("Tim", "lives_in", "Denver", False, "present", None)],
+    ),
     ("Kevin works remotely from Austin", [("Kevin", "works_from", "Austin", False, "present", None)]),
     ("Bob works from Berlin", [("Bob", "works_from", "Berlin", False, "present", None)]),
     ("Dave joined the team", [("Dave", "joins", "team", False, "past", None)]),
-    ("The API key rotation happens every 90 days", [("API key rotation", "happens", "90 days", False, "present", None)]),
+    (
+        "The API key rotation happens every 90 days",
+        [("API key rotation", "happens", "90 days", False, "present", None)],
+    ),
     ("my manager is Tom", [("Sam", "has_manager", "Tom", False, "present", None)]),
 ]
 
@@ -73,8 +101,13 @@ async def test_first_person_is_the_speaking_source(offline: OfflineLanguageModel
 
 async def test_claim_lead_in_is_not_the_subject(offline: OfflineLanguageModel) -> None:
     claim = await offline.parse_claim(
-        "based on their statement about early meetings, user prefers afternoon meetings", "inference")
-    assert (claim.triple.subject, claim.triple.predicate, claim.triple.object) == ("user", "prefers", "afternoon meetings")
+        "based on their statement about early meetings, user prefers afternoon meetings", "inference"
+    )
+    assert (claim.triple.subject, claim.triple.predicate, claim.triple.object) == (
+        "user",
+        "prefers",
+        "afternoon meetings",
+    )
 
 
 async def test_third_person_pronouns_need_one_named_person(offline: OfflineLanguageModel) -> None:
@@ -87,18 +120,28 @@ async def test_third_person_pronouns_need_one_named_person(offline: OfflineLangu
 
 
 async def test_plans_and_past_facts_weigh_less(offline: OfflineLanguageModel) -> None:
-    now, past, plan = [(await offline.extract_observation(s, "Sam")).statements[0] for s in (
-        "I live in Lisbon", "I used to live in Porto", "I will move to Berlin next year")]
+    now, past, plan = [
+        (await offline.extract_observation(s, "Sam")).statements[0]
+        for s in ("I live in Lisbon", "I used to live in Porto", "I will move to Berlin next year")
+    ]
     assert (now.tense, past.tense, plan.tense) == ("present", "past", "future")
     assert plan.confidence < past.confidence < now.confidence == NO_HEDGE
     assert plan.valid_at == "2027"
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("I definitely work at Acme", 0.95), ("I work at Acme", NO_HEDGE), ("I probably work at Acme", 0.7),
-    ("I think I work at Acme", 0.7), ("Maybe I work at Acme", 0.5), ("I might work at Acme", 0.5),
-    ("It is unlikely that Bob works at Acme", 0.3), ("I doubt Bob works at Acme", 0.3),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I definitely work at Acme", 0.95),
+        ("I work at Acme", NO_HEDGE),
+        ("I probably work at Acme", 0.7),
+        ("I think I work at Acme", 0.7),
+        ("Maybe I work at Acme", 0.5),
+        ("I might work at Acme", 0.5),
+        ("It is unlikely that Bob works at Acme", 0.3),
+        ("I doubt Bob works at Acme", 0.3),
+    ],
+)
 async def test_hedges_set_confidence(offline: OfflineLanguageModel, text: str, expected: float) -> None:
     statements = (await offline.extract_observation(text, "Sam")).statements
     assert statements and statements[0].confidence == expected
@@ -112,13 +155,26 @@ def test_hedge_table() -> None:
     assert set(HEDGES.values()) == {0.95, 0.7, 0.5, 0.3}
 
 
-@pytest.mark.parametrize(("phrase", "past", "expected"), [
-    ("yesterday", True, "2026-11-22"), ("tomorrow", False, "2026-11-24"), ("last year", True, "2025"),
-    ("next month", False, "2026-12"), ("in 2019", True, "2019"), ("next Tuesday", False, "2026-11-24"),
-    ("last Friday", True, "2026-11-20"), ("on Friday", False, "2026-11-27"), ("five years ago", True, "2021"),
-    ("in March", True, "2026-03"), ("in March", False, "2027-03"), ("July 4th", False, "2027-07-04"),
-    ("last week", True, "2026-11-16"), ("recently", True, None), ("may", False, None),
-])
+@pytest.mark.parametrize(
+    ("phrase", "past", "expected"),
+    [
+        ("yesterday", True, "2026-11-22"),
+        ("tomorrow", False, "2026-11-24"),
+        ("last year", True, "2025"),
+        ("next month", False, "2026-12"),
+        ("in 2019", True, "2019"),
+        ("next Tuesday", False, "2026-11-24"),
+        ("last Friday", True, "2026-11-20"),
+        ("on Friday", False, "2026-11-27"),
+        ("five years ago", True, "2021"),
+        ("in March", True, "2026-03"),
+        ("in March", False, "2027-03"),
+        ("July 4th", False, "2027-07-04"),
+        ("last week", True, "2026-11-16"),
+        ("recently", True, None),
+        ("may", False, None),
+    ],
+)
 def test_time_phrases_resolve_against_the_observation_day(phrase: str, past: bool, expected: str | None) -> None:
     assert resolve(phrase, TODAY, past=past) == expected
 
@@ -146,13 +202,46 @@ async def test_parsing_runs_off_the_event_loop(offline: OfflineLanguageModel) ->
 _TIME = ["Yesterday", "Last year", "Next Tuesday", "In 2019", "Tomorrow", "Last week", "Now"]
 _ADVERBS = ["probably", "really", "definitely", "usually", "also", "actually"]
 _SUBJECTS = ["I", "Alice", "Jenna", "my sister", "Alice and Bob", "we", "Tom"]
-_VERBS = [("work at", "works at", "Acme"), ("live in", "lives in", "Berlin"), ("prefer", "prefers", "email"),
-          ("like", "likes", "jazz"), ("use", "uses", "Postgres"), ("play", "plays", "tennis")]
+_VERBS = [
+    ("work at", "works at", "Acme"),
+    ("live in", "lives in", "Berlin"),
+    ("prefer", "prefers", "email"),
+    ("like", "likes", "jazz"),
+    ("use", "uses", "Postgres"),
+    ("play", "plays", "tennis"),
+]
 _FORBIDDEN = {
-    "yesterday", "tomorrow", "year", "tuesday", "week", "2019", "now", "next", "last", "in",  # time phrases
-    "probably", "really", "definitely", "usually", "also", "actually", "both", "used", "to",  # adverbs, "used to"
-    "said", "says", "thinks", "told", "believes", "she", "he",  # reporting verbs and their pronoun
-    "and", "but", "or", "although", "while",  # conjunctions
+    "yesterday",
+    "tomorrow",
+    "year",
+    "tuesday",
+    "week",
+    "2019",
+    "now",
+    "next",
+    "last",
+    "in",  # time phrases
+    "probably",
+    "really",
+    "definitely",
+    "usually",
+    "also",
+    "actually",
+    "both",
+    "used",
+    "to",  # adverbs, "used to"
+    "said",
+    "says",
+    "thinks",
+    "told",
+    "believes",
+    "she",
+    "he",  # reporting verbs and their pronoun
+    "and",
+    "but",
+    "or",
+    "although",
+    "while",  # conjunctions
 }
 
 

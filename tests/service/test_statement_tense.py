@@ -8,8 +8,9 @@ from mnemonet.service import MemoryService
 
 
 async def test_tense_and_date_are_stored_and_read_back(service: MemoryService) -> None:
-    result = await service.observe("I used to work at Google, but now I work at Microsoft. "
-                                   "I moved from Boston to Seattle in 2019.", source="sam")
+    result = await service.observe(
+        "I used to work at Google, but now I work at Microsoft. I moved from Boston to Seattle in 2019.", source="sam"
+    )
     stored = {(s.subject, s.predicate, s.object): (s.tense, s.valid_at) for s in result.statements}
     assert stored == {
         ("sam", "works_at", "Google"): ("past", None),

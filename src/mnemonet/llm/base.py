@@ -7,11 +7,12 @@ see only this.
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator
 
 from mnemonet.model.records import ConceptSpec, Tense, check_valid_at
+
 
 class Triple(BaseModel):
     """A statement before it has an id.
@@ -31,7 +32,7 @@ class Triple(BaseModel):
 
     @field_validator("valid_at", mode="before")
     @classmethod
-    def _valid_at(cls, v: object) -> str | None:
+    def _valid_at(cls, v: Any) -> str | None:  # not `object`: a field of this class is named object
         return check_valid_at(v)
 
 

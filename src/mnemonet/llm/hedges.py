@@ -14,10 +14,24 @@ NO_HEDGE = 0.9
 
 # Phrase -> confidence. Shared with the model prompts: change both together.
 HEDGES: dict[str, float] = {
-    "definitely": 0.95, "certainly": 0.95, "surely": 0.95, "for sure": 0.95, "confirmed": 0.95,
-    "probably": 0.7, "likely": 0.7, "i think": 0.7, "i believe": 0.7, "i guess": 0.7,
-    "maybe": 0.5, "perhaps": 0.5, "possibly": 0.5, "might": 0.5, "may": 0.5, "could": 0.5,
-    "unlikely": 0.3, "i doubt": 0.3,
+    "definitely": 0.95,
+    "certainly": 0.95,
+    "surely": 0.95,
+    "for sure": 0.95,
+    "confirmed": 0.95,
+    "probably": 0.7,
+    "likely": 0.7,
+    "i think": 0.7,
+    "i believe": 0.7,
+    "i guess": 0.7,
+    "maybe": 0.5,
+    "perhaps": 0.5,
+    "possibly": 0.5,
+    "might": 0.5,
+    "may": 0.5,
+    "could": 0.5,
+    "unlikely": 0.3,
+    "i doubt": 0.3,
 }
 
 # "unlikely" must not also count as "likely": whole words only, longest phrase first.

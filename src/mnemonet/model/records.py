@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -157,7 +157,7 @@ class StatementSpec(_Record):
 
     @field_validator("valid_at", mode="before")
     @classmethod
-    def _valid_at(cls, v: object) -> str | None:
+    def _valid_at(cls, v: Any) -> str | None:  # not `object`: a field of this class is named object
         return check_valid_at(v, "statement.valid_at")
 
     @field_validator("id", mode="before")

@@ -20,8 +20,13 @@ from mnemonet.llm.offline.mapping import Mapper, is_question
 from mnemonet.llm.offline.parser import extract_triples as rule_triples
 
 _NOT_IN_SUBJECTS = (
-    lx.TIME_WORDS | lx.TIME_ADVERBS | lx.FILLER_ADVERBS | lx.REPORTING_FORMS | lx.CONJUNCTIONS
-    | {"next", "last", "ago", "used", "both", "probably", "maybe", "perhaps"} | {str(y) for y in range(1900, 2100)}
+    lx.TIME_WORDS
+    | lx.TIME_ADVERBS
+    | lx.FILLER_ADVERBS
+    | lx.REPORTING_FORMS
+    | lx.CONJUNCTIONS
+    | {"next", "last", "ago", "used", "both", "probably", "maybe", "perhaps"}
+    | {str(y) for y in range(1900, 2100)}
 )
 # A leading "based on ..., " / "according to ..., " says where a claim comes from, not what it says.
 _LEAD_IN = re.compile(r"^(?:based on|according to|judging by|given|from what)\b[^,]{0,300},\s*", re.IGNORECASE)
@@ -53,4 +58,3 @@ def extract_triples(text: str, speaker: str = "user", today: date | None = None)
             found = [t for t in rule_triples(sent.text, speaker) if clean_subject(t.subject)]
         out.extend(t for t in found if t not in out)
     return out
-

@@ -56,7 +56,9 @@ FILLER_ADVERBS = frozenset({
 TRAILING_FILLERS = ("very much", "so much", "a lot", "too", "as well", "anymore", "any more", "any longer", "nowadays")
 
 FIRST_PERSON = frozenset({"i", "me", "we", "us", "myself"})
-UNRESOLVED_PRONOUNS = frozenset({"he", "she", "they", "it", "this", "that", "these", "those", "you", "him", "her", "them", "there"})
+UNRESOLVED_PRONOUNS = frozenset({
+    "he", "she", "they", "it", "this", "that", "these", "those", "you", "him", "her", "them", "there",
+})
 QUESTION_WORDS = frozenset({
     "what", "who", "whom", "whose", "where", "when", "which", "why", "how",
     "do", "does", "did", "is", "are", "am", "can", "could", "would", "should", "will", "was", "were",
@@ -79,9 +81,15 @@ PLACE_WORDS = frozenset({
     "home", "office", "city", "country", "town", "village", "park", "beach", "gym", "school",
     "university", "restaurant", "cafe", "airport", "street", "room", "building",
 })
-NOT_ACTIVITY_ING = frozenset({"thing", "morning", "evening", "ceiling", "building", "string", "king", "ring", "wing", "spring", "nothing", "something", "everything", "anything"})
+NOT_ACTIVITY_ING = frozenset({
+    "thing", "morning", "evening", "ceiling", "building", "string", "king", "ring", "wing", "spring", "nothing",
+    "something", "everything", "anything",
+})
 # Plurals the naive singulariser gets wrong.
-SINGULAR_EXCEPTIONS = {"news": "news", "series": "series", "species": "species", "people": "person", "children": "child", "men": "man", "women": "woman", "mice": "mouse", "feet": "foot", "teeth": "tooth"}
+SINGULAR_EXCEPTIONS = {
+    "news": "news", "series": "series", "species": "species", "people": "person", "children": "child", "men": "man",
+    "women": "woman", "mice": "mouse", "feet": "foot", "teeth": "tooth",
+}
 
 PLACE_PREDICATES = frozenset({"lives_in", "located_in", "comes_from", "born_in", "goes_to"})
 VALUE_PREDICATES = frozenset({"has_property", "has_name", "has_age"})
@@ -94,7 +102,8 @@ PERSON_OBJECT_PREDICATES = frozenset({"knows", "married_to", "reports_to", "mana
 PREDICATE_ALIASES: dict[str, str] = {
     "is_called": "has_name", "has_nickname": "has_name", "resides_in": "lives_in", "lives_at": "lives_in",
     "works_for": "works_at", "employed_at": "works_at", "employed_by": "works_at", "is_from": "comes_from",
-    "was_born_in": "born_in", "has_favorite_color": "has_favourite_colour", "has_favourite_color": "has_favourite_colour",
+    "was_born_in": "born_in", "has_favorite_color": "has_favourite_colour",
+    "has_favourite_color": "has_favourite_colour",
     "has_favorite_colour": "has_favourite_colour", "is_married_to": "married_to", "hates": "dislikes",
     "detests": "dislikes", "loathes": "dislikes", "is_fond_of": "likes", "fond_of": "likes",
     "has_boss": "has_manager",
@@ -122,7 +131,8 @@ EVENT_VERBS = frozenset({"happen", "occur", "run", "repeat", "recur", "expire", 
 VERBS_WITHOUT_OBJECT = frozenset({"work", "live", "study", "travel"})
 MANNER_OBJECTS = frozenset({"remotely", "abroad", "overseas", "online", "part-time", "freelance", "downtown"})
 REPORTING_VERBS = frozenset({"say", "tell", "think", "believe", "guess", "feel", "hope", "know", "mean", "suppose",
-                             "reckon", "doubt", "mention", "hear", "realize", "realise", "bet", "claim", "add", "explain",
+                             "reckon", "doubt", "mention", "hear", "realize", "realise", "bet", "claim", "add",
+                             "explain",
                              "wish", "imagine", "figure", "notice", "see", "find", "read"})
 # A reported clause is as sure as the report: "I think X" 0.7, "I doubt X" 0.3 (the hedge table's numbers).
 REPORTING_HEDGES: dict[str, float] = {"think": 0.7, "believe": 0.7, "guess": 0.7, "suppose": 0.7, "reckon": 0.7,
@@ -139,7 +149,8 @@ PLAN_CONFIDENCE_FACTOR = 0.7
 TIME_ADVERBS = frozenset({"yesterday", "today", "tomorrow", "tonight", "now", "recently", "lately", "soon", "ago",
                           "before", "already", "someday", "sometime", "then", "later", "earlier", "nowadays", "anymore",
                           "once", "again", "currently", "always", "often", "daily", "weekly"})
-LEADING_WORDS = frozenset({"so", "oh", "well", "yeah", "yes", "no", "and", "but", "hey", "okay", "ok", "actually", "also",
+LEADING_WORDS = frozenset({"so", "oh", "well", "yeah", "yes", "no", "and", "but", "hey", "okay", "ok", "actually",
+                           "also",
                            "plus", "wow", "hmm"})
 COMMON_CAPITALISED = TIME_WORDS | ACTIVITY_WORDS | PLACE_WORDS
 MOVE_VERBS = frozenset({"move", "relocate"})

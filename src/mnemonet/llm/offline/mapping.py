@@ -80,11 +80,20 @@ class Mapper:
     def _clause(self, verb: Token, inherited: _Clause) -> None:
         # The small parser sometimes hangs the subject on the auxiliary ("Alice and Bob are married").
         own = [c for c in verb.children if c.dep_ in _SUBJECT_DEPS] or [
-            g for c in verb.children if c.dep_ in ("aux", "auxpass") for g in c.children if g.dep_ in _SUBJECT_DEPS]
-        if not own and (verb.tag_ in ("VBZ", "VBP", "VBD") or verb.tag_ == "NNS" and any(c.dep_ == "dobj" for c in verb.children)):
+            g for c in verb.children if c.dep_ in ("aux", "auxpass") for g in c.children if g.dep_ in _SUBJECT_DEPS
+        ]
+        if not own and (
+            verb.tag_ in ("VBZ", "VBP", "VBD") or verb.tag_ == "NNS" and any(c.dep_ == "dobj" for c in verb.children)
+        ):
             # ... or tags a sentence-initial name as a compound of the verb ("In 2019 Jenna works at Acme").
-            own = [c for c in verb.children if c.i < verb.i and c.dep_ in ("compound", "npadvmod", "dep")
-                   and c.pos_ in ("PROPN", "PRON") and c.ent_type_ not in _TIME_LABELS][-1:]
+            own = [
+                c
+                for c in verb.children
+                if c.i < verb.i
+                and c.dep_ in ("compound", "npadvmod", "dep")
+                and c.pos_ in ("PROPN", "PRON")
+                and c.ent_type_ not in _TIME_LABELS
+            ][-1:]
         subjects = _with_conjuncts(own[0]) if own else inherited.subjects
         tense = _tense(verb) or inherited.tense
         hedge = _min(inherited.hedge, hedge_confidence(_local_text(verb)))
@@ -99,7 +108,9 @@ class Mapper:
         elif subjects and verb.dep_ not in ("relcl", "acl", "amod"):
             self._emit(verb, here)
         for child in children:
-            for verb_conj in (g for g in child.children if g.dep_ == "conj" and g.pos_ == "VERB" and child.dep_ in _OBJECT_DEPS):
+            for verb_conj in (
+                g for g in child.children if g.dep_ == "conj" and g.pos_ == "VERB" and child.dep_ in _OBJECT_DEPS
+            ):
                 self._clause(verb_conj, _Clause(subjects, None, inherited.hedge))  # "I like cats and hate dogs"
             if child.dep_ == "advcl" and _mark(child) in lx.CONDITIONAL_MARKS:
                 continue  # "if it rains I stay home": a condition asserts neither part
@@ -170,7 +181,9 @@ class Mapper:
             predicate, flips = lx.VERB_PHRASES[phrase]
             obj = next((c for c in children if c.dep_ in ("dobj", "xcomp", "ccomp")), None)
             return [(predicate, obj, flips)] if obj is not None else []
-        particle_tok = next((c for c in children if c.dep_ == "prt" or c.dep_ == "advmod" and c.lower_ in lx.PARTICLES), None)
+        particle_tok = next(
+            (c for c in children if c.dep_ == "prt" or c.dep_ == "advmod" and c.lower_ in lx.PARTICLES), None
+        )
         particle = particle_tok.lower_ if particle_tok is not None else ""
         base = f"{lemma} {particle}".strip()
         if lemma == "get" and any(c.lower_ in ("have", "'ve", "has", "'s") and c.dep_ == "aux" for c in children):
@@ -185,7 +198,9 @@ class Mapper:
             preps += [c for c in particle_tok.children if c.dep_ == "prep"]
         for c in sorted(preps, key=lambda t: t.i):
             if (pobj := _pobj(c)) is not None:
-                out.append((_verb_predicate(base, "by" if c.dep_ == "agent" else c.lower_), _quantity_head(pobj), False))
+                out.append(
+                    (_verb_predicate(base, "by" if c.dep_ == "agent" else c.lower_), _quantity_head(pobj), False)
+                )
         if out:
             # "moved from Boston to Seattle" says two things; "went on a trip with workmates" one.
             return out if lemma in lx.MOVE_VERBS else out[:1]
@@ -194,14 +209,18 @@ class Mapper:
             return [(_verb_predicate(base, ""), xcomp, False)]
         if not out:
             # A name the small parser hangs off the verb as npadvmod: "Yesterday I met Bob".
-            named = next((c for c in children if c.dep_ in ("npadvmod", "advmod") and c.pos_ in ("PROPN", "NOUN")), None)
+            named = next(
+                (c for c in children if c.dep_ in ("npadvmod", "advmod") and c.pos_ in ("PROPN", "NOUN")), None
+            )
             if named is not None:
                 return [(_verb_predicate(base, ""), named, False)]
             extra = next((c for c in verb.children if c.dep_ == "npadvmod" and not _is_time(c)), None)
             extra = extra or next((c for c in verb.children if c.dep_ == "npadvmod"), None)
             if extra is not None and lemma in lx.EVENT_VERBS:  # "the rotation happens every 90 days"
                 out.append((third_person(lemma), extra, False))
-            elif lemma in lx.VERBS_WITHOUT_OBJECT and (adv := next((c for c in verb.children if c.dep_ == "advmod" and c.lower_ in lx.MANNER_OBJECTS), None)):
+            elif lemma in lx.VERBS_WITHOUT_OBJECT and (
+                adv := next((c for c in verb.children if c.dep_ == "advmod" and c.lower_ in lx.MANNER_OBJECTS), None)
+            ):
                 out.append((_verb_predicate(base, ""), adv, False))  # "Kevin works remotely"
         return out
 
@@ -240,7 +259,8 @@ class Mapper:
         return [("has_property", acomp, False)]
 
     def _attribute(self, subj_tok: Token, verb: Token, negated: bool, clause: _Clause, when: str | None) -> None:
-        """ "my manager is Tom" -> (speaker, has_manager, Tom); "Tom's birthday is on July 4th" -> (Tom, has_birthday, July 4th)."""
+        """ "my manager is Tom" -> (speaker, has_manager, Tom);
+        "Tom's birthday is on July 4th" -> (Tom, has_birthday, July 4th)."""
         owner = self._name(_possessor(subj_tok))  # type: ignore[arg-type]
         if owner is None:
             return
@@ -359,8 +379,15 @@ class Mapper:
             confidence *= lx.PLAN_CONFIDENCE_FACTOR
         elif tense == "past" and predicate not in lx.TIMELESS_PREDICATES:
             confidence *= lx.PAST_CONFIDENCE_FACTOR
-        triple = Triple(subject=subject, predicate=predicate, object=obj, negated=negated,
-                        confidence=round(confidence, 3), tense=tense, valid_at=when)
+        triple = Triple(
+            subject=subject,
+            predicate=predicate,
+            object=obj,
+            negated=negated,
+            confidence=round(confidence, 3),
+            tense=tense,
+            valid_at=when,
+        )
         if triple not in self.out and subject.lower() != obj.lower():
             self.out.append(triple)
             self._found.append((self._at, triple))
@@ -392,7 +419,9 @@ def _name_tokens(tok: Token) -> list[Token]:
     keep = {tok}
     for c in tok.children:
         if c.dep_ in ("compound", "amod", "nummod", "poss", "case", "nmod") and c.i < tok.i and c.pos_ != "ADV":
-            keep.update(t for t in c.subtree if t.dep_ not in ("det", "advmod", "cc", "punct", "neg") and t.pos_ != "ADV")
+            keep.update(
+                t for t in c.subtree if t.dep_ not in ("det", "advmod", "cc", "punct", "neg") and t.pos_ != "ADV"
+            )
     if tok.pos_ == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
         # "Tomorrow Alice works": the parser may make "Tomorrow" a compound of a name ("morning meetings" stay)
         keep = {t for t in keep if t == tok or (t.ent_type_ not in _TIME_LABELS and t.lower_ not in lx.TIME_ADVERBS)}
@@ -405,10 +434,11 @@ def _object_tokens(tok: Token, keep_dates: bool) -> list[Token]:
     for c in tok.children:
         if c.dep_ == "prep" and c.lower_ == "of" and c.i > tok.i:
             clauses = {t.i for r in c.subtree if r.dep_ in ("relcl", "acl") for t in r.subtree}
-            keep.update(t for t in c.subtree
-                        if t.i not in clauses and t.dep_ not in ("det", "punct") and t.pos_ != "ADV")
+            keep.update(
+                t for t in c.subtree if t.i not in clauses and t.dep_ not in ("det", "punct") and t.pos_ != "ADV"
+            )
         elif c.dep_ == "appos" and tok.ent_type_ == "GPE" and c.ent_type_ == "GPE":
-            keep.update([c, *(t for t in tok.doc[tok.i + 1:c.i] if t.is_punct)])
+            keep.update([c, *(t for t in tok.doc[tok.i + 1 : c.i] if t.is_punct)])
         elif keep_dates and c.dep_ in ("nummod", "npadvmod", "compound") and c.ent_type_ in _TIME_LABELS:
             keep.update(c.subtree)
     return sorted(keep, key=lambda t: t.i)
@@ -462,7 +492,9 @@ def _is_time(tok: Token) -> bool:
     if tok.dep_ == "prep":
         pobj = _pobj(tok)
         return pobj is not None and (pobj.ent_type_ in _TIME_LABELS or pobj.lower_ in lx.TIME_ADVERBS)
-    return tok.dep_ in ("npadvmod", "advmod", "tmod") and (tok.ent_type_ in _TIME_LABELS or tok.lower_ in lx.TIME_ADVERBS)
+    return tok.dep_ in ("npadvmod", "advmod", "tmod") and (
+        tok.ent_type_ in _TIME_LABELS or tok.lower_ in lx.TIME_ADVERBS
+    )
 
 
 def _governs(verb: Token, tok: Token) -> bool:
@@ -504,8 +536,12 @@ def _tense(verb: Token) -> Tense | None:
 
 def _local_text(verb: Token) -> str:
     """The clause's own words: the verb, its auxiliaries and adverbs (hedges live there)."""
-    words = [verb] + [c for c in verb.children if c.dep_ in ("aux", "advmod", "neg", "nsubj", "prep", "npadvmod", "acomp")
-                      and not any(g.dep_ in _CLAUSE_DEPS for g in c.children)]
+    words = [verb] + [
+        c
+        for c in verb.children
+        if c.dep_ in ("aux", "advmod", "neg", "nsubj", "prep", "npadvmod", "acomp")
+        and not any(g.dep_ in _CLAUSE_DEPS for g in c.children)
+    ]
     return " ".join(t.text for t in sorted(set(words), key=lambda t: t.i))
 
 

@@ -153,7 +153,8 @@ def write_answer(lines: list[tuple[str, str]]) -> str:
     """
     if not lines:
         return "Nothing in memory answers that."
-    current, earlier = [], []
+    current: list[str] = []
+    earlier: list[str] = []
     for mid, line in lines:
         fact, _, rest = line.partition(" | ")
         status = rest.split(" | ", 1)[0].strip()

@@ -12,20 +12,52 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-_MONTHS = ["january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december"]
+_MONTHS = [
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+]
 _WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
-_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-            "eight": 8, "nine": 9, "ten": 10, "couple of": 2, "few": 3}
+_NUMBERS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "couple of": 2,
+    "few": 3,
+}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
-_AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few) "
-                  r"(day|week|month|year)s? ago\b")
-_IN_N = re.compile(r"\bin (\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few) "
-                   r"(day|week|month|year)s?\b")
+_AGO = re.compile(
+    r"\b(\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few) "
+    r"(day|week|month|year)s? ago\b"
+)
+_IN_N = re.compile(
+    r"\bin (\d+|a|an|one|two|three|four|five|six|seven|eight|nine|ten|couple of|few) "
+    r"(day|week|month|year)s?\b"
+)
 _RELATIVE = re.compile(r"\b(last|next|this|past|coming) (week|weekend|month|year|summer|winter|spring|autumn|fall)\b")
 _WEEKDAY = re.compile(r"\b(?:(last|next|this|on|coming) )?(" + "|".join(_WEEKDAYS) + r")\b")
-_MONTH_DAY = re.compile(r"\b(" + "|".join(_MONTHS) + r") (\d{1,2})(?:st|nd|rd|th)?\b|\b(\d{1,2})(?:st|nd|rd|th)? "
-                        r"(?:of )?(" + "|".join(_MONTHS) + r")\b")
+_MONTH_DAY = re.compile(
+    r"\b(" + "|".join(_MONTHS) + r") (\d{1,2})(?:st|nd|rd|th)?\b|\b(\d{1,2})(?:st|nd|rd|th)? "
+    r"(?:of )?(" + "|".join(_MONTHS) + r")\b"
+)
 _MONTH = re.compile(r"\b(?:(last|next|this|in) )?(" + "|".join(_MONTHS) + r")\b")
 _YEAR = re.compile(r"\b(19\d{2}|20\d{2})\b")
 
