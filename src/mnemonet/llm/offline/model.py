@@ -1,30 +1,33 @@
-"""``OfflineLanguageModel``: the deterministic, rule-based stand-in used when no model is configured.
+"""``OfflineLanguageModel``: the deterministic stand-in used when no model is configured.
 
 It needs no key and no network, and says so: its ``name`` is
-``offline (rule-based)``. What it understands (``parser``): first-person
-statements ("I prefer morning meetings" -> user prefers morning meetings;
-first person, "we" included, is always the subject ``user``), negation
-("I don't like X" -> user likes X, negated; "no longer", "never", "has no"),
-"X is a Y" (is_a), "X is Y" (has_property), "X has Y", "X lives in Y",
-"my name is X" / "I am called X" (has_name), "my favourite colour is X"
-(has_favourite_colour), a table of verbs (likes, loves, dislikes/hates,
-prefers, enjoys, wants, needs, uses, works at/on, studies, knows ...),
-third-person sentences ("Alice works at Acme"), hedges ("I think ..." lowers
-the confidence to 0.6), several clauses per text, and questions (which
-assert nothing).
+``offline (rule-based)``. Reading (``extract``): spaCy's small English
+pipeline parses the text (``nlp``, loaded once per process on first use) and
+``mapping`` turns each clause into triples — first person is the speaking
+source ("I prefer X" from source alice -> alice prefers X; ``user`` only when
+the source is the default ``user``), "my X" is the source's X, he/she the one
+person the observation names (else the clause is left out), "X and Y" split
+on subjects and objects, negation ("not", "never", "no longer", "no X"),
+hedges (the shared table in ``mnemonet.llm.hedges``), possessive attributes
+("my manager is Tom" -> has_manager), tense (past, present, future) and dates
+("last year" -> ``valid_at`` 2025, resolved against the day of reading).
+Questions assert nothing. A sentence the parser yields nothing for goes to
+the older regular-expression rules (``parser``), whose subjects must be clean.
 
 Corrections: "actually I hate mornings, afternoon is better" gives
 (user, dislikes, mornings) and (user, prefers, afternoon). The rule
-"<X> is better" -> (user, prefers, X) is stateless: the translator sees one
+"<X> is better" -> (speaker, prefers, X) is stateless: the translator sees one
 text at a time and cannot know that "afternoon" means afternoon *meetings*;
-retrieval links the two through the shared ``user`` and ``morning``
+retrieval links the two through the shared speaker and ``morning``
 concepts and the contradiction rules of ``judge_pairs``.
 
-Limits: no coreference (he/she/it/they are not resolved, such clauses are
-dropped); present tense only (except "was born in"); "X and Y" in an object
-is always read as two objects; a capitalised subject is taken for a person;
-no world knowledge. Claims in the canonical form (``mnemonet.llm.claims``)
-always parse; other claims go through the sentence rules.
+Limits: the small parser's own mistakes on chat (measured on the gold table,
+README "Quality of the offline model"); no coreference beyond one named
+person; a capitalised subject is taken for a person; no world knowledge.
+``infer_claims`` and ``judge_pairs`` receive no source and read first person
+as ``user``. Claims in the canonical form (``mnemonet.llm.claims``) always
+parse (a leading "based on ..., " is dropped first); other claims go through
+the sentence reader.
 """
 
 from __future__ import annotations
