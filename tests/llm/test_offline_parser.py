@@ -277,3 +277,13 @@ def test_subjects_never_hold_time_adverbs_reporting_verbs_or_conjunctions(senten
     for t in statements:
         words = set(t.subject.lower().replace("'s", "").split())
         assert not words & _FORBIDDEN, (sentence, t.subject)
+
+
+def test_spacy_loads_only_where_the_offline_model_parses() -> None:
+    # A fresh interpreter: importing the service and the language layer must not import spaCy (seconds, ~150 MB).
+    import subprocess
+    import sys
+
+    code = "import sys, mnemonet.llm, mnemonet.service, mnemonet.node; print('spacy' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=300)
+    assert out.stdout.strip() == "False"

@@ -27,14 +27,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-
-from spacy.tokens import Doc, Span, Token
+from typing import TYPE_CHECKING
 
 from mnemonet.llm.base import Tense, Triple
 from mnemonet.llm.hedges import NO_HEDGE, hedge_confidence
 from mnemonet.llm.offline import lexicon as lx
 from mnemonet.llm.offline.when import resolve
 from mnemonet.llm.offline.words import third_person
+
+if TYPE_CHECKING:  # spaCy itself is imported only when the first parse loads the pipeline (``nlp``)
+    from spacy.tokens import Doc, Span, Token
 
 _SUBJECT_DEPS = ("nsubj", "nsubjpass", "csubj")
 _CLAUSE_DEPS = ("conj", "ccomp", "advcl", "parataxis", "xcomp", "relcl", "acl")
