@@ -288,8 +288,23 @@ class Settings(BaseSettings):
     replay_cache_size: int = Field(100_000, description="Envelope ids remembered to refuse replays.")
     event_ttl: int = Field(6, description="Hops an event is flooded before it is dropped.")
     event_dedup_size: int = Field(10_000, description="Event ids remembered so each is delivered once.")
-    rejoin_backoff_initial: float = Field(0.5, description="First wait before retrying unreachable seeds.")
-    rejoin_backoff_max: float = Field(30.0, description="Longest wait between retries of unreachable seeds.")
+    rejoin_backoff_initial: float = Field(
+        0.5, description="First wait before re-contacting a seed or remembered peer not among the alive members."
+    )
+    rejoin_backoff_max: float = Field(
+        4.0, description="Longest wait between two tries of one seed or remembered peer; bounds how long a restarted "
+        "node waits to be called back (a try is one small HTTP post)."
+    )
+    rejoin_jitter: float = Field(
+        0.2, description="Each rejoin wait is stretched by a random fraction up to this, so peers do not call a "
+        "restarted seed in one burst."
+    )
+    max_remembered_peers: int = Field(
+        64, description="Peer addresses a node remembers (in data_dir/peers/) and re-contacts when they are not alive."
+    )
+    remembered_peer_ttl: float = Field(
+        86_400.0, description="Seconds after which a remembered peer not seen alive is forgotten."
+    )
     shutdown_timeout: float = Field(3.0, description="Seconds a graceful stop waits for leave and in-flight work.")
     max_inflight_per_peer: int = Field(
         128, description="Requests one peer may have served by this node at once; more are refused busy."
