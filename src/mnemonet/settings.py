@@ -275,7 +275,24 @@ class Settings(BaseSettings):
     probe_interval: float = Field(1.0, description="Seconds between failure-detector probes (one member each).")
     probe_timeout: float = Field(0.5, description="Seconds to wait for a probe's ack before indirect probes.")
     indirect_probes: int = Field(3, description="Members asked to probe a silent member indirectly.")
-    suspicion_timeout: float = Field(5.0, description="Seconds a suspect member has to refute before it is dead.")
+    suspicion_timeout: float = Field(
+        5.0, description="Seconds a suspect member has to refute before it is dead, once Lifeguard's confirmations "
+        "are in (scaled by max(1, log10 N))."
+    )
+    suspicion_max_mult: float = Field(
+        6.0, description="Lifeguard: a suspicion starts at this multiple of suspicion_timeout and shrinks to it "
+        "as other members confirm it; 1 turns confirmations off."
+    )
+    suspicion_confirmations: int = Field(
+        3, description="Lifeguard's k: independent suspecters after which a suspicion runs for suspicion_timeout."
+    )
+    awareness_max: int = Field(
+        8, description="Lifeguard: probe interval and timeouts stretch up to this factor while the node itself "
+        "misses acks, refutes suspicions or stalls; 1 turns local health awareness off."
+    )
+    stall_threshold: float = Field(
+        0.5, description="Seconds a failure-detector timer may fire late before it counts as an event-loop stall."
+    )
     push_pull_interval: float = Field(15.0, description="Seconds between full-state exchanges with a random peer.")
     dead_member_reap: float = Field(60.0, description="Seconds a dead/left member is remembered before it is dropped.")
     control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")

@@ -34,6 +34,8 @@ def membership_config(settings: Settings) -> MembershipConfig:
         retransmit_mult=settings.gossip_retransmit_mult,
         max_piggyback=settings.gossip_max_piggyback,
         dead_member_reap=settings.dead_member_reap,
+        suspicion_max_mult=settings.suspicion_max_mult,
+        suspicion_confirmations=settings.suspicion_confirmations,
     )
 
 
@@ -44,6 +46,8 @@ def detector_config(settings: Settings) -> DetectorConfig:
         probe_timeout=settings.probe_timeout,
         indirect_probes=settings.indirect_probes,
         push_pull_interval=settings.push_pull_interval,
+        awareness_max=settings.awareness_max,
+        stall_threshold=settings.stall_threshold,
     )
 
 
@@ -95,7 +99,9 @@ class NetworkProbes:
         except (PeerUnavailable, PeerTimeout, P2PError):
             return None
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(
+        self, target: Member, piggyback: list[dict[str, Any]], timeout: float,
+    ) -> list[dict[str, Any]] | None:
         """Ping ``target``; the ack's piggyback, None on failure."""
         reply = await self._ask(target, Kind.PING, {"piggyback": piggyback}, timeout)
         if reply is None:
@@ -103,10 +109,12 @@ class NetworkProbes:
         updates = reply.payload.get("piggyback", [])
         return updates if isinstance(updates, list) else []
 
-    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:
-        """Ask ``via`` to ping ``target``."""
+    async def ping_req(
+        self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float,
+    ) -> bool | None:
+        """Ask ``via`` to ping ``target``; None if ``via`` did not answer."""
         reply = await self._ask(via, Kind.PING_REQ, {"target_id": target.node_id, "piggyback": piggyback}, timeout)
-        return reply is not None and reply.payload.get("ok") is True
+        return None if reply is None else reply.payload.get("ok") is True
 
     async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """Exchange full membership state with ``target``."""
@@ -261,7 +269,8 @@ class Cluster:
         """Answer one membership envelope; ``ValueError`` for a malformed payload."""
         payload = env.payload
         if env.kind is Kind.PING:
-            return env.reply(Kind.ACK, self.node_id, {"piggyback": self.detector.handle_ping(_updates(payload, "piggyback"))})
+            piggyback = self.detector.handle_ping(_updates(payload, "piggyback"))
+            return env.reply(Kind.ACK, self.node_id, {"piggyback": piggyback})
         if env.kind is Kind.PING_REQ:
             target_id = payload.get("target_id")
             if not isinstance(target_id, str):
