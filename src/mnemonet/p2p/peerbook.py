@@ -155,8 +155,13 @@ class PeerBook:
         return {"version": _FILE_VERSION, "peers": [{"url": t.url, "seen": t.seen} for t in peers]}
 
     def save(self, content: dict[str, Any]) -> None:
-        """Write ``content`` atomically (a temporary file renamed over the old one); blocking."""
+        """Write ``content`` atomically (a temporary file renamed over the old one); blocking.
+
+        A failed write is not retried until the remembered set changes again,
+        so an unwritable data directory costs one warning per change.
+        """
         assert self.path is not None
+        self._saved = frozenset(p["url"] for p in content["peers"])
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".peers-", dir=self.path.parent)
         try:
@@ -168,7 +173,6 @@ class PeerBook:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        self._saved = frozenset(p["url"] for p in content["peers"])
 
     # -- what is due -----------------------------------------------------
 
