@@ -96,6 +96,13 @@ def test_peers_unseen_for_the_ttl_or_beyond_the_cap_are_forgotten(tmp_path: Path
     assert b.remembered() == [] and b.seeds == ["http://s:1"]  # seeds are never forgotten
 
 
+def test_a_peer_that_left_is_forgotten_but_a_seed_that_left_is_called_again() -> None:
+    b = book(["http://s:1"])
+    b.observe([member("a", "http://a:1"), member("s", "http://s:1")], "me")
+    b.observe([member("a", "http://a:1", MemberState.LEFT), member("s", "http://s:1", MemberState.LEFT)], "me")
+    assert b.remembered() == [] and b.due([]) == ["http://s:1"]
+
+
 @pytest.mark.parametrize("text", [
     "not json", "[]", '{"peers": 3}',
     json.dumps({"peers": [{"url": "ftp://x:1", "seen": 1000.0}, {"url": "http://ok:1"}, "x",

@@ -218,7 +218,7 @@ class Cluster:
         targets whose backoff ran out are tried, concurrently.
         """
         while True:
-            members = self.membership.members()
+            members = self.membership.members(include_dead=True)
             self.peers.observe(members, self.node_id)
             content = self.peers.pending_save()
             if content is not None:

@@ -177,10 +177,21 @@ class PeerBook:
     # -- what is due -----------------------------------------------------
 
     def observe(self, members: Iterable[Member], local_id: str) -> None:
-        """Remember the addresses of the members alive now; forget peers unseen for too long."""
+        """Remember the addresses of the members alive now; forget peers unseen for too long or gone for good.
+
+        A member that left said goodbye (scaled down, stopped): calling it is
+        pointless, and if it comes back it calls the peers it remembers.
+        """
         now = self._wall()
         for member in members:
-            if member.node_id == local_id or member.state is not MemberState.ALIVE:
+            if member.node_id == local_id:
+                continue
+            if member.state is MemberState.LEFT:
+                gone = self._targets.get(member.url)
+                if gone is not None and not gone.seed and gone.node_id == member.node_id:
+                    del self._targets[member.url]
+                continue
+            if member.state is not MemberState.ALIVE:
                 continue
             target = self._targets.get(member.url)
             if target is None:
