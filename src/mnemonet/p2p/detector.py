@@ -48,7 +48,9 @@ class DetectorConfig:
     """Timers and fanout of the failure detector (mapped from ``Settings``).
 
     probe_interval: seconds between probes; each probes one member.
-    probe_timeout: seconds to wait for a direct ack before probing indirectly.
+    probe_timeout: seconds to wait for a direct ack before probing indirectly
+        (also the timeout of the ping a member sends for someone else's
+        indirect probe).
     indirect_probes: members asked to ping a silent target (SWIM's k).
     push_pull_interval: seconds between full-state exchanges with one
         random member (anti-entropy).
@@ -80,14 +82,14 @@ class DetectorConfig:
         return max(self.probe_timeout, self.probe_interval - self.probe_timeout)
 
     @property
-    def helper_timeout(self) -> float:
-        """How long a member pinging for someone else's indirect probe waits: 80% of ``indirect_timeout``.
+    def nack_wait(self) -> float:
+        """How long a prober waits for its helpers: ``indirect_timeout`` plus a quarter of ``probe_timeout``.
 
-        Its "no ack" (a nack) must reach the prober before the prober gives
-        up, or Lifeguard reads the missing nack as the prober's own fault
-        (memberlist sends its nack at 80% of the probe timeout too).
+        A helper answers "no ack" (a nack) after its own ``probe_timeout``; the
+        margin lets that nack arrive before the prober gives up, or Lifeguard
+        would read a working helper's answer as missing, the prober's own fault.
         """
-        return 0.8 * self.indirect_timeout
+        return self.indirect_timeout + self.probe_timeout / 4
 
 
 def detection_bound(n_members: int, membership: MembershipConfig, detector: DetectorConfig) -> float:
@@ -169,7 +171,7 @@ class FailureDetector:
         if not helpers:
             self.awareness.apply(1)  # nobody to tell whether the fault is there or here
             return False
-        timeout = self.awareness.scale(cfg.indirect_timeout)
+        timeout = self.awareness.scale(cfg.nack_wait)
         results = await asyncio.gather(*(
             self.transport.ping_req(via, target, self.membership.take_piggyback(), timeout) for via in helpers
         ))
@@ -257,7 +259,7 @@ class FailureDetector:
         target = self._routable_peer(target_id)
         if target is None:
             return False
-        ack = await self.transport.ping(target, self.membership.take_piggyback(), self.config.helper_timeout)
+        ack = await self.transport.ping(target, self.membership.take_piggyback(), self.config.probe_timeout)
         if ack is None:
             return False
         self.membership.apply_many(ack)
