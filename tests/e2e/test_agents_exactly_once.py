@@ -84,10 +84,10 @@ async def _ledger(service: MemoryService) -> tuple[dict[str, int], dict[str, int
 async def _backlog_empty(service: MemoryService, stall: float) -> float:
     """Wait until no observation is pending; fail if the backlog stops shrinking for ``stall`` seconds."""
     start = last_progress = time.monotonic()
-    pending = len(await service.pending_observations(SOURCE, limit=2 * BATCH))
+    pending = len(await service.pending_observations(SOURCE, limit=BATCH))
     while pending:
         await asyncio.sleep(0.2)
-        now_pending = len(await service.pending_observations(SOURCE, limit=2 * BATCH))
+        now_pending = len(await service.pending_observations(SOURCE, limit=BATCH))
         if now_pending < pending:
             last_progress = time.monotonic()
         pending = now_pending
