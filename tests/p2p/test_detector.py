@@ -249,7 +249,8 @@ async def test_run_probes_every_interval_and_push_pulls_periodically() -> None:
             calls.append(("ping", cluster.clock.now))
             return await transport.ping(target, piggyback, timeout)
 
-        async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:
+        async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
+                           timeout: float) -> bool | None:
             return await transport.ping_req(via, target, piggyback, timeout)
 
         async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> Any:
