@@ -6,14 +6,17 @@ event loop whose clock is virtual: when every task is waiting, the loop
 jumps straight to the next timer (a discrete-event scheduler), so a minute
 of cluster life costs only the CPU time of its messages.
 
-Per cluster size N it measures:
+Per cluster size N, with Lifeguard (local health awareness + suspicion
+confirmations) off and on, in one run, it measures:
 - join: protocol periods until every member knows a newly joined member;
 - crash: seconds until every survivor marks a crashed member dead;
 - msgs/member/interval: messages each member sends per probe interval
   (pings, acks, indirect probes, gossip, push-pull) during that run;
-- false dead verdicts for live members under 10% and 30% message loss.
+- false dead verdicts for live members under message loss (30% by default);
+- false dead verdicts while 10% of the members have their event loop blocked
+  for 2 s at a time (CPU-heavy embedding or model calls), no message loss.
 
-Usage: python bench/membership_sim.py [--sizes 50,200,1000] [--loss-seconds 20]
+Usage: python bench/membership_sim.py [--sizes 50,200,1000] [--loss-seconds 20] [--losses 0.3]
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemonet.p2p.detector import DetectorConfig, FailureDetector, detection_bound
-from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
+from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
 from mnemonet.settings import Settings
 
 MAX_PIGGYBACK: int = Settings.model_fields["gossip_max_piggyback"].default
@@ -38,6 +41,9 @@ GOSSIP_INTERVAL: float = Settings.model_fields["gossip_interval"].default
 GOSSIP_FANOUT: int = Settings.model_fields["gossip_fanout"].default
 LATENCY = (0.001, 0.010)  # one-way delay range in seconds, uniform
 WARMUP = 3.0  # seconds of steady state before the join and the crash
+STALL_FRACTION = 0.1  # members whose event loop stalls in the stall runs
+STALL_SECONDS = 2.0  # each stall blocks the loop this long ...
+STALL_GAP = (1.0, 3.0)  # ... then the loop runs freely for a uniform pause in this range
 
 
 # -- discrete-event scheduler ---------------------------------------------------
@@ -84,7 +90,26 @@ class SimNetwork:
         self.rng = rng
         self.nodes: dict[str, SimNode] = {}
         self.crashed: set[str] = set()
+        self.stalled_until: dict[str, float] = {}  # node -> end of its current event-loop stall
         self.sent: Counter[str] = Counter()
+
+    def stall_end(self, node: str) -> float:
+        """When ``node``'s event loop next runs (now if it is not stalled)."""
+        now = asyncio.get_running_loop().time()
+        return max(now, self.stalled_until.get(node, now))
+
+    async def wait_unstalled(self, node: str) -> None:
+        """A handler on a stalled node runs only once its loop is free again."""
+        end = self.stall_end(node)
+        if end > asyncio.get_running_loop().time():
+            await asyncio.sleep(end - asyncio.get_running_loop().time())
+
+    def sleeper(self, node: str) -> Any:
+        """``node``'s asyncio.sleep: a timer cannot fire while the node's loop is blocked."""
+        async def sleep(seconds: float) -> None:
+            await asyncio.sleep(seconds)
+            await self.wait_unstalled(node)
+        return sleep
 
     async def send(self, src: str, dst: str) -> bool:
         """Carry one message; False (after no delay) if it is lost."""
@@ -102,28 +127,55 @@ class SimTransport:
         self.net = net
         self.me = me
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
-        start = asyncio.get_running_loop().time()
+    def _in_time(self, deadline: float) -> bool:
+        # A reply that lands while our own loop is blocked is read when it runs
+        # again; by then the timeout has fired too (taken as lost, pessimistically).
+        return asyncio.get_running_loop().time() <= deadline and self.net.stall_end(self.me) <= deadline
+
+    async def _expire(self, deadline: float) -> None:
+        await asyncio.sleep(max(0.0, deadline - asyncio.get_running_loop().time()))
+        await self.net.wait_unstalled(self.me)
+
+    def _late(self, node: str, deadline: float, handler: Any) -> bool:
+        """True if ``node`` is stalled past ``deadline``: ``handler`` then runs when its loop is free."""
+        end = self.net.stall_end(node)
+        if end <= deadline:
+            return False
+        asyncio.get_running_loop().call_at(end, handler)
+        return True
+
+    async def ping(self, target: Member, piggyback: list[dict[str, Any]],
+                   timeout: float) -> list[dict[str, Any]] | None:
+        deadline = asyncio.get_running_loop().time() + timeout
         if await self.net.send(self.me, target.node_id):
-            ack = self.net.nodes[target.node_id].detector.handle_ping(piggyback)
-            if await self.net.send(target.node_id, self.me):
-                return ack
-        await asyncio.sleep(max(0.0, start + timeout - asyncio.get_running_loop().time()))
+            handle = self.net.nodes[target.node_id].detector.handle_ping
+            if not self._late(target.node_id, deadline, lambda: handle(piggyback)):
+                await self.net.wait_unstalled(target.node_id)
+                ack = handle(piggyback)
+                if await self.net.send(target.node_id, self.me) and self._in_time(deadline):
+                    return ack
+        await self._expire(deadline)
         return None
 
-    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:
-        loop = asyncio.get_running_loop()
-        start = loop.time()
+    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
+                       timeout: float) -> bool | None:
+        deadline = asyncio.get_running_loop().time() + timeout
         if await self.net.send(self.me, via.node_id):
-            acked = await self.net.nodes[via.node_id].detector.handle_ping_req(target.node_id, piggyback)
-            if acked and await self.net.send(via.node_id, self.me) and loop.time() - start <= timeout:
-                return True
-        await asyncio.sleep(max(0.0, start + timeout - loop.time()))
-        return False
+            handle = self.net.nodes[via.node_id].detector.handle_ping_req
+            late = self._late(via.node_id, deadline,
+                              lambda: asyncio.ensure_future(handle(target.node_id, piggyback)))
+            if not late:
+                await self.net.wait_unstalled(via.node_id)
+                acked = await handle(target.node_id, piggyback)
+                if await self.net.send(via.node_id, self.me) and self._in_time(deadline):
+                    return acked  # an ack, or a nack: the helper works
+        await self._expire(deadline)
+        return None
 
     async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         if not await self.net.send(self.me, target.node_id):
             return None
+        await self.net.wait_unstalled(target.node_id)
         remote = self.net.nodes[target.node_id].detector.handle_push_pull(snapshot)
         return remote if await self.net.send(target.node_id, self.me) else None
 
@@ -131,8 +183,9 @@ class SimTransport:
 async def gossip_loop(net: SimNetwork, node: SimNode, rng: random.Random) -> None:
     """Mirror of the network layer's gossip: piggyback queue to a few random peers each interval."""
     membership = node.membership
+    sleep = net.sleeper(membership.local.node_id)
     while True:
-        await asyncio.sleep(GOSSIP_INTERVAL)
+        await sleep(GOSSIP_INTERVAL)
         if not membership.pending_broadcasts():
             continue  # nothing to say; skip listing the peers
         peers = membership.alive(include_local=False)
@@ -146,11 +199,18 @@ async def gossip_loop(net: SimNetwork, node: SimNode, rng: random.Random) -> Non
 
 # -- cluster --------------------------------------------------------------------
 
+def configs(max_piggyback: int, lifeguard: bool) -> tuple[MembershipConfig, DetectorConfig]:
+    """The settings' defaults; Lifeguard off is suspicion_max_mult = 1 and awareness_max = 1."""
+    if lifeguard:
+        return MembershipConfig(max_piggyback=max_piggyback), DetectorConfig()
+    return MembershipConfig(max_piggyback=max_piggyback, suspicion_max_mult=1.0), DetectorConfig(awareness_max=1)
+
+
 class SimCluster:
-    def __init__(self, n: int, loss: float, seed: int, max_piggyback: int) -> None:
+    def __init__(self, n: int, loss: float, seed: int, max_piggyback: int, lifeguard: bool) -> None:
         self.rng = random.Random(seed)
         self.net = SimNetwork(loss, random.Random(seed + 1))
-        self.mcfg, self.dcfg = MembershipConfig(max_piggyback=max_piggyback), DetectorConfig()
+        self.mcfg, self.dcfg = configs(max_piggyback, lifeguard)
         # (time, observer, subject, new state, incarnation) for every change anyone sees
         self.events: list[tuple[float, str, str, MemberState, int]] = []
         self.n = n
@@ -159,17 +219,21 @@ class SimCluster:
         loop = asyncio.get_running_loop()
         local = Member(node_id, f"http://{node_id}.sim:9000", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
         membership = Membership(local, self.mcfg, loop.time)
-        membership.add_listener(
-            lambda m, old, me=node_id: self.events.append((loop.time(), me, m.node_id, m.state, m.incarnation)))
+
+        def record(m: Member, old: MemberState | None) -> None:
+            self.events.append((loop.time(), node_id, m.node_id, m.state, m.incarnation))
+
+        membership.add_listener(record)
         detector = FailureDetector(membership, SimTransport(self.net, node_id), self.dcfg, loop.time,
-                                   asyncio.sleep, random.Random(self.rng.random()))
+                                   self.net.sleeper(node_id), random.Random(self.rng.random()))
         node = SimNode(membership, detector)
         self.net.nodes[node_id] = node
         return node
 
     def start(self, node: SimNode) -> None:
         async def staggered() -> None:
-            await asyncio.sleep(self.rng.uniform(0, self.dcfg.probe_interval))  # no lock-step
+            await self.net.sleeper(node.membership.local.node_id)(
+                self.rng.uniform(0, self.dcfg.probe_interval))  # no lock-step
             await node.detector.run()
         node.tasks = [asyncio.create_task(staggered()),
                       asyncio.create_task(gossip_loop(self.net, node, random.Random(self.rng.random())))]
@@ -204,9 +268,9 @@ def run_sim(coro_fn: Any, *args: Any) -> dict[str, Any]:
 
 # -- scenarios ------------------------------------------------------------------
 
-async def churn(n: int, seed: int, max_piggyback: int) -> dict[str, Any]:
+async def churn(n: int, seed: int, max_piggyback: int, lifeguard: bool) -> dict[str, Any]:
     """Join one member and crash another at the same moment; time both to convergence."""
-    cluster = SimCluster(n, loss=0.0, seed=seed, max_piggyback=max_piggyback)
+    cluster = SimCluster(n, loss=0.0, seed=seed, max_piggyback=max_piggyback, lifeguard=lifeguard)
     await cluster.boot()
     await asyncio.sleep(WARMUP)
     t0 = asyncio.get_running_loop().time()
@@ -248,11 +312,23 @@ async def churn(n: int, seed: int, max_piggyback: int) -> dict[str, Any]:
     }
 
 
-async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: int) -> dict[str, Any]:
-    """No failures at all; count live members declared dead anyway."""
-    cluster = SimCluster(n, loss=loss, seed=seed, max_piggyback=max_piggyback)
+async def stall_loop(net: SimNetwork, node_id: str, rng: random.Random) -> None:
+    """Block ``node_id``'s event loop for STALL_SECONDS, again and again."""
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(rng.uniform(*STALL_GAP))
+    while True:
+        net.stalled_until[node_id] = loop.time() + STALL_SECONDS
+        await asyncio.sleep(STALL_SECONDS + rng.uniform(*STALL_GAP))
+
+
+async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: int, lifeguard: bool,
+                stalls: bool = False) -> dict[str, Any]:
+    """No failures at all (members may stall); count live members declared dead anyway."""
+    cluster = SimCluster(n, loss=loss, seed=seed, max_piggyback=max_piggyback, lifeguard=lifeguard)
     await cluster.boot()
     loop = asyncio.get_running_loop()
+    stallers = [asyncio.create_task(stall_loop(cluster.net, f"n{i}", random.Random(seed + i)))
+                for i in range(max(1, round(n * STALL_FRACTION)))] if stalls else []
     collapsed = False
     while loop.time() < seconds and not collapsed:
         await asyncio.sleep(1.0)
@@ -260,6 +336,8 @@ async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: i
         # spend minutes simulating the collapse.
         collapsed = sum(1 for e in cluster.events if e[3] is MemberState.DEAD) > n
     elapsed = loop.time()
+    for task in stallers:
+        task.cancel()
     await cluster.stop()
     events = cluster.events
     return {
@@ -270,10 +348,12 @@ async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: i
     }
 
 
-def job(kind: str, n: int, loss: float, seconds: float, seed: int, max_piggyback: int) -> tuple[str, int, float, dict[str, Any]]:
+def job(kind: str, n: int, loss: float, seconds: float, seed: int, max_piggyback: int,
+        lifeguard: bool) -> tuple[str, int, float, bool, dict[str, Any]]:
     if kind == "churn":
-        return kind, n, loss, run_sim(churn, n, seed, max_piggyback)
-    return kind, n, loss, run_sim(lossy, n, loss, seconds, seed, max_piggyback)
+        return kind, n, loss, lifeguard, run_sim(churn, n, seed, max_piggyback, lifeguard)
+    return kind, n, loss, lifeguard, run_sim(lossy, n, loss, seconds, seed, max_piggyback, lifeguard,
+                                             kind == "stalls")
 
 
 def verdicts(result: dict[str, Any]) -> str:
@@ -287,38 +367,50 @@ def verdicts(result: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="50,200,1000", help="comma-separated cluster sizes")
-    parser.add_argument("--loss-seconds", type=float, default=20.0, help="simulated seconds of each lossy run")
+    parser.add_argument("--losses", default="0.3", help="comma-separated message loss rates of the lossy runs")
+    parser.add_argument("--loss-seconds", type=float, default=20.0, help="simulated seconds of each lossy/stall run")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--jobs", type=int, default=2, help="worker processes")
     parser.add_argument("--max-piggyback", type=int, default=MAX_PIGGYBACK,
                         help="updates per message (Settings.gossip_max_piggyback)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    jobs = [("churn", n, 0.0) for n in sizes] + [("lossy", n, p) for n in sizes for p in (0.1, 0.3)]
+    losses = [float(p) for p in args.losses.split(",")]
+    jobs = [(kind, n, p, lg) for lg in (False, True) for n in sizes
+            for kind, p in [("churn", 0.0), ("stalls", 0.0), *(("lossy", p) for p in losses)]]
     jobs.sort(key=lambda j: -j[1])  # biggest first keeps both workers busy
-    results: dict[tuple[str, int, float], dict[str, Any]] = {}
+    results: dict[tuple[str, int, float, bool], dict[str, Any]] = {}
     wall = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(job, kind, n, p, args.loss_seconds, args.seed, args.max_piggyback)
-                   for kind, n, p in jobs]
+        futures = [pool.submit(job, kind, n, p, args.loss_seconds, args.seed, args.max_piggyback, lg)
+                   for kind, n, p, lg in jobs]
         for future in futures:
-            kind, n, p, result = future.result()
-            results[(kind, n, p)] = result
+            kind, n, p, lg, result = future.result()
+            results[(kind, n, p, lg)] = result
 
-    mcfg, dcfg = MembershipConfig(max_piggyback=args.max_piggyback), DetectorConfig()
+    mcfg, dcfg = configs(args.max_piggyback, lifeguard=True)
     print(f"probe_interval={dcfg.probe_interval}s probe_timeout={dcfg.probe_timeout}s "
-          f"indirect_probes={dcfg.indirect_probes} max_piggyback={mcfg.max_piggyback} gossip_interval={GOSSIP_INTERVAL}s fanout={GOSSIP_FANOUT} "
+          f"indirect_probes={dcfg.indirect_probes} max_piggyback={mcfg.max_piggyback} "
+          f"gossip_interval={GOSSIP_INTERVAL}s fanout={GOSSIP_FANOUT} "
           f"suspicion_timeout={mcfg.suspicion_timeout}s x max(1, log10 N) retransmit_mult={mcfg.retransmit_mult} "
-          f"latency={LATENCY[0] * 1000:.0f}-{LATENCY[1] * 1000:.0f}ms lossy runs={args.loss_seconds:.0f}s")
+          f"latency={LATENCY[0] * 1000:.0f}-{LATENCY[1] * 1000:.0f}ms runs={args.loss_seconds:.0f}s; "
+          f"Lifeguard on: suspicion_max_mult={mcfg.suspicion_max_mult} k={mcfg.suspicion_confirmations} "
+          f"awareness_max={dcfg.awareness_max}; stalls: {STALL_FRACTION:.0%} of members blocked "
+          f"{STALL_SECONDS:.0f}s at a time, {STALL_GAP[0]:.0f}-{STALL_GAP[1]:.0f}s apart")
     print()
-    print("| N | join: rounds to all (log2 N) | crash: s until all mark dead (bound) | msgs/member/interval "
-          "(0% / 10% / 30% loss) | false dead @10% (suspicions) | false dead @30% (suspicions) |")
-    print("|---|---|---|---|---|---|")
+    loss_heads = "".join(f" false dead @{p:.0%} loss (suspicions) |" for p in losses)
+    print(f"| N | Lifeguard | join: rounds to all (log2 N) | crash: s until all mark dead (bound) "
+          f"| msgs/member/interval (0% / {' / '.join(f'{p:.0%}' for p in losses)} loss) |{loss_heads} "
+          f"false dead with stalls (suspicions) |")
+    print("|---|---|---|---|---|" + "---|" * len(losses) + "---|")
     for n in sizes:
-        c, l10, l30 = results[("churn", n, 0.0)], results[("lossy", n, 0.1)], results[("lossy", n, 0.3)]
-        print(f"| {n} | {c['join_rounds']:.1f} ({math.log2(n):.1f}) | {c['dead_after']:.1f} ({c['bound']:.0f}) "
-              f"| {c['msgs']:.1f} / {l10['msgs']:.1f} / {l30['msgs']:.1f} "
-              f"| {verdicts(l10)} | {verdicts(l30)} |")
+        for lg in (False, True):
+            c, st = results[("churn", n, 0.0, lg)], results[("stalls", n, 0.0, lg)]
+            lossy_runs = [results[("lossy", n, p, lg)] for p in losses]
+            msgs = " / ".join(f"{r['msgs']:.1f}" for r in [c, *lossy_runs])
+            loss_cells = "".join(f" {verdicts(r)} |" for r in lossy_runs)
+            print(f"| {n} | {'on' if lg else 'off'} | {c['join_rounds']:.1f} ({math.log2(n):.1f}) "
+                  f"| {c['dead_after']:.1f} ({c['bound']:.0f}) | {msgs} |{loss_cells} {verdicts(st)} |")
     print(f"\nwall time {time.perf_counter() - wall:.0f}s")
 
 

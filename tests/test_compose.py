@@ -121,8 +121,11 @@ def test_ports_and_urls_agree(services: dict[str, dict[str, Any]]) -> None:
                 target = urlparse(url)
                 assert target.hostname in NODE_SERVICES, f"{name} {flag} {url}: no such service"
                 assert target.port == ports[target.hostname], f"{name} {flag} {url}: wrong port"
+        # No single seed: every node joins through at least two other services; workers through the store too.
+        seeds = {urlparse(url).hostname or "" for url in flags["--bootstrap"].split(",")}
+        assert len(seeds) >= 2 and name not in seeds, f"{name}: seeds {sorted(seeds)}"
         if name != "store":
-            assert urlparse(flags["--bootstrap"]).hostname == "store"
+            assert "store" in seeds, name
     assert _flags(services["store"]["command"])["--advertise-url"] == f"http://store:{ports['store']}"
     [published] = services["store"]["ports"]
     assert _interpolate(published, {}).endswith(f":{ports['store']}")

@@ -275,7 +275,24 @@ class Settings(BaseSettings):
     probe_interval: float = Field(1.0, description="Seconds between failure-detector probes (one member each).")
     probe_timeout: float = Field(0.5, description="Seconds to wait for a probe's ack before indirect probes.")
     indirect_probes: int = Field(3, description="Members asked to probe a silent member indirectly.")
-    suspicion_timeout: float = Field(5.0, description="Seconds a suspect member has to refute before it is dead.")
+    suspicion_timeout: float = Field(
+        5.0, description="Seconds a suspect member has to refute before it is dead, once Lifeguard's confirmations "
+        "are in (scaled by max(1, log10 N))."
+    )
+    suspicion_max_mult: float = Field(
+        6.0, description="Lifeguard: a suspicion starts at this multiple of suspicion_timeout and shrinks to it "
+        "as other members confirm it; 1 turns confirmations off."
+    )
+    suspicion_confirmations: int = Field(
+        3, description="Lifeguard's k: independent suspecters after which a suspicion runs for suspicion_timeout."
+    )
+    awareness_max: int = Field(
+        8, description="Lifeguard: probe interval and timeouts stretch up to this factor while the node itself "
+        "misses acks, refutes suspicions or stalls; 1 turns local health awareness off."
+    )
+    stall_threshold: float = Field(
+        0.5, description="Seconds a failure-detector timer may fire late before it counts as an event-loop stall."
+    )
     push_pull_interval: float = Field(15.0, description="Seconds between full-state exchanges with a random peer.")
     dead_member_reap: float = Field(60.0, description="Seconds a dead/left member is remembered before it is dropped.")
     control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")
@@ -288,8 +305,23 @@ class Settings(BaseSettings):
     replay_cache_size: int = Field(100_000, description="Envelope ids remembered to refuse replays.")
     event_ttl: int = Field(6, description="Hops an event is flooded before it is dropped.")
     event_dedup_size: int = Field(10_000, description="Event ids remembered so each is delivered once.")
-    rejoin_backoff_initial: float = Field(0.5, description="First wait before retrying unreachable seeds.")
-    rejoin_backoff_max: float = Field(30.0, description="Longest wait between retries of unreachable seeds.")
+    rejoin_backoff_initial: float = Field(
+        0.5, description="First wait before re-contacting a seed or remembered peer not among the alive members."
+    )
+    rejoin_backoff_max: float = Field(
+        4.0, description="Longest wait between two tries of one seed or remembered peer; bounds how long a restarted "
+        "node waits to be called back (a try is one small HTTP post)."
+    )
+    rejoin_jitter: float = Field(
+        0.2, description="Each rejoin wait is stretched by a random fraction up to this, so peers do not call a "
+        "restarted seed in one burst."
+    )
+    max_remembered_peers: int = Field(
+        64, description="Peer addresses a node remembers (in data_dir/peers/) and re-contacts when they are not alive."
+    )
+    remembered_peer_ttl: float = Field(
+        86_400.0, description="Seconds after which a remembered peer not seen alive is forgotten."
+    )
     shutdown_timeout: float = Field(3.0, description="Seconds a graceful stop waits for leave and in-flight work.")
     max_inflight_per_peer: int = Field(
         128, description="Requests one peer may have served by this node at once; more are refused busy."

@@ -13,6 +13,7 @@ from pathlib import Path
 import httpx
 
 REPO = Path(__file__).resolve().parents[2]
+START_WITHIN = 120.0  # seconds a run_node.py process may take to serve on a loaded machine
 FAST_FLAGS = ["--probe-interval", "0.25", "--probe-timeout", "0.15", "--gossip-interval", "0.1",
               "--link-maintenance-interval", "0.2", "--suspicion-timeout", "1.5", "--shutdown-timeout", "1"]
 
@@ -53,6 +54,11 @@ async def test_two_processes_join_and_leave_on_sigterm() -> None:
                 h = seen["a"]
                 return h is not None and sum(m["state"] == "alive" for m in h["members"]) == 2
 
+            async def both_serving() -> bool:
+                return all([await _health(http, port) is not None for port in (port_a, port_b)])
+
+            # Start-up (imports) takes 20 s and more on two loaded cores; membership is timed from serving on.
+            await _until(both_serving, START_WITHIN, "both processes serve")
             await _until(both_alive, 15.0, "both processes see each other")
             assert seen["a"]["capabilities"] == ["llm"] and seen["a"]["dependencies"] == {"llm": "not_started"}
 

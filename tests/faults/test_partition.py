@@ -45,4 +45,6 @@ async def test_both_sides_serve_during_a_partition_and_reconverge_after(
     # The healed network serves on: a new write lands in exactly one of the two stores.
     await client_a.observe("after healing", idempotency_key="healed")
     assert sum(len(s.observations) for s in stores) == 21
-    assert all(m.state is MemberState.ALIVE for n in everyone for m in n.membership.members())
+    # A suspicion raised around the healing (or by a late event loop) is refuted, not turned into a death.
+    await eventually(lambda: sees_all(everyone) and all(
+        m.state is MemberState.ALIVE for n in everyone for m in n.membership.members()), bound, "no suspicion left")

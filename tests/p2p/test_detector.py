@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mnemonet.p2p.detector import DetectorConfig, FailureDetector, detection_bound
-from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
+from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
 
 
 class Clock:
@@ -86,7 +86,8 @@ class Transport:
         self.cluster = cluster
         self.me = me
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(self, target: Member, piggyback: list[dict[str, Any]],
+                   timeout: float) -> list[dict[str, Any]] | None:
         c = self.cluster
         if not c.up(self.me, target.node_id):
             return None
@@ -100,13 +101,14 @@ class Transport:
             return None
         return ack
 
-    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:
+    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
+                       timeout: float) -> bool | None:
         c = self.cluster
         c.ping_reqs.append((self.me, via.node_id, target.node_id))
         if not c.up(self.me, via.node_id):
-            return False
+            return None  # the helper never heard us: no nack either
         acked = await c.nodes[via.node_id].handle_ping_req(target.node_id, piggyback)
-        return acked and c.up(via.node_id, self.me)
+        return acked if c.up(via.node_id, self.me) else None
 
     async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         c = self.cluster
@@ -247,7 +249,8 @@ async def test_run_probes_every_interval_and_push_pulls_periodically() -> None:
             calls.append(("ping", cluster.clock.now))
             return await transport.ping(target, piggyback, timeout)
 
-        async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:
+        async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
+                           timeout: float) -> bool | None:
             return await transport.ping_req(via, target, piggyback, timeout)
 
         async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> Any:
@@ -266,8 +269,12 @@ async def test_run_probes_every_interval_and_push_pulls_periodically() -> None:
 
 def test_detection_bound_follows_the_settings() -> None:
     m, d = MembershipConfig(suspicion_timeout=5.0), DetectorConfig(probe_interval=1.0)
-    assert detection_bound(5, m, d) == (2 * 4 + 2) * 1.0 + 5.0
-    assert detection_bound(1000, m, d) == pytest.approx((2 * 999 + 2) + 15.0)
+    # Lifeguard's k = 3 confirmations need N >= 5 and up to ceil(log2(N + 1)) periods to spread.
+    assert detection_bound(4, m, d) == (2 * 3 + 2) * 1.0 + 5.0
+    assert detection_bound(5, m, d) == (2 * 4 + 2 + 3) * 1.0 + 5.0
+    assert detection_bound(1000, m, d) == pytest.approx((2 * 999 + 2 + 10) + 15.0)
+    off = MembershipConfig(suspicion_timeout=5.0, suspicion_max_mult=1.0)
+    assert detection_bound(5, off, d) == (2 * 4 + 2) * 1.0 + 5.0
 
 
 def test_detector_config_rejects_nonsense() -> None:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
+from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
 
 ALIVE, SUSPECT, DEAD, LEFT = MemberState.ALIVE, MemberState.SUSPECT, MemberState.DEAD, MemberState.LEFT
 
@@ -396,7 +396,7 @@ def test_newer_update_replaces_queued_one_about_the_same_node() -> None:
     m.apply(wire("b"))
     m.suspect("b")
     queued = [d for d in m.take_piggyback() if d["node_id"] == "b"]
-    assert queued == [wire("b", 0, "suspect")]
+    assert queued == [{**wire("b", 0, "suspect"), "by": "me"}]  # the suspicion names its suspecter
 
 
 def test_config_rejects_nonsense() -> None:

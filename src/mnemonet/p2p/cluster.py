@@ -1,4 +1,4 @@
-"""Membership over the network: join/welcome, gossip, probes, push-pull, leave and re-bootstrap.
+"""Membership over the network: join/welcome, gossip, probes, push-pull, leave and re-joining.
 
 ``Membership`` and ``FailureDetector`` hold the protocol without I/O; this
 module carries their messages through the transport and runs their loops.
@@ -10,12 +10,14 @@ import asyncio
 import logging
 import random
 import time
+from pathlib import Path
 from typing import Any
 
 from mnemonet.p2p.detector import DetectorConfig, FailureDetector
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import P2PError
-from mnemonet.p2p.membership import Member, Membership, MembershipConfig
+from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
+from mnemonet.p2p.peerbook import PeerBook, RejoinConfig
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, raise_for_error
 from mnemonet.settings import Settings
 
@@ -32,6 +34,8 @@ def membership_config(settings: Settings) -> MembershipConfig:
         retransmit_mult=settings.gossip_retransmit_mult,
         max_piggyback=settings.gossip_max_piggyback,
         dead_member_reap=settings.dead_member_reap,
+        suspicion_max_mult=settings.suspicion_max_mult,
+        suspicion_confirmations=settings.suspicion_confirmations,
     )
 
 
@@ -42,7 +46,35 @@ def detector_config(settings: Settings) -> DetectorConfig:
         probe_timeout=settings.probe_timeout,
         indirect_probes=settings.indirect_probes,
         push_pull_interval=settings.push_pull_interval,
+        awareness_max=settings.awareness_max,
+        stall_threshold=settings.stall_threshold,
     )
+
+
+def rejoin_config(settings: Settings) -> RejoinConfig:
+    """Backoff and memory of the re-contacting of seeds and remembered peers."""
+    return RejoinConfig(
+        backoff_initial=settings.rejoin_backoff_initial,
+        backoff_max=settings.rejoin_backoff_max,
+        jitter=settings.rejoin_jitter,
+        max_remembered=settings.max_remembered_peers,
+        remembered_ttl=settings.remembered_peer_ttl,
+    )
+
+
+def peer_file(settings: Settings) -> Path | None:
+    """Where this node remembers its peers: one file per node in the data directory.
+
+    Named after the node id when one is set, else after the port; a node on
+    a random port (0) has no stable name and remembers nothing.
+    """
+    if settings.node_id:
+        name = settings.node_id
+    elif settings.port:
+        name = f"port-{settings.port}"
+    else:
+        return None
+    return settings.data_dir / "peers" / f"{name}.json"
 
 
 def _updates(payload: dict[str, Any], key: str) -> list[dict[str, Any]]:
@@ -67,7 +99,9 @@ class NetworkProbes:
         except (PeerUnavailable, PeerTimeout, P2PError):
             return None
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(
+        self, target: Member, piggyback: list[dict[str, Any]], timeout: float,
+    ) -> list[dict[str, Any]] | None:
         """Ping ``target``; the ack's piggyback, None on failure."""
         reply = await self._ask(target, Kind.PING, {"piggyback": piggyback}, timeout)
         if reply is None:
@@ -75,10 +109,12 @@ class NetworkProbes:
         updates = reply.payload.get("piggyback", [])
         return updates if isinstance(updates, list) else []
 
-    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:
-        """Ask ``via`` to ping ``target``."""
+    async def ping_req(
+        self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float,
+    ) -> bool | None:
+        """Ask ``via`` to ping ``target``; None if ``via`` did not answer."""
         reply = await self._ask(via, Kind.PING_REQ, {"target_id": target.node_id, "piggyback": piggyback}, timeout)
-        return reply is not None and reply.payload.get("ok") is True
+        return None if reply is None else reply.payload.get("ok") is True
 
     async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """Exchange full membership state with ``target``."""
@@ -99,7 +135,10 @@ class Cluster:
         self.membership = membership
         self._transport = transport
         self._rng = rng
-        self.seeds = [url.strip().rstrip("/") for url in settings.bootstrap.split(",") if url.strip()]
+        self.peers = PeerBook(
+            [url.strip() for url in settings.bootstrap.split(",") if url.strip()],
+            peer_file(settings), rejoin_config(settings), time.monotonic, rng,
+        )
         self.detector = FailureDetector(
             membership, NetworkProbes(transport, membership.local.node_id, settings.control_timeout),
             detector_config(settings), time.monotonic, asyncio.sleep, rng,
@@ -114,42 +153,84 @@ class Cluster:
         """True for the kinds this component answers."""
         return kind in _CONTROL_KINDS
 
+    @property
+    def seeds(self) -> list[str]:
+        """The seed URLs this node joins through."""
+        return self.peers.seeds
+
     # -- joining -------------------------------------------------------------------
     async def join_once(self) -> bool:
         """Try each seed in turn; True once one welcomed us."""
         for seed in self.seeds:
-            env = Envelope(kind=Kind.JOIN, sender=self.node_id, payload={"member": self.membership.local.to_wire()})
-            try:
-                reply = await self._transport.post_url(seed, JOIN_PATH, env, self._settings.control_timeout)
-                if reply is None:
-                    raise PeerUnavailable(f"{seed} sent no welcome")
-                raise_for_error(reply)
-            except (PeerUnavailable, PeerTimeout, P2PError) as exc:
-                log.info("seed %s not reachable: %s", seed, exc)
-                continue
-            if reply.sender == self.node_id:
-                continue  # our own URL is among the seeds
-            members = _updates(reply.payload, "members")
-            self.membership.apply_many(members)
-            # The seed may advertise an address we cannot use (NAT, Docker); keep the one that worked.
-            self._transport.remember_url(reply.sender, seed)
-            log.info("joined through seed %s (%s); %d members known", seed, reply.sender,
-                     len(self.membership.members()))
-            return True
+            if await self.join_url(seed):
+                return True
         return False
 
+    async def join_url(self, url: str) -> bool:
+        """Join through the node at ``url``; True if it welcomed us and is not ourselves."""
+        try:
+            reply = await self._post_join(url)
+        except (PeerUnavailable, PeerTimeout, P2PError) as exc:
+            log.info("peer %s not reachable: %s", url, exc)
+            self.peers.failed(url)
+            return False
+        self.peers.answered(url, reply.sender, self.node_id)
+        if reply.sender == self.node_id:
+            return False  # our own URL is among the seeds
+        incarnation = self.membership.local.incarnation
+        self.membership.apply_many(_updates(reply.payload, "members"))
+        # The peer may advertise an address we cannot use (NAT, Docker); keep the one that worked.
+        self._transport.remember_url(reply.sender, url)
+        if self.membership.local.incarnation != incarnation:
+            # The welcome held a stale record of us (we restarted under the same
+            # id): we refuted it; tell the peer now instead of waiting for gossip.
+            await self._rejoin_quietly(url)
+        peer = self.membership.get(reply.sender)
+        if peer is not None and peer.state is not MemberState.ALIVE:
+            # We hold the peer dead or suspect from its previous run: a full-state
+            # exchange shows it that record, it refutes, and we take the refutation.
+            remote = await self.detector.transport.push_pull(peer, self.membership.snapshot())
+            if remote is not None:
+                self.membership.apply_many(remote)
+        log.info("joined through %s (%s); %d members known", url, reply.sender, len(self.membership.members()))
+        return True
+
+    async def _post_join(self, url: str) -> Envelope:
+        env = Envelope(kind=Kind.JOIN, sender=self.node_id, payload={"member": self.membership.local.to_wire()})
+        reply = await self._transport.post_url(url, JOIN_PATH, env, self._settings.control_timeout)
+        if reply is None:
+            raise PeerUnavailable(f"{url} sent no welcome")
+        return raise_for_error(reply)
+
+    async def _rejoin_quietly(self, url: str) -> None:
+        try:
+            await self._post_join(url)
+        except (PeerUnavailable, PeerTimeout, P2PError) as exc:
+            log.info("peer %s not reachable: %s", url, exc)
+
     async def bootstrap_loop(self) -> None:
-        """Join through the seeds whenever no peer is known, backing off while none answers."""
-        delay = self._settings.rejoin_backoff_initial
+        """Re-contact every seed and remembered peer at which no alive member answers, with backoff.
+
+        Not only when nobody is known: a restarted seed comes back knowing
+        nobody (often under a new id), while the others still see each other
+        and would never call it. Every ``link_maintenance_interval`` the
+        remembered set is refreshed (and saved when it changed) and the
+        targets whose backoff ran out are tried, concurrently.
+        """
         while True:
-            if self.seeds and not self.membership.alive(include_local=False):
-                if await self.join_once():
-                    delay = self._settings.rejoin_backoff_initial
-                else:
-                    log.warning("no seed reachable among %s; retrying in %.1fs", self.seeds, delay)
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, self._settings.rejoin_backoff_max)
-                    continue
+            members = self.membership.members(include_dead=True)
+            self.peers.observe(members, self.node_id)
+            content = self.peers.pending_save()
+            if content is not None:
+                try:
+                    await asyncio.to_thread(self.peers.save, content)
+                except OSError as exc:
+                    log.warning("could not save remembered peers to %s: %s", self.peers.path, exc)
+            due = self.peers.due(members)
+            if due:
+                joined = await asyncio.gather(*(self.join_url(url) for url in due))
+                if not any(joined) and not self.membership.alive(include_local=False):
+                    log.warning("no seed or remembered peer reachable among %s", due)
             await asyncio.sleep(self._settings.link_maintenance_interval)
 
     # -- gossip --------------------------------------------------------------------
@@ -188,7 +269,8 @@ class Cluster:
         """Answer one membership envelope; ``ValueError`` for a malformed payload."""
         payload = env.payload
         if env.kind is Kind.PING:
-            return env.reply(Kind.ACK, self.node_id, {"piggyback": self.detector.handle_ping(_updates(payload, "piggyback"))})
+            piggyback = self.detector.handle_ping(_updates(payload, "piggyback"))
+            return env.reply(Kind.ACK, self.node_id, {"piggyback": piggyback})
         if env.kind is Kind.PING_REQ:
             target_id = payload.get("target_id")
             if not isinstance(target_id, str):

@@ -1,9 +1,12 @@
-"""SWIM failure detector: probe one member per interval, ask others when it is silent.
+"""SWIM failure detector with Lifeguard: probe one member per interval, ask others when it is silent.
 
 The detector owns timing and the choice of whom to probe; the verdicts and
 their dissemination belong to :class:`~mnemonet.p2p.membership.Membership`.
 Messages go through a :class:`ProbeTransport`, and time through an injected
 clock and ``sleep``, so tests and the simulator run it with simulated time.
+Lifeguard's local health (:class:`~mnemonet.p2p.awareness.Awareness`)
+stretches the probe interval and timeouts of a node that is itself in
+trouble: missed acks with silent helpers, refutations, event-loop stalls.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from mnemonet.p2p.awareness import Awareness
 from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
 
 log = logging.getLogger(__name__)
@@ -24,11 +28,16 @@ log = logging.getLogger(__name__)
 class ProbeTransport(Protocol):
     """How the detector reaches other members (implemented by the network layer)."""
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(
+        self, target: Member, piggyback: list[dict[str, Any]], timeout: float,
+    ) -> list[dict[str, Any]] | None:
         """Ping ``target``; return the ack's piggyback, or None on timeout/failure."""
 
-    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:
-        """Ask ``via`` to ping ``target``; True if ``via`` got an ack within ``timeout``."""
+    async def ping_req(
+        self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float,
+    ) -> bool | None:
+        """Ask ``via`` to ping ``target``: True if it got an ack, False if it answered that it got none
+        (a nack), None if ``via`` did not answer within ``timeout``."""
 
     async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         """Send our full state to ``target`` and return its full state, None on failure."""
@@ -45,23 +54,42 @@ class DetectorConfig:
     indirect_probes: members asked to ping a silent target (SWIM's k).
     push_pull_interval: seconds between full-state exchanges with one
         random member (anti-entropy).
+    awareness_max: Lifeguard: the probe interval and timeouts are stretched
+        up to this factor while the node itself looks unhealthy
+        (memberlist's ``AwarenessMaxMultiplier``); 1 turns this off.
+    stall_threshold: seconds a timer of ours may fire late before it counts
+        as an event-loop stall (which raises the health score).
     """
 
     probe_interval: float = 1.0
     probe_timeout: float = 0.5
     indirect_probes: int = 3
     push_pull_interval: float = 15.0
+    awareness_max: int = 8
+    stall_threshold: float = 0.5
 
     def __post_init__(self) -> None:
         if not 0 < self.probe_timeout <= self.probe_interval:
             raise ValueError("need 0 < probe_timeout <= probe_interval")
         if self.indirect_probes < 0 or self.push_pull_interval <= 0:
             raise ValueError("indirect_probes must be >= 0 and push_pull_interval > 0")
+        if self.awareness_max < 1 or self.stall_threshold <= 0:
+            raise ValueError("awareness_max must be >= 1 and stall_threshold > 0")
 
     @property
     def indirect_timeout(self) -> float:
         """How long an indirect probe may take: the rest of the protocol period."""
         return max(self.probe_timeout, self.probe_interval - self.probe_timeout)
+
+    @property
+    def nack_wait(self) -> float:
+        """How long a prober waits for its helpers: ``indirect_timeout`` plus a quarter of ``probe_timeout``.
+
+        A helper answers "no ack" (a nack) after its own ``probe_timeout``; the
+        margin lets that nack arrive before the prober gives up, or Lifeguard
+        would read a working helper's answer as missing, the prober's own fault.
+        """
+        return self.indirect_timeout + self.probe_timeout / 4
 
 
 def detection_bound(n_members: int, membership: MembershipConfig, detector: DetectorConfig) -> float:
@@ -70,13 +98,18 @@ def detection_bound(n_members: int, membership: MembershipConfig, detector: Dete
     Each survivor's round-robin probes every member at least once in any two
     consecutive passes over its shuffled list (2 x (N - 1) periods), a probe
     ends within one period, its suspicion then expires after the (scaled)
-    suspicion timeout, and ``tick`` runs once per period.
+    suspicion timeout, and ``tick`` runs once per period. With Lifeguard's
+    confirmations, a suspicion runs for that timeout once k other survivors
+    confirmed it: they have all suspected within the same window, and their
+    suspicions reach every survivor by gossip within about log2(N) periods.
     """
     others = max(1, n_members - 1)
     suspicion = membership.suspicion_timeout
     if membership.suspicion_log_scale:
         suspicion *= max(1.0, math.log10(max(1, n_members)))
-    return (2 * others + 2) * detector.probe_interval + suspicion
+    confirming = membership.suspicion_max_mult > 1 and n_members - 2 >= membership.suspicion_confirmations > 0
+    spread = math.ceil(math.log2(n_members + 1)) if confirming else 0
+    return (2 * others + 2 + spread) * detector.probe_interval + suspicion
 
 
 class FailureDetector:
@@ -98,6 +131,16 @@ class FailureDetector:
         self._sleep = sleep
         self._rng = rng
         self._probe_order: list[str] = []  # shuffled ids; SWIM probes round-robin over it
+        self.awareness = Awareness(config.awareness_max)
+        self._incarnation = membership.local.incarnation
+        membership.add_listener(self._on_change)
+
+    def _on_change(self, member: Member, old_state: MemberState | None) -> None:
+        local = self.membership.local
+        if member.node_id == local.node_id and member.incarnation > self._incarnation:
+            # We had to refute a suspicion: others failed to hear from us in time.
+            self._incarnation = member.incarnation
+            self.awareness.apply(1)
 
     # -- client side -----------------------------------------------------
 
@@ -118,19 +161,26 @@ class FailureDetector:
             # before the suspicion reaches it by gossip.
             others = [u for u in piggyback if u["node_id"] != target.node_id]
             piggyback = [target.to_wire(), *others][: self.membership.config.max_piggyback]
-        ack = await self.transport.ping(target, piggyback, cfg.probe_timeout)
+        ack = await self.transport.ping(target, piggyback, self.awareness.scale(cfg.probe_timeout))
         if ack is not None:
             self.membership.apply_many(ack)
+            self.awareness.apply(-1)
             return True
         helpers = [m for m in self.membership.alive(include_local=False) if m.node_id != target.node_id]
         helpers = self._rng.sample(helpers, min(cfg.indirect_probes, len(helpers)))
         if not helpers:
+            self.awareness.apply(1)  # nobody to tell whether the fault is there or here
             return False
+        timeout = self.awareness.scale(cfg.nack_wait)
         results = await asyncio.gather(*(
-            self.transport.ping_req(via, target, self.membership.take_piggyback(), cfg.indirect_timeout)
-            for via in helpers
+            self.transport.ping_req(via, target, self.membership.take_piggyback(), timeout) for via in helpers
         ))
-        return any(results)
+        if any(results):
+            return True
+        # Helpers that answered "no ack" (a nack) are working, so the target is
+        # likely down; helpers that did not answer at all point at us.
+        self.awareness.apply(sum(1 for r in results if r is None))
+        return False
 
     def _next_target(self) -> Member | None:
         # Walk the shuffled list, skipping members that died or left since it
@@ -170,10 +220,12 @@ class FailureDetector:
     async def run(self) -> None:
         """Probe every ``probe_interval`` and push-pull every ``push_pull_interval`` until cancelled."""
         async with asyncio.TaskGroup() as group:
-            group.create_task(self._every(self.config.probe_interval, self.probe_round))
-            group.create_task(self._every(self.config.push_pull_interval, self.push_pull_round))
+            group.create_task(self._every(lambda: self.awareness.scale(self.config.probe_interval),
+                                          self.probe_round, watch_stalls=True))
+            group.create_task(self._every(lambda: self.config.push_pull_interval, self.push_pull_round))
 
-    async def _every(self, interval: float, round_fn: Callable[[], Awaitable[None]]) -> None:
+    async def _every(self, interval: Callable[[], float], round_fn: Callable[[], Awaitable[None]],
+                     watch_stalls: bool = False) -> None:
         # Fixed rate: a slow round shortens the following pause rather than
         # stretching the protocol period.
         due = self._clock()
@@ -182,8 +234,17 @@ class FailureDetector:
                 await round_fn()
             except Exception:  # a failing peer must not stop failure detection
                 log.exception("membership round %s failed", round_fn.__name__)
-            due += interval
-            await self._sleep(max(0.0, due - self._clock()))
+            due += interval()
+            pause = max(0.0, due - self._clock())
+            before = self._clock()
+            await self._sleep(pause)
+            if self._clock() - before - pause > self.config.stall_threshold:
+                # Our event loop was blocked (CPU-heavy work): our own view of
+                # who answers in time is not to be trusted for a while. Start
+                # the schedule afresh instead of bursting through missed rounds.
+                if watch_stalls:
+                    self.awareness.apply(1)
+                due = self._clock()
 
     # -- server side -----------------------------------------------------
 

@@ -20,6 +20,8 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
+from mnemonet.p2p.suspicion import Suspicion
+
 
 class MemberState(StrEnum):
     """The states of the membership state machine."""
@@ -37,6 +39,7 @@ _GONE = (MemberState.DEAD, MemberState.LEFT)
 _ROUTABLE = (MemberState.ALIVE, MemberState.SUSPECT)
 
 _WIRE_KEYS = frozenset({"node_id", "url", "capabilities", "incarnation", "state"})
+_SUSPECT_KEYS = _WIRE_KEYS | {"by"}  # a suspicion names its suspecter, so confirmations can be counted
 _NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
 _CAPABILITY_RE = re.compile(r"[a-z][a-z0-9_-]*")
 _MAX_INCARNATION = 2**63 - 1
@@ -52,6 +55,13 @@ class MembershipConfig:
     suspicion_log_scale: scale ``suspicion_timeout`` by ``max(1, log10(N))``
         like memberlist, so larger clusters, where a refutation needs more
         gossip rounds to spread, do not declare live members dead.
+    suspicion_max_mult: Lifeguard: a suspicion starts at this multiple of
+        the (scaled) suspicion timeout and shrinks to it as independent
+        suspecters confirm it (memberlist's ``SuspicionMaxTimeoutMult``);
+        1 turns this off.
+    suspicion_confirmations: Lifeguard's k, the confirmations after which
+        a suspicion runs for the plain suspicion timeout (memberlist's
+        ``SuspicionMult - 2``); 0 where fewer than k + 2 members are known.
     retransmit_mult: each update is piggybacked
         ``retransmit_mult x ceil(log2(N + 1))`` times, then dropped.
     max_piggyback: most updates carried by one outgoing message. 24 (about
@@ -69,6 +79,8 @@ class MembershipConfig:
 
     suspicion_timeout: float = 5.0
     suspicion_log_scale: bool = True
+    suspicion_max_mult: float = 6.0
+    suspicion_confirmations: int = 3
     retransmit_mult: int = 3
     max_piggyback: int = 24
     dead_member_reap: float = 60.0
@@ -81,6 +93,8 @@ class MembershipConfig:
     def __post_init__(self) -> None:
         if self.suspicion_timeout <= 0 or self.dead_member_reap < 0:
             raise ValueError("suspicion_timeout must be > 0 and dead_member_reap >= 0")
+        if self.suspicion_max_mult < 1 or self.suspicion_confirmations < 0:
+            raise ValueError("suspicion_max_mult must be >= 1 and suspicion_confirmations >= 0")
         for name in ("retransmit_mult", "max_piggyback", "max_tombstones", "max_node_id_chars",
                      "max_url_chars", "max_capabilities", "max_capability_chars"):
             if getattr(self, name) < 1:
@@ -100,28 +114,37 @@ class Member:
     incarnation: int
     state: MemberState
     state_since: float  # clock() when the state last changed in our view
+    suspected_by: str | None = None  # the member whose suspicion this record carries (suspect only)
 
     def to_wire(self) -> dict[str, Any]:
         """The gossip form of this record (``state_since`` is local and not sent)."""
-        return {
+        wire = {
             "node_id": self.node_id,
             "url": self.url,
             "capabilities": sorted(self.capabilities),
             "incarnation": self.incarnation,
             "state": self.state.value,
         }
+        if self.state is MemberState.SUSPECT and self.suspected_by is not None:
+            wire["by"] = self.suspected_by
+        return wire
 
     @classmethod
     def from_wire(cls, d: dict[str, Any], now: float, config: MembershipConfig = _DEFAULT_CONFIG) -> Member:
         """Validate a gossip record and build a member; raise ``ValueError`` if malformed."""
         if not isinstance(d, dict):
             raise ValueError("member update must be an object")
-        if set(d) != _WIRE_KEYS:
-            raise ValueError(f"member update must have exactly the keys {sorted(_WIRE_KEYS)}")
+        keys = set(d)
+        if keys != _WIRE_KEYS and not (keys == _SUSPECT_KEYS and d.get("state") == MemberState.SUSPECT.value):
+            raise ValueError(f"member update must have exactly the keys {sorted(_WIRE_KEYS)} (and 'by' if suspect)")
+        by = d.get("by")
+        if by is not None and (not isinstance(by, str) or not 0 < len(by) <= config.max_node_id_chars
+                               or not _NODE_ID_RE.fullmatch(by)):
+            raise ValueError("by must be a node id")
         node_id, url, caps, inc, state = (d[k] for k in ("node_id", "url", "capabilities", "incarnation", "state"))
         if not isinstance(node_id, str) or not 0 < len(node_id) <= config.max_node_id_chars \
                 or not _NODE_ID_RE.fullmatch(node_id):
-            raise ValueError("node_id must be 1..%d chars of [A-Za-z0-9._:@-]" % config.max_node_id_chars)
+            raise ValueError(f"node_id must be 1..{config.max_node_id_chars} chars of [A-Za-z0-9._:@-]")
         _check_url(url, config.max_url_chars)
         if not isinstance(caps, list) or len(caps) > config.max_capabilities:
             raise ValueError(f"capabilities must be a list of at most {config.max_capabilities} names")
@@ -135,7 +158,7 @@ class Member:
             member_state = MemberState(state)
         except ValueError:
             raise ValueError(f"invalid state {state!r}") from None
-        return cls(node_id, url, frozenset(caps), inc, member_state, now)
+        return cls(node_id, url, frozenset(caps), inc, member_state, now, by)
 
 
 def _check_url(url: object, max_chars: int) -> None:
@@ -232,6 +255,7 @@ class Membership:
         self._queue = _BroadcastQueue()
         self._routable = 1  # members alive or suspect, us included; sizes the timers
         self._timed: set[str] = set()  # suspect/dead/left peers: the only ones tick() looks at
+        self._suspicions: dict[str, Suspicion] = {}  # per suspect: its suspecters, for Lifeguard's timeout
         self._listeners: list[Listener] = []
         self.invalid_updates = 0  # malformed updates refused by apply_many
 
@@ -281,7 +305,8 @@ class Membership:
         Tombstones travel too, so a peer holding a stale "alive" learns of the
         death, and a restarted node reusing its id refutes its own tombstone.
         """
-        return [*map(self._wire_of, self._members), *(t.to_wire() for t in self._tombstones.values())]
+        listed = [wire for wire in map(self._wire_of, self._members) if wire is not None]
+        return [*listed, *(t.to_wire() for t in self._tombstones.values())]
 
     def suspicion_timeout(self) -> float:
         """Seconds a suspect has to refute, scaled with cluster size if configured."""
@@ -322,6 +347,9 @@ class Membership:
         if current is None:
             return self._about_unlisted(incoming)
         if not _supersedes(incoming, current):
+            if incoming.state is current.state is MemberState.SUSPECT and incoming.suspected_by is not None \
+                    and incoming.incarnation == current.incarnation:
+                self._confirm(incoming.node_id, incoming.suspected_by)
             return False
         self._store(incoming, current)
         return True
@@ -374,9 +402,32 @@ class Membership:
     def suspect(self, node_id: str) -> None:
         """Our failure detector got no ack: alive -> suspect at the same incarnation."""
         member = self._members.get(node_id)
-        if member is None or node_id == self.local.node_id or member.state is not MemberState.ALIVE:
+        if member is None or node_id == self.local.node_id:
             return
-        self._store(dataclasses.replace(member, state=MemberState.SUSPECT), member)
+        if member.state is MemberState.SUSPECT:
+            self._confirm(node_id, self.local.node_id)  # we found it silent too: an independent confirmation
+        elif member.state is MemberState.ALIVE:
+            self._store(dataclasses.replace(member, state=MemberState.SUSPECT, suspected_by=self.local.node_id),
+                        member)
+
+    def _confirm(self, node_id: str, by: str) -> None:
+        suspicion = self._suspicions.get(node_id)
+        wire = self._wire_of(node_id)
+        if suspicion is not None and wire is not None and suspicion.confirm(by):
+            # Pass the confirmation on (as memberlist does): the other suspecters'
+            # timers shrink only if they hear of it.
+            self._queue.put({**wire, "by": by})
+
+    def suspicion_deadline(self, node_id: str) -> float | None:
+        """When a suspect will be declared dead unless it refutes (None if it is not suspect)."""
+        member = self._members.get(node_id)
+        if member is None or member.state is not MemberState.SUSPECT:
+            return None
+        low = self.suspicion_timeout()
+        suspicion = self._suspicions.get(node_id)
+        if suspicion is None:
+            return member.state_since + low
+        return suspicion.expires(low, low * self.config.suspicion_max_mult)
 
     def mark_dead(self, node_id: str) -> None:
         """Declare a member dead at its current incarnation (suspicion expired)."""
@@ -394,10 +445,11 @@ class Membership:
     def tick(self) -> None:
         """Promote expired suspects to dead; reap long-dead members to tombstones."""
         now = self._clock()
-        timeout = self.suspicion_timeout()
         for member in [self._members[node_id] for node_id in self._timed]:
-            if member.state is MemberState.SUSPECT and now - member.state_since >= timeout:
-                self.mark_dead(member.node_id)
+            if member.state is MemberState.SUSPECT:
+                deadline = self.suspicion_deadline(member.node_id)
+                if deadline is not None and now >= deadline:
+                    self.mark_dead(member.node_id)
             elif member.state in _GONE and now - member.state_since >= self.config.dead_member_reap:
                 del self._members[member.node_id]
                 self._wire.pop(member.node_id, None)
@@ -435,6 +487,14 @@ class Membership:
             self._timed.add(member.node_id)
         else:
             self._timed.discard(member.node_id)
+        if member.state is not MemberState.SUSPECT:
+            self._suspicions.pop(member.node_id, None)
+        elif previous is None or previous.state is not MemberState.SUSPECT \
+                or previous.incarnation != member.incarnation:
+            # memberlist's k: expect confirmations only from members that are not the suspect or us.
+            k = self.config.suspicion_confirmations
+            self._suspicions[member.node_id] = Suspicion(
+                member.state_since, member.suspected_by, k if self._routable - 2 >= k else 0)
         self._members[member.node_id] = member
         wire = self._wire[member.node_id] = member.to_wire()
         if member.node_id == self.local.node_id:

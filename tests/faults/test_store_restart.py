@@ -1,0 +1,149 @@
+"""A store node restarted (SIGTERM, or kill -9 and a pause) is whole again: routed calls from workers succeed.
+
+The store is a run_node.py process (reaching the session's FalkorDB and
+PostgreSQL, as in test_kill9); two worker nodes bootstrap through it, so
+after the store goes away they still see each other — the case where a node
+that re-bootstraps only when it knows nobody never calls its seed again.
+The store is restarted with the same flags (a new process and a new node
+id). Measured: seconds from the restart until a routed ``observe`` from a
+worker succeeds, split into the store's own start-up and the rejoin after it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from faultsupport import BOUND_MARGIN
+from netsupport import CLUSTER_KEY, NodeFactory, eventually
+
+from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.errors import P2PError
+from mnemonet.settings import Settings
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+
+REPO = Path(__file__).resolve().parents[2]
+START_WITHIN = 120.0  # seconds the store process may take to serve (imports, the embedding model) on a loaded machine
+KILL9_PAUSE = 10.0  # seconds the killed store stays down: longer than detection, so the workers hold it dead
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def rejoin_bound(settings: Settings) -> float:
+    """Seconds from the restarted store serving until a worker's routed call succeeds.
+
+    A worker tries its seed again at most ``rejoin_backoff_max x (1 + jitter)``
+    after its last failed try, checks every ``link_maintenance_interval``, and
+    a join round trip takes up to ``control_timeout``; the call itself is one
+    more round trip. (The restarted store also calls the peers it remembers at
+    once, which is usually faster.)
+    """
+    wait = settings.rejoin_backoff_max * (1 + settings.rejoin_jitter) + settings.link_maintenance_interval
+    return BOUND_MARGIN * (wait + 2 * settings.control_timeout)
+
+
+class StoreProcess:
+    """One run_node.py store process, restartable with the same flags."""
+
+    def __init__(self, falkordb: EmbeddedFalkorDB, postgres_url: str, graph: str, data_dir: Path) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, "MNEMONET_CLUSTER_KEY": CLUSTER_KEY, "MNEMONET_LLM": "offline",
+                    "PYTHONPATH": str(REPO / "src"), "MNEMONET_FALKORDB_PORT": str(falkordb.port),
+                    "MNEMONET_DATABASE_URL": postgres_url, "MNEMONET_GRAPH_NAME": graph,
+                    "MNEMONET_DATA_DIR": str(data_dir)}
+        self.log = data_dir / "store.log"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> float:
+        """Start the process and wait until it serves; the monotonic time it was started."""
+        started = time.monotonic()
+        with self.log.open("a") as log:
+            self.proc = await asyncio.create_subprocess_exec(
+                sys.executable, str(REPO / "run_node.py"), "--capabilities", "store,llm,embed",
+                "--port", str(self.port), env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        async with httpx.AsyncClient(headers={"authorization": f"Bearer {CLUSTER_KEY}"}, trust_env=False) as http:
+
+            async def serving() -> bool:
+                try:
+                    return (await http.post(f"{self.url}/v1/stats", json={}, timeout=30.0)).status_code == 200
+                except httpx.HTTPError:
+                    return False
+
+            deadline = started + START_WITHIN
+            while not await serving():
+                assert self.proc.returncode is None, f"store exited with {self.proc.returncode}; see {self.log}"
+                assert time.monotonic() < deadline, f"store not serving within {START_WITHIN}s; see {self.log}"
+                await asyncio.sleep(0.1)
+        return started
+
+    async def stop(self, sig: signal.Signals) -> None:
+        assert self.proc is not None
+        self.proc.send_signal(sig)
+        await asyncio.wait_for(self.proc.wait(), 30.0)
+
+
+async def _routed_call_ok(node: PeerNode, key: str) -> bool:
+    try:
+        await node.client.observe("the store answers again", idempotency_key=key)
+    except P2PError:
+        return False
+    return True
+
+
+async def _until_routed_call_ok(node: PeerNode, key: str, within: float) -> float:
+    start = time.monotonic()
+    while not await _routed_call_ok(node, key):
+        assert time.monotonic() - start < within, f"no routed call succeeded within {within:.1f}s"
+        await asyncio.sleep(0.05)
+    return time.monotonic()
+
+
+@pytest.mark.parametrize("fault", ["sigterm", "kill9"])
+async def test_routed_calls_succeed_again_after_the_store_restarts(
+    fault: str, make_node: NodeFactory, falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str,
+    test_data_dir: Path,
+) -> None:
+    store = StoreProcess(falkordb_server, postgres_url, unique_name, test_data_dir / f"restart-{unique_name}")
+    await store.start()
+    try:
+        workers = []
+        for _ in range(2):
+            workers.append(await make_node({"cli"}, bootstrap=store.url, request_timeout=10.0, rpc_attempts=1))
+        settings = workers[0].settings
+        await eventually(lambda: all(len(w.membership.alive()) == 3 for w in workers), 10.0, "all three joined")
+        assert await _routed_call_ok(workers[0], f"{unique_name}-before")
+
+        if fault == "sigterm":
+            await store.stop(signal.SIGTERM)
+        else:
+            await store.stop(signal.SIGKILL)
+            await asyncio.sleep(KILL9_PAUSE)  # the outage itself is the point: the workers declare it dead
+        await eventually(lambda: all(len(w.membership.alive()) == 2 for w in workers), 30.0,
+                         "workers hold the old store gone")
+        assert not await _routed_call_ok(workers[0], f"{unique_name}-during")
+
+        restarted = await store.start()
+        serving = time.monotonic()
+        bound = rejoin_bound(settings)
+        ok = await asyncio.gather(*(_until_routed_call_ok(w, f"{unique_name}-after-{i}", bound)
+                                    for i, w in enumerate(workers)))
+        print(f"\nstore restart ({fault}): store serving {serving - restarted:.2f}s after the restart; "
+              f"routed calls from both workers ok {max(ok) - serving:.2f}s later "
+              f"({max(ok) - restarted:.2f}s after the restart; bound after serving {bound:.1f}s)")
+    finally:
+        if store.proc is not None and store.proc.returncode is None:
+            await store.stop(signal.SIGTERM)
