@@ -215,6 +215,10 @@ class Settings(BaseSettings):
     worker_event_debounce: float = Field(
         0.05, description="Seconds a worker waits after a wake-up event so a burst of writes is read in one pass."
     )
+    extraction_grace: float = Field(
+        30.0, description="Seconds an observation's inline extraction may take before the inference worker treats it "
+        "as pending (kept while no language model answered) and extracts it itself, once.",
+    )
     validation_predicates_file: Path | None = Field(
         None, description="YAML predicate schema merged over the packaged defaults (aliases, cardinality, exclusivity)."
     )

@@ -17,10 +17,15 @@ from mnemonet.model.views import (
 
 
 class ObserveResult(BaseModel):
+    """An acknowledged observation. ``pending``: kept, but no model has extracted it yet (a
+    worker will, once); ``extraction_error`` says why it is pending or gave no statements."""
+
     observation_id: str
     created: bool
     statements: list[StatementView] = Field(default_factory=list)
     concepts: list[str] = Field(default_factory=list)
+    pending: bool = False
+    extraction_error: str | None = None
 
 
 class ClaimResult(BaseModel):
@@ -124,6 +129,14 @@ class MemoryAPI(Protocol):
 
     async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
         """Oldest statements ``source`` has not marked processed yet."""
+        ...
+
+    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations kept without a model, whose extraction waits (past the inline grace)."""
+        ...
+
+    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+        """Extract a pending observation, exactly once; still ``pending`` if no model answers."""
         ...
 
     async def mark_processed(self, source: str, ids: list[str]) -> int:

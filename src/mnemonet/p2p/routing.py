@@ -21,7 +21,7 @@ STORE_METHODS = (
     "get_recent_statements", "get_unresolved_contradictions", "get_concepts",
     "get_concept_statements", "stats", "clear",
     "record_inference", "pending_observations", "pending_statements", "mark_processed", "link_statements",
-    "pending_consolidation", "record_summary",
+    "pending_consolidation", "record_summary", "pending_extractions", "complete_extraction",
 )
 LLM_METHODS = (
     "llm.extract_observation", "llm.parse_claim", "llm.answer", "llm.infer_claims",

@@ -8,6 +8,7 @@ store turns it into a no-op.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from mnemonet.embed.base import Embedder
 from mnemonet.llm.base import LanguageModel, Triple
 from mnemonet.llm.claims import parse_canonical_claim
+from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import (
     Answer,
     ClaimResult,
@@ -50,6 +52,8 @@ from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vectors import VectorStore
 
+log = logging.getLogger(__name__)
+
 MAX_LIMIT = 500
 MAX_LOAD_IDS = 100
 # Hits at or above this normalised score may serve as a claim's basis.
@@ -81,24 +85,81 @@ class MemoryService:
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
         metadata: dict[str, str] | None = None,
     ) -> ObserveResult:
-        """Record raw text, with the concepts and statements the language model extracts from it."""
+        """Record raw text, then the concepts and statements the language model extracts from it.
+
+        The observation is committed first, so it is kept and acknowledged even when no model
+        answers; its extraction is then ``pending`` and done once by the inference worker when
+        a model is back. A retry of a pending observation tries the extraction again.
+        """
         text = self._check_input(text, "text")
         source_spec = SourceSpec(name=check_name(source, "source"), kind="user")
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
-        extraction = await self._llm("observe", self.llm.extract_observation(text, source_spec.name))
-        statements = [
-            _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
-        ]
         record = ObservationRecord(
-            id=obs_id, text=text, source=source_spec, concepts=tuple(extraction.concepts),
-            statements=tuple(statements), topics=tuple(extraction.topics), metadata=metadata or {},
-            created_at=_now_ms(),
+            id=obs_id, text=text, source=source_spec, metadata=metadata or {}, created_at=_now_ms(),
+            extraction_pending=True,
         )
         result = await self.graph.write_observation(record)
-        stored = await self.graph.statements_from_observation(obs_id)
-        await self._index_observation(record, stored, result.concept_ids)
+        if result.created:
+            await self._index_observation(record, [], [])
+        state = "pending" if result.created else await self.graph.extraction_state(obs_id)
+        if state == "pending":
+            return await self._extract(obs_id, text, source_spec.name, created=result.created)
         return ObserveResult(
-            observation_id=obs_id, created=result.created, statements=stored,
+            observation_id=obs_id, created=result.created,
+            statements=await self.graph.statements_from_observation(obs_id),
+            extraction_error="the language model gave no usable result" if state == "failed" else None,
+        )
+
+    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+        """Extract an observation whose extraction is pending (the inference worker calls this).
+
+        Exactly once: the extraction is written with its done-marker in one statement, and
+        statement ids derive from the observation id. Still ``pending`` when no model answers;
+        a malformed model result is recorded as the extraction's error, so it is not retried forever.
+        """
+        check_id(observation_id, "observation_id")
+        found = await self.graph.get_observations([observation_id])
+        if not found:
+            raise ValueError(f"observation_id: no observation {observation_id}")
+        obs = found[0]
+        if await self.graph.extraction_state(observation_id) != "pending":
+            return ObserveResult(observation_id=observation_id, created=False,
+                                 statements=await self.graph.statements_from_observation(observation_id))
+        return await self._extract(observation_id, obs.text, obs.source or "user", created=False, final=True)
+
+    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations waiting for their extraction, past the inline grace period."""
+        before = _now_ms() - int(self.settings.extraction_grace * 1000)
+        return await self.graph.pending_extractions(before, _limit(limit))
+
+    async def _extract(
+        self, obs_id: str, text: str, source: str, *, created: bool, final: bool = False
+    ) -> ObserveResult:
+        """One extraction attempt; ``final`` records a malformed result instead of leaving it pending."""
+        try:
+            extraction = await self._llm("observe", self.llm.extract_observation(text, source))
+        except LanguageModelUnavailable as exc:
+            log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
+            return ObserveResult(observation_id=obs_id, created=created, pending=True,
+                                 extraction_error=f"no language model answered: {exc}"[:500])
+        except LanguageModelError as exc:
+            if not final:
+                return ObserveResult(observation_id=obs_id, created=created, pending=True,
+                                     extraction_error=f"the language model failed: {exc}"[:500])
+            await self.graph.write_extraction(obs_id, (), (), error=str(exc)[:1000] or type(exc).__name__)
+            return ObserveResult(observation_id=obs_id, created=created,
+                                 extraction_error=f"the language model failed: {exc}"[:500])
+        statements = tuple(
+            _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
+        )
+        written = await self.graph.write_extraction(
+            obs_id, tuple(extraction.concepts), statements, tuple(extraction.topics)
+        )
+        stored = await self.graph.statements_from_observation(obs_id)
+        if written.created:
+            await self._index_extraction(stored, written.concept_ids)
+        return ObserveResult(
+            observation_id=obs_id, created=created, statements=stored,
             concepts=[c.name for c in extraction.concepts],
         )
 
@@ -283,6 +344,7 @@ class MemoryService:
     async def stats(self) -> dict[str, Any]:
         return {
             "graph": await self.graph.counts(),
+            "extractions_pending": await self.graph.count_pending_extractions(),
             "vectors": await self.vectors.count(),
             "vector_index_failures": self.indexer.failures,
             "llm_provider": self.llm.name,
@@ -338,6 +400,14 @@ class MemoryService:
             )
         ]
         entries += [_statement_entry(s) for s in statements]
+        entries += [
+            IndexEntry(c.id, "concept", c.name, c.created_at)
+            for c in await self.graph.get_concepts(concept_ids)
+        ]
+        await self.indexer.index_quietly(entries)
+
+    async def _index_extraction(self, statements: list[StatementView], concept_ids: list[str]) -> None:
+        entries = [_statement_entry(s) for s in statements]
         entries += [
             IndexEntry(c.id, "concept", c.name, c.created_at)
             for c in await self.graph.get_concepts(concept_ids)

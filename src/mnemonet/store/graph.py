@@ -23,7 +23,7 @@ from mnemonet.model import (
     StatementView,
     WriteResult,
 )
-from mnemonet.model.records import StatementSpec, check_id, check_name, check_text
+from mnemonet.model.records import ConceptSpec, StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
 from mnemonet.store import graph_cypher as q
 from mnemonet.store.cypher_guard import check_read_only
@@ -31,7 +31,9 @@ from mnemonet.store.dialects.base import GraphDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 from mnemonet.store.graph_errors import UnknownReference, WriteConflict
 from mnemonet.store.graph_params import (
+    EXTRACTOR_KEY,
     claim_params,
+    extraction_params,
     inference_params,
     name_key,
     observation_params,
@@ -170,6 +172,59 @@ class GraphStore:
             raise UnknownReference("observation_id", [observation_id])
         return WriteResult(id=observation_id, created=created, statement_ids=[x.id for x in statements],
                            concept_ids=[c["id"] for c in params["concepts"]])
+
+    async def write_extraction(
+        self, observation_id: str, concepts: tuple[ConceptSpec, ...], statements: tuple[StatementSpec, ...],
+        topics: tuple[str, ...] = (), error: str | None = None,
+    ) -> WriteResult:
+        """Write the extraction of an observation with its done-marker, once, in one round trip.
+
+        The statements are asserted by the observation's source and carry its time.
+        ``created`` is False when the extraction was already written (nothing is written
+        then); ``UnknownReference`` if the observation does not exist. ``error`` records
+        why an extraction gave nothing (a malformed model result), so it is not retried forever.
+        """
+        check_id(observation_id, "observation_id")
+        if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
+            raise ValueError("statements: must be a tuple of StatementSpec")
+        if not isinstance(concepts, tuple) or not all(isinstance(x, ConceptSpec) for x in concepts):
+            raise ValueError("concepts: must be a tuple of ConceptSpec")
+        if error is not None:
+            error = check_text(error, "error", 1000)
+        topics = tuple(check_name(t, "topics", 80) for t in topics)
+        found = await self.get_observations([observation_id])
+        if not found:
+            raise UnknownReference("observation_id", [observation_id])
+        params = extraction_params(observation_id, concepts, statements, topics, found[0].created_at, _now_ms(), error)
+        cypher = q.extraction_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
+        outcome = await self.driver.write(cypher, params)
+        return WriteResult(id=observation_id, created=outcome.relationships_created > 0,
+                           statement_ids=[x.id for x in statements], concept_ids=[c["id"] for c in params["concepts"]])
+
+    async def extraction_state(self, observation_id: str) -> Literal["done", "pending", "failed", "none"] | None:
+        """Where the observation's extraction stands: ``done``, ``pending`` (written raw, not yet
+        extracted), ``failed`` (the model gave an unusable result), ``none`` (written with its
+        statements, before extraction was deferred); None if there is no such observation."""
+        rows = await self.driver.read(q.EXTRACTION_STATE, {"id": check_id(observation_id, "observation_id"),
+                                                           "extractor_key": EXTRACTOR_KEY})
+        if not rows:
+            return None
+        row = rows[0]
+        if row["done"]:
+            return "failed" if row["error"] else "done"
+        return "pending" if row["extraction"] == "pending" else "none"
+
+    async def pending_extractions(self, before: int, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations written raw at or before ``before`` (epoch ms) whose extraction is not done."""
+        if isinstance(before, bool) or not isinstance(before, int):
+            raise ValueError("before: must be an epoch-ms integer")
+        params = {"before": before, "limit": self._limit(limit), "extractor_key": EXTRACTOR_KEY}
+        return [ObservationView(**_observation_row(r)) for r in await self.driver.read(q.PENDING_EXTRACTIONS, params)]
+
+    async def count_pending_extractions(self) -> int:
+        """How many observations wait for their extraction."""
+        rows = await self.driver.read(q.COUNT_PENDING_EXTRACTIONS, {"extractor_key": EXTRACTOR_KEY})
+        return int(rows[0]["n"]) if rows else 0
 
     async def mark_statements_processed(self, source: SourceSpec, ids: list[str]) -> int:
         """Record that ``source`` has processed the statements (``PROCESSED``); unknown ids are skipped.
