@@ -77,6 +77,18 @@ class ConsolidationWork(BaseModel):
 LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
 
 
+class PredicateProfile(BaseModel):
+    """What the memory knows about a predicate outside the schema: a remembered decision
+    (``cardinality``, ``decided_by``), and its current values: ``subjects`` with one or more,
+    ``multi_subjects`` with several from one source."""
+
+    predicate: str
+    cardinality: Literal["single", "multi"] | None = None
+    decided_by: str | None = None
+    subjects: int = 0
+    multi_subjects: int = 0
+
+
 @runtime_checkable
 class MemoryAPI(Protocol):
     """Observe, claim and remember in natural language, plus the reads behind them."""
@@ -137,6 +149,14 @@ class MemoryAPI(Protocol):
 
     async def complete_extraction(self, observation_id: str) -> ObserveResult:
         """Extract a pending observation, exactly once; still ``pending`` if no model answers."""
+        ...
+
+    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+        """A predicate's remembered cardinality and its current values (statements in ``exclude`` left out)."""
+        ...
+
+    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+        """Remember a predicate's cardinality once; returns the decision that stands."""
         ...
 
     async def mark_processed(self, source: str, ids: list[str]) -> int:

@@ -23,6 +23,7 @@ from mnemonet.model.api import (
     InferredClaim,
     LinkKind,
     ObserveResult,
+    PredicateProfile,
     Recall,
 )
 from mnemonet.model.views import (
@@ -137,6 +138,15 @@ class _MemoryMethods:
         """Extract a pending observation on the store node, exactly once."""
         return await self._call("complete_extraction", {"observation_id": observation_id})
 
+    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+        """A predicate's remembered cardinality and current values."""
+        return await self._call("predicate_profile", {"predicate": predicate, "exclude": exclude})
+
+    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+        """Remember a predicate's cardinality once."""
+        return await self._call("record_predicate", {"predicate": predicate, "cardinality": cardinality,
+                                                     "decided_by": decided_by})
+
     async def mark_processed(self, source: str, ids: list[str]) -> int:
         """Mark statements processed by ``source``."""
         return await self._call("mark_processed", {"source": source, "ids": ids})
@@ -217,6 +227,10 @@ class RemoteLanguageModel:
         """See ``LanguageModel``."""
         return await self._call(
             "llm.summarise", {"concept": concept, "statements": statements, "previous": previous})
+
+    async def predicate_cardinality(self, predicate: str, examples: list[str]) -> str:
+        """See ``LanguageModel``."""
+        return await self._call("llm.predicate_cardinality", {"predicate": predicate, "examples": examples})
 
     def usage(self) -> dict[str, int]:
         """Counted on the llm peer, not here."""

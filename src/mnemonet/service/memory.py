@@ -24,6 +24,7 @@ from mnemonet.model.api import (
     InferredClaim,
     LinkKind,
     ObserveResult,
+    PredicateProfile,
     Recall,
 )
 from mnemonet.model.ids import derived_id, new_id
@@ -131,6 +132,21 @@ class MemoryService:
         """Oldest observations waiting for their extraction, past the inline grace period."""
         before = _now_ms() - int(self.settings.extraction_grace * 1000)
         return await self.graph.pending_extractions(before, _limit(limit))
+
+    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+        """A predicate's remembered cardinality and how many subjects have one or several current values."""
+        if not isinstance(exclude, list) or len(exclude) > MAX_LIMIT:
+            raise ValueError(f"exclude: must be a list of at most {MAX_LIMIT} ids")
+        decision = await self.graph.predicate_decision(predicate)
+        subjects, multi = await self.graph.predicate_values(predicate, exclude)
+        cardinality, decided_by = decision or (None, None)
+        return PredicateProfile(predicate=predicate, cardinality=cardinality, decided_by=decided_by,
+                                subjects=subjects, multi_subjects=multi)
+
+    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+        """Remember a predicate's cardinality (the first decision stands)."""
+        stands, by = await self.graph.record_predicate_decision(predicate, cardinality, decided_by)
+        return PredicateProfile(predicate=predicate, cardinality=stands, decided_by=by)
 
     async def _extract(
         self, obs_id: str, text: str, source: str, *, created: bool, final: bool = False

@@ -23,6 +23,7 @@ from mnemonet.model import (
     StatementView,
     WriteResult,
 )
+from mnemonet.model.ids import derived_id
 from mnemonet.model.records import ConceptSpec, StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
 from mnemonet.store import graph_cypher as q
@@ -225,6 +226,31 @@ class GraphStore:
         """How many observations wait for their extraction."""
         rows = await self.driver.read(q.COUNT_PENDING_EXTRACTIONS, {"extractor_key": EXTRACTOR_KEY})
         return int(rows[0]["n"]) if rows else 0
+
+    async def predicate_values(self, predicate: str, exclude: list[str]) -> tuple[int, int]:
+        """(subjects with a current value of ``predicate``, those with more than one from one source)."""
+        name = check_name(predicate, "predicate")
+        rows = await self.driver.read(q.PREDICATE_VALUES, {"predicate": name, "exclude": self._ids(exclude, "exclude")})
+        if not rows:
+            return 0, 0
+        return int(rows[0]["subjects"] or 0), int(rows[0]["multi_subjects"] or 0)
+
+    async def predicate_decision(self, predicate: str) -> tuple[str, str] | None:
+        """The remembered (cardinality, decided_by) of a predicate outside the schema, if decided."""
+        rows = await self.driver.read(q.PREDICATE_DECISION, {"name": check_name(predicate, "predicate")})
+        return (rows[0]["cardinality"], rows[0]["decided_by"]) if rows else None
+
+    async def record_predicate_decision(self, predicate: str, cardinality: str, decided_by: str) -> tuple[str, str]:
+        """Remember a predicate's cardinality once; returns the decision that stands (the first one)."""
+        name = check_name(predicate, "predicate")
+        if cardinality not in ("single", "multi"):
+            raise ValueError("cardinality: must be 'single' or 'multi'")
+        params = {"name": name, "id": derived_id("prd", name), "cardinality": cardinality,
+                  "decided_by": check_name(decided_by, "decided_by"), "now": _now_ms()}
+        await self._write_once_or_conflict(q.RECORD_PREDICATE_DECISION, params)
+        decision = await self.predicate_decision(name)
+        assert decision is not None  # just merged
+        return decision
 
     async def mark_statements_processed(self, source: SourceSpec, ids: list[str]) -> int:
         """Record that ``source`` has processed the statements (``PROCESSED``); unknown ids are skipped.

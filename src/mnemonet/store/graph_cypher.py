@@ -435,7 +435,32 @@ RETURN sid AS seed, c.name AS concept, degree, n.id AS id, CASE WHEN n:Observati
 ORDER BY degree, seed, id
 LIMIT $limit""".strip()
 
-LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source")
+# -- predicate cardinality: learned from the data, or decided once and remembered ----
+
+# Per subject, the most distinct current (not superseded, not negated) values of the
+# predicate that one source asserts; statements in $exclude (the ones being checked) left out.
+PREDICATE_VALUES = """
+MATCH (s:Statement {predicate: $predicate})-[:ABOUT_SUBJECT]->(subj:Concept)
+WHERE NOT s.id IN $exclude AND NOT coalesce(s.negated, false)
+OPTIONAL MATCH (s)<-[sup:SUPERSEDES]-()
+WITH s, subj, sup WHERE sup IS NULL
+MATCH (s)-[:ABOUT_OBJECT]->(obj:Concept)
+MATCH (s)-[:ASSERTED_BY]->(src:Source)
+WITH subj, src, count(DISTINCT obj) AS values
+WITH subj, max(values) AS values
+RETURN count(subj) AS subjects, sum(CASE WHEN values > 1 THEN 1 ELSE 0 END) AS multi_subjects""".strip()
+
+PREDICATE_DECISION = """
+MATCH (p:Predicate {name: $name})
+RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
+
+# The first decision wins: a racing second worker's MERGE finds the node and changes nothing.
+RECORD_PREDICATE_DECISION = """
+MERGE (p:Predicate {name: $name})
+ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_by, p.created_at = $now
+RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
+
+LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate")
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
     "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED",
