@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ class SwitchableModel:
         self.down: type[LanguageModelError] | None = LanguageModelUnavailable
         self.extractions = 0
 
-    def __getattr__(self, name: str) -> object:
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
     async def extract_observation(self, text: str, source: str) -> Extraction:
@@ -38,7 +39,7 @@ async def switchable(
 ) -> AsyncIterator[tuple[MemoryService, SwitchableModel]]:
     settings = service_settings.model_copy(update={"extraction_grace": 0.0})
     model = SwitchableModel(settings)
-    svc = await build_memory_service(settings, model, embedder, vector_schema=unique_name)  # type: ignore[arg-type]
+    svc = await build_memory_service(settings, model, embedder, vector_schema=unique_name)
     yield svc, model
     await svc.close()
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from mnemonet.embed.base import Embedder
 from mnemonet.llm.base import LanguageModel, Triple
-from mnemonet.llm.claims import parse_canonical_claim
+from mnemonet.llm.claims import Supersession, parse_canonical_claim, split_supersession
 from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import (
     Answer,
@@ -32,10 +32,12 @@ from mnemonet.model.records import (
     ClaimRecord,
     ObservationRecord,
     SourceSpec,
+    StatementLink,
     StatementSpec,
     check_id,
     check_name,
     check_text,
+    normalise_name,
 )
 from mnemonet.model.secrets import check_no_secrets
 from mnemonet.model.views import (
@@ -183,35 +185,88 @@ class MemoryService:
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
         basis: list[str] | None = None,
     ) -> ClaimResult:
-        """Assert a statement; its basis and the statements it contradicts are found by search."""
+        """Assert a statement; its basis is found by search among items sharing a concept with it.
+
+        Supersession said in words (", superseding ...", "instead of ...", "no longer ...")
+        writes ``SUPERSEDES`` over the matching current statement; "A contradicts B" links two
+        existing statements.
+        """
         text = self._check_input(text, "text")
         source_spec = SourceSpec(name=check_name(source, "source"), kind="agent")
         statement_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
-        parsed = await self._llm("claim", self.llm.parse_claim(text, source_spec.name))
+        said = split_supersession(text)
+        claim_text = text
+        if said is not None and (said.kind != "no_longer" or parse_canonical_claim(said.claim, source_spec.name)):
+            claim_text = said.claim  # "no longer" in free text is left to the model (negation)
+        parsed = await self._llm("claim", self.llm.parse_claim(claim_text, source_spec.name))
         triple = parsed.triple
         if triple.predicate == "contradicts":
             return await self._claim_contradiction(triple, text, source_spec)
-        derived_from = list(basis or []) or await self._find_basis(_sentence(triple))
+        replaced = await self._superseded_by(triple, said, statement_id) if said is not None else []
+        concepts = {normalise_name(triple.subject), normalise_name(triple.object)}
+        concepts |= {normalise_name(n) for c in parsed.concepts for n in (c.name, *c.aliases)}
+        derived_from = list(basis or []) or await self._find_basis(_sentence(triple), concepts)
         record = ClaimRecord(
             statement=_statement(statement_id, triple), source=source_spec, text=text,
             concepts=tuple(parsed.concepts), derived_from=tuple(dict.fromkeys(derived_from)),
+            supersedes=tuple(StatementLink(target_id=r.id, reason=f"{source_spec.name}: {text}"[:1000])
+                             for r in replaced),
         )
         result = await self.graph.write_claim(record)
-        [view] = await self.graph.get_statements([statement_id]) or [None]
+        found = await self.graph.get_statements([statement_id])
+        view = found[0] if found else None
         if view is not None:
             await self._index_statements([view])
         return ClaimResult(
-            statement_id=statement_id, created=result.created, statement=view, derived_from=list(record.derived_from)
+            statement_id=statement_id, created=result.created, statement=view, derived_from=list(record.derived_from),
+            supersedes=[r.id for r in replaced],
         )
 
+    async def _superseded_by(self, triple: Triple, said: Supersession, own_id: str) -> list[StatementView]:
+        """The current statements a claim says it replaces; ``ValueError`` when none matches."""
+        current = [
+            s for s in await self.graph.statements_about(triple.subject, limit=MAX_LIMIT)
+            if s.id != own_id and s.summary is None and s.predicate == triple.predicate
+            and normalise_name(s.subject) == normalise_name(triple.subject)
+        ]
+        same_object = [s for s in current if normalise_name(s.object) == normalise_name(triple.object)]
+        if said.kind == "no_longer":
+            matches = [s for s in same_object if s.negated != triple.negated]
+        else:
+            others = [s for s in current if s not in same_object]
+            wanted = _content_words(said.target or "")
+            scored = [(len(wanted & _content_words(s.sentence())), s) for s in others]
+            best = max((n for n, _ in scored), default=0)
+            matches = [s for n, s in scored if n == best] if wanted else others
+            if wanted and best == 0:
+                matches = []
+        if not matches:
+            what = said.target or _sentence(triple.model_copy(update={"negated": not triple.negated}))
+            raise ValueError(
+                f"text: nothing current about {triple.subject} {triple.predicate.replace('_', ' ')} "
+                f"matches {what!r} to supersede"
+            )
+        return matches
+
     async def _claim_contradiction(self, triple: Triple, text: str, source: SourceSpec) -> ClaimResult:
-        """"A contradicts B" links the two statements it names (found by search) with ``CONTRADICTS``."""
-        a, b = await self._find_statement(triple.subject), await self._find_statement(triple.object)
-        if a is None or b is None:
-            missing = triple.subject if a is None else triple.object
-            raise ValueError(f"text: no statement in memory matches {missing!r}")
+        """"A contradicts B" links the two statements it names with ``CONTRADICTS``.
+
+        Each side is looked up among all statements, superseded ones included: first by its
+        triple, then by search.
+        """
+        a = await self._find_statement(triple.subject, source.name)
+        b = await self._find_statement(triple.object, source.name)
+        for side, found in ((triple.subject, a), (triple.object, b)):
+            if found is None:
+                raise ValueError(f"text: no statement in memory matches {side!r} (superseded ones included)")
+        assert a is not None and b is not None
         if a.id == b.id:
-            raise ValueError(f"text: both sides name the same statement {a.id}")
+            if normalise_name(triple.subject) == normalise_name(triple.object):
+                raise ValueError(f"text: both sides are the same statement ({a.sentence()!r}, {a.id})")
+            raise ValueError(
+                f"text: {triple.subject!r} and {triple.object!r} both match only {a.sentence()!r} ({a.id}); "
+                "write each side as its statement reads, e.g. 'user prefers morning meetings'"
+            )
         created = await self.graph.link_statements("CONTRADICTS", a.id, b.id, text, source)
         return ClaimResult(statement_id=a.id, created=created, statement=a, contradicts=[a.id, b.id])
 
@@ -393,16 +448,32 @@ class MemoryService:
         self.llm_calls[purpose] += 1
         return await call
 
-    async def _find_statement(self, sentence: str) -> StatementView | None:
+    async def _find_statement(self, sentence: str, speaker: str) -> StatementView | None:
+        """The statement a sentence names: an exact triple match (superseded ones included), else the top search hit."""
+        triple = parse_canonical_claim(sentence, speaker)
+        if triple is not None:
+            about = await self.graph.statements_about(triple.subject, limit=MAX_LIMIT, include_superseded=True)
+            exact = [
+                s for s in about
+                if normalise_name(s.subject) == normalise_name(triple.subject) and s.predicate == triple.predicate
+                and normalise_name(s.object) == normalise_name(triple.object) and s.negated == triple.negated
+            ]
+            if exact:
+                return max(exact, key=lambda s: (s.created_at, s.id))  # the latest wording of it
         hits = await self.retriever.search(sentence, k=1, kinds=["statement"], mode="hybrid")
         if not hits:
             return None
-        [view] = await self.graph.get_statements([hits[0].id]) or [None]
-        return view
+        found = await self.graph.get_statements([hits[0].id])
+        return found[0] if found else None
 
-    async def _find_basis(self, sentence: str) -> list[str]:
+    async def _find_basis(self, sentence: str, concepts: set[str]) -> list[str]:
+        """Top search hits that share a concept with the claim; none is a valid answer."""
         hits = await self.retriever.search(sentence, k=3, kinds=["observation", "statement"], mode="hybrid")
-        return [h.id for h in hits if h.score >= BASIS_MIN_SCORE]
+        hits = [h for h in hits if h.score >= BASIS_MIN_SCORE]
+        if not hits:
+            return []
+        keys = await self.graph.concept_keys_of([h.id for h in hits])
+        return [h.id for h in hits if keys.get(h.id, set()) & concepts]
 
     async def _index_observation(
         self, record: ObservationRecord, statements: list[StatementView], concept_ids: list[str]
@@ -454,6 +525,16 @@ def _observation_entry(o: ObservationView) -> IndexEntry:
     # the speaker prefix doubles dense recall@10 on LoCoMo).
     text = f"{o.source}: {o.text}" if o.source else o.text
     return IndexEntry(o.id, "observation", text, o.created_at, {"source": o.source or "", **o.metadata})
+
+
+_NOT_CONTENT = frozenset({"the", "a", "an", "claim", "statement", "fact", "one", "old", "earlier", "previous",
+                          "that", "this", "about", "of", "my", "his", "her", "their"})
+
+
+def _content_words(text: str) -> set[str]:
+    # Crude singular so "mornings" meets "morning meetings".
+    words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in normalise_name(text).split()}
+    return words - _NOT_CONTENT
 
 
 def _worker(source: str) -> SourceSpec:

@@ -227,6 +227,13 @@ class GraphStore:
         rows = await self.driver.read(q.COUNT_PENDING_EXTRACTIONS, {"extractor_key": EXTRACTOR_KEY})
         return int(rows[0]["n"]) if rows else 0
 
+    async def concept_keys_of(self, ids: list[str]) -> dict[str, set[str]]:
+        """Per item id, the normalised names (keys and alias keys) of the concepts it is about."""
+        out: dict[str, set[str]] = {}
+        for r in await self.driver.read(q.CONCEPT_KEYS_OF, {"ids": self._ids(ids)}):
+            out.setdefault(r["id"], set()).update([r["key"], *(r["alias_keys"] or [])])
+        return out
+
     async def predicate_values(self, predicate: str, exclude: list[str]) -> tuple[int, int]:
         """(subjects with a current value of ``predicate``, those with more than one from one source)."""
         name = check_name(predicate, "predicate")

@@ -435,6 +435,15 @@ RETURN sid AS seed, c.name AS concept, degree, n.id AS id, CASE WHEN n:Observati
 ORDER BY degree, seed, id
 LIMIT $limit""".strip()
 
+# The concept keys (and alias keys) each item is about: MENTIONS of an observation, ABOUT_* of a statement.
+CONCEPT_KEYS_OF = """
+UNWIND $ids AS iid
+OPTIONAL MATCH (:Observation {id: iid})-[:MENTIONS]->(c1:Concept)
+OPTIONAL MATCH (:Statement {id: iid})-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c2:Concept)
+WITH iid, collect(DISTINCT c1) + collect(DISTINCT c2) AS cs
+UNWIND cs AS c
+RETURN iid AS id, c.key AS key, c.alias_keys AS alias_keys""".strip()
+
 # -- predicate cardinality: learned from the data, or decided once and remembered ----
 
 # Per subject, the most distinct current (not superseded, not negated) values of the
