@@ -11,6 +11,7 @@ store) as soon as a model is back; each pass does those first.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -45,7 +46,15 @@ class InferenceAgent(WorkerAgent[ObservationView]):
             if not self.ownership.owns(item.id):
                 continue
             self.counters["llm_calls"] += 1
-            result = await self.api.complete_extraction(item.id)
+            try:
+                result = await self.api.complete_extraction(item.id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the store unreachable, say: it stays pending for the next pass
+                self.counters["failed"] += 1
+                log.warning("extraction failed",
+                            extra={"observation": item.id, "error": f"{type(exc).__name__}: {exc}"})
+                return
             if result.pending:  # no model yet: the rest would wait too, so try them next pass
                 self.counters["extraction_waiting"] += 1
                 return

@@ -319,10 +319,14 @@ MATCH (o:Observation) WHERE o.id IN $ids""" + _OBSERVATION_VIEW + _BY_RECENCY).s
 
 # -- worker progress: what a worker source has done, read back from the graph ----
 
+# An observation still waiting for its extraction is not offered to workers yet: its
+# concepts (and their aliases) come with the extraction, which workers build on.
 PENDING_OBSERVATIONS = ("""
 MATCH (o:Observation)
 OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $source_key})
 WITH o, count(done) AS done_found WHERE done_found = 0
+OPTIONAL MATCH (o)<-[ex:PROCESSED]-(:Source {key: '""" + graph_params.EXTRACTOR_KEY + """'})
+WITH o, count(ex) AS extracted WHERE coalesce(o.extraction, 'none') <> 'pending' OR extracted > 0
 WITH o ORDER BY o.created_at, o.id LIMIT $limit""" + _OBSERVATION_VIEW + _BY_AGE).strip()
 
 # Observations written raw whose extraction is not done, recorded at or before $before (so an
