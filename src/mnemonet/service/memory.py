@@ -103,7 +103,7 @@ class MemoryService:
         )
         result = await self.graph.write_observation(record)
         if result.created:
-            await self._index_observation(record, [], [])
+            await self._index_observation(record)
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
         if state == "pending":
             return await self._extract(obs_id, text, source_spec.name, created=result.created)
@@ -475,23 +475,10 @@ class MemoryService:
         keys = await self.graph.concept_keys_of([h.id for h in hits])
         return [h.id for h in hits if keys.get(h.id, set()) & concepts]
 
-    async def _index_observation(
-        self, record: ObservationRecord, statements: list[StatementView], concept_ids: list[str]
-    ) -> None:
-        entries = [
-            _observation_entry(
-                ObservationView(
-                    id=record.id, text=record.text, created_at=record.created_at or _now_ms(),
-                    source=record.source.name, metadata=record.metadata,
-                )
-            )
-        ]
-        entries += [_statement_entry(s) for s in statements]
-        entries += [
-            IndexEntry(c.id, "concept", c.name, c.created_at)
-            for c in await self.graph.get_concepts(concept_ids)
-        ]
-        await self.indexer.index_quietly(entries)
+    async def _index_observation(self, record: ObservationRecord) -> None:
+        view = ObservationView(id=record.id, text=record.text, created_at=record.created_at or _now_ms(),
+                               source=record.source.name, metadata=record.metadata)
+        await self.indexer.index_quietly([_observation_entry(view)])
 
     async def _index_extraction(self, statements: list[StatementView], concept_ids: list[str]) -> None:
         entries = [_statement_entry(s) for s in statements]
