@@ -22,7 +22,9 @@ from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
-TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05, extraction_grace=0.5)
+# request_timeout: observe embeds on the CPU; a loaded 2-core machine can take seconds.
+TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05, extraction_grace=0.5,
+              request_timeout=30.0)
 
 
 @pytest.fixture

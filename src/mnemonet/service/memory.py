@@ -102,11 +102,11 @@ class MemoryService:
             extraction_pending=True,
         )
         result = await self.graph.write_observation(record)
-        if result.created:
-            await self._index_observation(record)
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
         if state == "pending":
-            return await self._extract(obs_id, text, source_spec.name, created=result.created)
+            # A new observation is embedded with its extraction, in one index call.
+            return await self._extract(obs_id, text, source_spec.name, created=result.created,
+                                       raw=record if result.created else None)
         return ObserveResult(
             observation_id=obs_id, created=result.created,
             statements=await self.graph.statements_from_observation(obs_id),
@@ -151,16 +151,25 @@ class MemoryService:
         return PredicateProfile(predicate=predicate, cardinality=stands, decided_by=by)
 
     async def _extract(
-        self, obs_id: str, text: str, source: str, *, created: bool, final: bool = False
+        self, obs_id: str, text: str, source: str, *, created: bool, final: bool = False,
+        raw: ObservationRecord | None = None,
     ) -> ObserveResult:
-        """One extraction attempt; ``final`` records a malformed result instead of leaving it pending."""
+        """One extraction attempt; ``final`` records a malformed result instead of leaving it pending.
+
+        ``raw``: the observation just written, to embed together with what is extracted from it.
+        """
+        raw_entries = [] if raw is None else [_observation_entry(ObservationView(
+            id=raw.id, text=raw.text, created_at=raw.created_at or _now_ms(), source=raw.source.name,
+            metadata=raw.metadata))]
         try:
             extraction = await self._llm("observe", self.llm.extract_observation(text, source))
         except LanguageModelUnavailable as exc:
             log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
+            await self.indexer.index_quietly(raw_entries)
             return ObserveResult(observation_id=obs_id, created=created, pending=True,
                                  extraction_error=f"no language model answered: {exc}"[:500])
         except LanguageModelError as exc:
+            await self.indexer.index_quietly(raw_entries)
             if not final:
                 return ObserveResult(observation_id=obs_id, created=created, pending=True,
                                      extraction_error=f"the language model failed: {exc}"[:500])
@@ -174,8 +183,8 @@ class MemoryService:
             obs_id, tuple(extraction.concepts), statements, tuple(extraction.topics)
         )
         stored = await self.graph.statements_from_observation(obs_id)
-        if written.created:
-            await self._index_extraction(stored, written.concept_ids)
+        await self._index_extraction(raw_entries, stored if written.created else [],
+                                     written.concept_ids if written.created else [])
         return ObserveResult(
             observation_id=obs_id, created=created, statements=stored,
             concepts=[c.name for c in extraction.concepts],
@@ -475,13 +484,10 @@ class MemoryService:
         keys = await self.graph.concept_keys_of([h.id for h in hits])
         return [h.id for h in hits if keys.get(h.id, set()) & concepts]
 
-    async def _index_observation(self, record: ObservationRecord) -> None:
-        view = ObservationView(id=record.id, text=record.text, created_at=record.created_at or _now_ms(),
-                               source=record.source.name, metadata=record.metadata)
-        await self.indexer.index_quietly([_observation_entry(view)])
-
-    async def _index_extraction(self, statements: list[StatementView], concept_ids: list[str]) -> None:
-        entries = [_statement_entry(s) for s in statements]
+    async def _index_extraction(
+        self, entries: list[IndexEntry], statements: list[StatementView], concept_ids: list[str]
+    ) -> None:
+        entries = entries + [_statement_entry(s) for s in statements]
         entries += [
             IndexEntry(c.id, "concept", c.name, c.created_at)
             for c in await self.graph.get_concepts(concept_ids)
