@@ -215,6 +215,10 @@ class Settings(BaseSettings):
     worker_event_debounce: float = Field(
         0.05, description="Seconds a worker waits after a wake-up event so a burst of writes is read in one pass."
     )
+    extraction_grace: float = Field(
+        30.0, description="Seconds an observation's inline extraction may take before the inference worker treats it "
+        "as pending (kept while no language model answered) and extracts it itself, once.",
+    )
     validation_predicates_file: Path | None = Field(
         None, description="YAML predicate schema merged over the packaged defaults (aliases, cardinality, exclusivity)."
     )
@@ -223,6 +227,22 @@ class Settings(BaseSettings):
     )
     validation_search_k: int = Field(
         5, description="Semantically close statements the validator checks for opposite polarity (0 turns it off)."
+    )
+    cardinality_min_subjects: int = Field(
+        3, description="Subjects that must each have exactly one current value of a predicate outside the schema "
+        "before the validator learns from the data that it is single-valued (fewer: the language model is asked once).",
+    )
+    source_trust: dict[str, float] = Field(
+        default_factory=dict, description="Trust per source name for resolving conflicts between sources, as JSON "
+        "(e.g. {\"alice\": 2.0}); unnamed sources weigh 1.0. A statement's weight is trust x confidence.",
+    )
+    resolution_margin: float = Field(
+        0.15, ge=0, description="Share by which one side's trust x confidence must exceed the other's for the "
+        "validator to resolve a conflict between sources by weight.",
+    )
+    resolution_close_seconds: float = Field(
+        3600.0, ge=0, description="Conflicting statements from different sources of about equal weight made "
+        "within this many seconds stay an open conflict; further apart, the newer supersedes (temporal predicates).",
     )
     consolidation_min_new_statements: int = Field(
         5, description="New statements a concept must gain before the consolidation worker writes a summary."

@@ -17,7 +17,12 @@ TRUTH_TABLE = [
     ("negated vs plain", "gina likes jazz", "gina does not like jazz", True),
     ("exclusivity group (object)", "hank likes opera", "hank dislikes opera", True),
     ("exclusivity group (subject)", "ivy is_married: yes", "ivy is_single: yes", True),
+    # Outside the schema: no data yet, so the model is asked once (offline: has_* is single-valued).
+    ("unknown predicate, different objects", "jack has_manager: Tom", "jack has_manager: Priya", True),
+    ("cross-source, single-valued", "kim lives in Paris", "kim lives in Rome", True),
 ]
+# Who says each claim (the rest: the default claim source, "agent").
+SOURCES = {"cross-source, single-valued": ("alice", "bob")}
 
 
 class RerunValidator(ValidationAgent):
@@ -35,8 +40,9 @@ async def _contradiction_pairs(service: MemoryService) -> list[frozenset[str]]:
 async def test_truth_table(service: MemoryService, agent_settings: Settings) -> None:
     views = {}
     for case, first, second, _ in TRUTH_TABLE:
-        a = await service.claim(first, idempotency_key=f"{case}/1")
-        b = await service.claim(second, idempotency_key=f"{case}/2")
+        source_a, source_b = SOURCES.get(case, ("agent", "agent"))
+        a = await service.claim(first, source=source_a, idempotency_key=f"{case}/1")
+        b = await service.claim(second, source=source_b, idempotency_key=f"{case}/2")
         views[case] = (a.statement, b.statement)
     llm = make_language_model(agent_settings)
     agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), llm)
@@ -49,18 +55,26 @@ async def test_truth_table(service: MemoryService, agent_settings: Settings) -> 
         pair = frozenset((a.sentence(), b.sentence()))
         assert (pair in found) is expected, case
     assert len(found) == sum(expected for *_, expected in TRUTH_TABLE)  # each written once
-    assert agent.stats()["llm_calls"] == 0  # every case here is clear-cut: decided by rule
+    # Every case is decided by rule, but for one question: has_manager's cardinality, then remembered.
+    assert agent.stats()["llm_calls"] == 1
+    assert await service.graph.predicate_decision("has_manager") == ("single", "language model (offline (rule-based))")
     # Same source, same confidence, a newer value of the same attribute: the newer supersedes.
     superseded = {s.id for s in await service.graph.recent_statements(100) if s.superseded_by}
     assert superseded == {views[c][0].id for c in ("single-valued, two values", "aliased predicates",
-                                                   "negated vs plain")}
+                                                   "negated vs plain", "unknown predicate, different objects")}
+    # Two sources of equal trust and confidence, seconds apart: the conflict stays open.
+    kim_paris, kim_rome = views["cross-source, single-valued"]
+    assert kim_paris is not None and kim_rome is not None
+    open_pairs = {frozenset((c.a.id, c.b.id)) for c in await service.get_unresolved_contradictions(50)}
+    assert frozenset((kim_paris.id, kim_rome.id)) in open_pairs
 
     # Rerun, by a fresh validator that re-examines everything: no duplicate.
     rerun = RerunValidator(service, agent_settings, Ownership.solo("v2"), llm)
     assert await rerun.drain() == 2 * len(TRUTH_TABLE)
     assert sorted(map(sorted, await _contradiction_pairs(service))) == sorted(map(sorted, found))
     assert rerun.stats()["claims_made"] == 0
-    assert (await service.graph.counts())["SUPERSEDES"] == 3
+    assert rerun.stats()["llm_calls"] == 0  # has_manager's cardinality is remembered in the graph
+    assert (await service.graph.counts())["SUPERSEDES"] == 4
 
 
 async def test_meeting_preferences_ambiguous_pairs_go_to_the_model_in_one_call(

@@ -53,3 +53,16 @@ def test_bad_lines_name_the_problem(line: str, message: str) -> None:
 def test_errors_are_one_bounded_line(exc: Exception, start: str) -> None:
     line = describe_error(exc)
     assert line.startswith(start) and "\n" not in line and len(line) <= 400
+
+
+def test_observed_and_claimed_show_pending_and_superseding() -> None:
+    from mnemonet.cli import render
+    from mnemonet.model.api import ClaimResult, ObserveResult
+
+    pending = ObserveResult(observation_id="obs-" + "a" * 32, created=True, pending=True,
+                            extraction_error="no language model answered: no live peer")
+    lines = render.observed(pending, "alice")
+    assert lines[0].startswith("observed ") and "0 statements" in lines[0]
+    assert lines[1] == "  kept; extraction pending (no language model answered): a worker extracts it once one does"
+    claim = ClaimResult(statement_id="st-" + "b" * 32, created=True, supersedes=["st-" + "c" * 32])
+    assert any(line.startswith("  superseding ") for line in render.claimed(claim))

@@ -146,7 +146,7 @@ def _text_reply(text: str) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("failure", ["down", "rate_limited", "slow", "garbage"])
-async def test_language_model_failure_is_a_clear_error_and_writes_nothing(
+async def test_language_model_failure_keeps_the_observation_and_defers_its_extraction(
     failure: str, fake_server: FakeServer, store_settings: Settings, unique_name: str,
     services: list[MemoryService],
 ) -> None:
@@ -166,14 +166,18 @@ async def test_language_model_failure_is_a_clear_error_and_writes_nothing(
             fake_server.push(body=_extraction_reply({"concepts": [], "statements": [], "topics": []}), delay=1.5)
         else:
             fake_server.push(body=_text_reply("I will not use the tool. {not json"))
-    with pytest.raises(LanguageModelError):
-        await svc.observe("the deploy key rotates monthly", idempotency_key=f"llm-{failure}")
+    result = await svc.observe("the deploy key rotates monthly", idempotency_key=f"llm-{failure}")
     assert len(fake_server.requests) <= 3  # bounded retries
-    assert await _observation_count(svc) == 0  # nothing half-written
+    # The observation is the record: acknowledged, kept whole, its extraction pending for a worker.
+    assert result.created and result.pending and result.statements == []
+    assert result.extraction_error
+    assert await _observation_count(svc, result.observation_id) == 1
+    assert (await svc.stats())["graph"]["Statement"] == 0  # nothing half-written
+    assert await svc.graph.extraction_state(result.observation_id) == "pending"
     await llm.aclose()
 
 
-async def test_language_model_failure_reaches_an_http_caller_as_a_clear_error(
+async def test_language_model_failure_reaches_an_http_caller_as_a_pending_acknowledgement(
     make_node: NodeFactory, fake_server: FakeServer, store_settings: Settings, unique_name: str,
     services: list[MemoryService],
 ) -> None:
@@ -190,8 +194,15 @@ async def test_language_model_failure_reaches_an_http_caller_as_a_clear_error(
     async with httpx.AsyncClient(trust_env=False) as http:
         resp = await http.post(f"{node.url}/v1/observe", json={"text": "x is y"},
                                headers={"authorization": f"Bearer {node.cluster_key}"})
-    assert resp.status_code == 502 and resp.json()["error"]["code"] == "provider_error"
-    assert await _observation_count(svc) == 0
+        assert resp.status_code == 200, resp.text
+        body = resp.json()["result"]
+        assert body["pending"] is True and "HTTP 500" in body["extraction_error"]
+        assert await _observation_count(svc, body["observation_id"]) == 1
+        for _ in range(2):  # remember still needs the model: a clear 503 saying it is unavailable
+            fake_server.push(500, {"type": "error", "error": {"type": "api_error", "message": "boom"}})
+        resp = await http.post(f"{node.url}/v1/remember", json={"query": "what is x?"},
+                               headers={"authorization": f"Bearer {node.cluster_key}"})
+    assert resp.status_code == 503 and resp.json()["error"]["code"] == "model_unavailable"
     await llm.aclose()
 
 

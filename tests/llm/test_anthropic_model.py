@@ -183,3 +183,48 @@ async def test_bad_input_is_refused_before_any_request(model, fake_server) -> No
     assert fake_server.requests == [] and model.usage()["calls"] == 0
     with pytest.raises(ValueError, match="api_key"):
         AnthropicLanguageModel(fake_server.settings(), api_key="")
+
+
+async def test_the_speaking_source_and_the_speaker_rules_reach_claude(model, fake_server) -> None:
+    alice_lives = {"concepts": [{"name": "alice", "kind": "person"}, {"name": "Paris", "kind": "place"}],
+                   "statements": [{"subject": "alice", "predicate": "lives_in", "object": "Paris",
+                                   "negated": False, "confidence": 0.9}], "topics": ["home"]}
+    fake_server.push(body=tool_reply("record_observation", alice_lives))
+    result = await model.extract_observation("I live in Paris", "alice")
+    assert [(t.subject, t.object) for t in result.statements] == [("alice", "Paris")]
+    body = fake_server.requests[0]["json"]
+    system, user = " ".join(body["system"][0]["text"].split()), body["messages"][0]["content"]
+    assert "<source>\nalice\n</source>" in user  # the speaker's name, fenced as data
+    assert "First person" in system and "is the speaking source named in <source>" in system
+    assert "never write \"user\" for another source's first person" in system
+    assert '"my manager is Tom" from alice -> alice has_manager Tom' in system  # possessives
+    assert "Never attribute it to the speaking source" in system  # third-person pronouns
+    assert "Refer to the person speaking in first person" not in system  # the old "user" rule is gone
+
+
+async def test_the_claim_prompt_states_the_hedge_table(model, fake_server) -> None:
+    triple = {"subject": "bob", "predicate": "prefers", "object": "coffee", "negated": False, "confidence": 0.7}
+    fake_server.push(body=tool_reply("record_claim", {"triple": triple, "concepts": []}))
+    parsed = await model.parse_claim("bob probably prefers coffee", "carol")
+    assert parsed.triple.confidence == 0.7
+    body = fake_server.requests[0]["json"]
+    system, user = " ".join(body["system"][0]["text"].split()), body["messages"][0]["content"]
+    assert "<source>\ncarol\n</source>" in user
+    assert "use 0.9" not in system  # the old flat default is gone
+    for phrase in ('"definitely", "certainly", "surely", "for sure", "confirmed" -> 0.95', "no hedge -> 0.9",
+                   '"probably", "likely", "I think", "I believe", "I guess" -> 0.7',
+                   '"maybe", "perhaps", "possibly", "might", "may", "could" -> 0.5',
+                   '"unlikely", "I doubt" -> 0.3'):
+        assert phrase in system, phrase
+    assert '"no longer" means negated = true' in system
+
+
+async def test_predicate_cardinality_is_one_tool_call(model, fake_server) -> None:
+    fake_server.push(body=tool_reply("record_cardinality", {"cardinality": "single", "reason": "one manager"}))
+    assert await model.predicate_cardinality("has_manager", ["alice has manager Tom"]) == "single"
+    body = fake_server.requests[0]["json"]
+    assert body["tool_choice"] == {"type": "tool", "name": "record_cardinality"}
+    assert "<predicate>\nhas_manager\n</predicate>" in body["messages"][0]["content"]
+    fake_server.push(body=tool_reply("record_cardinality", {"cardinality": "several", "reason": "?"}))
+    with pytest.raises(LanguageModelError, match="cardinality"):
+        await model.predicate_cardinality("has_manager", [])

@@ -59,6 +59,7 @@ def test_default_library_renders_every_template_with_the_base_constraints() -> N
         "translator/answer": {"query": "what?", "memory": [("st-1", "user likes tea")]},
         "inference/claims": {"text": "I work at Acme"},
         "validation/judge_pairs": {"pairs": [{"a": "x", "b": "y"}]},
+        "validation/cardinality": {"predicate": "has_manager", "examples": ["alice has manager Tom"]},
         "consolidation/summarise": {"concept": "tea", "statements": ["user likes tea"], "previous": None},
     }
     assert set(variables) | {"shared/base"} == set(lib.names)

@@ -3,10 +3,15 @@
 One language-model call per observation (``MemoryAPI.infer``), one store
 write (``record_inference``) that stores every claim and the done-marker
 together, so an observation is either fully done or still pending.
+
+It also finishes extractions: an observation kept while no language model
+answered is extracted here (``complete_extraction``, exactly once in the
+store) as soon as a model is back; each pass does those first.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 
@@ -22,13 +27,38 @@ class InferenceAgent(WorkerAgent[ObservationView]):
     name = "inference"
     source = "inference-agent"
     wakes_on = frozenset({"observation"})
-    extra_counters = ("duplicates_absorbed",)
+    extra_counters = ("duplicates_absorbed", "extracted", "extraction_waiting")
 
     async def pending(self, limit: int) -> Sequence[ObservationView]:
         return await self.api.pending_observations(self.source, limit)
 
     def item_id(self, item: ObservationView) -> str:
         return item.id
+
+    async def run_once(self) -> tuple[int, int]:
+        await self._extract_pending()
+        return await super().run_once()
+
+    async def _extract_pending(self) -> None:
+        """Extract the owned observations still waiting for one; they stay pending while no model answers."""
+        waiting = await self.api.pending_extractions(self.settings.worker_fetch_limit)
+        for item in waiting:
+            if not self.ownership.owns(item.id):
+                continue
+            self.counters["llm_calls"] += 1
+            try:
+                result = await self.api.complete_extraction(item.id)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the store unreachable, say: it stays pending for the next pass
+                self.counters["failed"] += 1
+                log.warning("extraction failed",
+                            extra={"observation": item.id, "error": f"{type(exc).__name__}: {exc}"})
+                return
+            if result.pending:  # no model yet: the rest would wait too, so try them next pass
+                self.counters["extraction_waiting"] += 1
+                return
+            self.counters["extracted"] += 1
 
     async def process_item(self, item: ObservationView) -> None:
         self.counters["llm_calls"] += 1

@@ -113,6 +113,10 @@ class PredicateSchema:
         """The predicate an alias stands for (itself if it is no alias)."""
         return self._canonical.get(predicate, predicate)
 
+    def known(self, predicate: str) -> bool:
+        """Whether the schema declares the predicate (or it is an alias of one it declares)."""
+        return self.canonical(predicate) in self._specs
+
     def spec(self, predicate: str) -> PredicateSpec:
         """The entry of a predicate or its alias; unknown predicates are multi-valued and temporal."""
         return self._specs.get(self.canonical(predicate), PredicateSpec())

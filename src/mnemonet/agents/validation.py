@@ -5,10 +5,17 @@ subject: from the graph (same or aliased predicate, exclusivity partners)
 and from embeddings (semantically close statements of opposite polarity).
 Each pair is considered once, by the owner of the newer statement. Clear
 cases are decided by the predicate schema; ambiguous ones from a whole batch
-go to the language model in one ``judge_pairs`` call. A contradiction is
-written once (``CONTRADICTS``, undirected and idempotent in the store); a
-newer value of the same temporal attribute from the same source with at
-least the older one's confidence also ``SUPERSEDES`` it.
+go to the language model in one ``judge_pairs`` call.
+
+Every predicate is checked. One outside the schema gets its cardinality from
+a decision remembered in the graph, else from the data (at least
+``cardinality_min_subjects`` subjects, each with one current value: single;
+a subject with several values from one source: multi), else from the
+language model, asked once per predicate and remembered.
+
+A contradiction is written once (``CONTRADICTS``, undirected and idempotent
+in the store); ``resolution.resolve`` then decides whether one side
+``SUPERSEDES`` the other, with its reason, or the conflict stays open.
 """
 
 from __future__ import annotations
@@ -16,13 +23,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from mnemonet.agents.base import Subscribe, WorkerAgent
 from mnemonet.agents.ownership import Ownership
 from mnemonet.agents.predicates import PredicateSchema
+from mnemonet.agents.resolution import resolve
 from mnemonet.llm.base import CandidatePair, LanguageModel
 from mnemonet.model.api import MemoryAPI
 from mnemonet.model.records import normalise_name
@@ -53,8 +61,11 @@ def _words(name: str) -> frozenset[str]:
     return frozenset(out)
 
 
-def classify(new: StatementView, old: StatementView, schema: PredicateSchema) -> Verdict:
-    """The rule verdict on two statements (``new`` the later one)."""
+def classify(
+    new: StatementView, old: StatementView, schema: PredicateSchema, learned: Mapping[str, str] | None = None
+) -> Verdict:
+    """The rule verdict on two statements (``new`` the later one); ``learned`` gives the
+    cardinality of predicates outside the schema (multi when absent)."""
     if normalise_name(new.subject) != normalise_name(old.subject):
         return Verdict("none", "different subjects")
     if schema.spec(new.predicate).skip or schema.spec(old.predicate).skip:
@@ -69,7 +80,7 @@ def classify(new: StatementView, old: StatementView, schema: PredicateSchema) ->
             return Verdict("none", "the same statement")
         if new.negated or old.negated:
             return Verdict("none", "a negation of another value")
-        cardinality = schema.spec(pn).cardinality
+        cardinality = schema.spec(pn).cardinality if schema.known(pn) else (learned or {}).get(pn, "multi")
         if cardinality == "single":
             return Verdict("contradicts", f"{pn} has one value at a time: {old.object} vs {new.object}")
         if cardinality == "single_per_topic":
@@ -87,16 +98,6 @@ def classify(new: StatementView, old: StatementView, schema: PredicateSchema) ->
     if polarity_new and polarity_old and polarity_new != polarity_old and wn & wo:
         return Verdict("ambiguous", f"opposite feelings about {', '.join(sorted(wn & wo))}")
     return Verdict("none", "no rule finds a conflict")
-
-
-def supersedes(new: StatementView, old: StatementView, schema: PredicateSchema) -> bool:
-    """Resolution: a newer value of the same temporal attribute, same source, confidence not lower."""
-    return (
-        bool(new.source) and new.source == old.source
-        and new.confidence >= old.confidence
-        and schema.canonical(new.predicate) == schema.canonical(old.predicate)
-        and schema.spec(new.predicate).temporal
-    )
 
 
 def _older(t: StatementView, s: StatementView) -> bool:
@@ -125,11 +126,12 @@ class ValidationAgent(WorkerAgent[StatementView]):
     async def process_batch(self, batch: Sequence[StatementView]) -> None:
         checked = [s for s in batch if not self.schema.spec(s.predicate).skip]
         found = await asyncio.gather(*(self._candidates(s) for s in checked))
+        learned = await self._cardinalities(list(zip(checked, found, strict=True)), [s.id for s in batch])
         clear: list[tuple[StatementView, StatementView, str]] = []
         ambiguous: list[tuple[StatementView, StatementView]] = []
-        for s, candidates in zip(checked, found):
+        for s, candidates in zip(checked, found, strict=True):
             for t in candidates:
-                verdict = classify(s, t, self.schema)
+                verdict = classify(s, t, self.schema, learned)
                 if verdict.kind == "contradicts":
                     clear.append((s, t, verdict.reason))
                 elif verdict.kind == "ambiguous":
@@ -138,6 +140,39 @@ class ValidationAgent(WorkerAgent[StatementView]):
             await self._record(s, t, reason)
         await self.api.mark_processed(self.source, [s.id for s in batch])
         self.counters["processed"] += len(batch)
+
+    async def _cardinalities(
+        self, pairs: list[tuple[StatementView, list[StatementView]]], batch_ids: list[str]
+    ) -> dict[str, str]:
+        """Cardinality of each predicate outside the schema that has two values for one subject here."""
+        wanted: dict[str, list[str]] = {}
+        for s, candidates in pairs:
+            pn = self.schema.canonical(s.predicate)
+            if self.schema.known(pn) or s.negated:
+                continue
+            others = [t for t in candidates if self.schema.canonical(t.predicate) == pn and not t.negated
+                      and normalise_name(t.object) != normalise_name(s.object)]
+            if others:
+                wanted.setdefault(pn, []).extend([s.sentence(), *(t.sentence() for t in others)])
+        out = {}
+        for pn, examples in wanted.items():
+            out[pn] = await self._cardinality(pn, list(dict.fromkeys(examples))[:10], batch_ids)
+        return out
+
+    async def _cardinality(self, predicate: str, examples: list[str], batch_ids: list[str]) -> str:
+        profile = await self.api.predicate_profile(predicate, batch_ids)
+        if profile.cardinality is not None:
+            return profile.cardinality
+        if profile.multi_subjects:
+            return "multi"
+        if profile.subjects >= self.settings.cardinality_min_subjects:
+            return "single"  # learned: every subject holds one value at a time
+        self.counters["llm_calls"] += 1
+        answer = await self.llm.predicate_cardinality(predicate, examples)
+        decided_by = f"language model ({self.llm.name})"
+        stands = await self.api.record_predicate(predicate, answer, decided_by[:200])
+        log.info("predicate cardinality", extra={"predicate": predicate, "cardinality": stands.cardinality})
+        return stands.cardinality or answer
 
     async def _candidates(self, s: StatementView) -> list[StatementView]:
         """Older, current statements about the same subject: from the graph, plus close ones by embedding."""
@@ -181,9 +216,13 @@ class ValidationAgent(WorkerAgent[StatementView]):
         if await self.api.link_statements("CONTRADICTS", s.id, t.id, reason, self.source):
             self.counters["claims_made"] += 1
             self.counters["contradictions"] += 1
-        if supersedes(s, t, self.schema):
-            why = f"newer {self.schema.canonical(s.predicate)} from {s.source} ({reason})"
-            if await self.api.link_statements("SUPERSEDES", s.id, t.id, why[:1000], self.source):
+        same_attribute = self.schema.canonical(s.predicate) == self.schema.canonical(t.predicate)
+        temporal = same_attribute and self.schema.spec(s.predicate).temporal
+        outcome = resolve(s, t, temporal, self.settings)
+        if outcome.winner is not None and outcome.loser is not None:
+            why = f"{outcome.reason} ({reason})"
+            if await self.api.link_statements("SUPERSEDES", outcome.winner.id, outcome.loser.id, why[:1000],
+                                              self.source):
                 self.counters["claims_made"] += 1
                 self.counters["supersessions"] += 1
         log.info("contradiction", extra={"worker": self.name, "new": s.id, "old": t.id, "reason": reason})

@@ -46,6 +46,10 @@ def observed(result: ObserveResult, source: str) -> list[str]:
     lines = [f"observed {short_id(result.observation_id)} as {source}{again}: "
              f"{_plural(len(result.statements), 'statement')}"]
     lines += [f"  + {statement_line(s)}" for s in result.statements]
+    if result.pending:
+        lines.append("  kept; extraction pending (no language model answered): a worker extracts it once one does")
+    elif result.extraction_error:
+        lines.append(f"  kept; no statements extracted: {result.extraction_error}")
     return lines
 
 
@@ -58,6 +62,8 @@ def claimed(result: ClaimResult) -> list[str]:
     lines = [head]
     if result.statement is not None:
         lines.append(f"  + {statement_line(result.statement)}")
+    if result.supersedes:
+        lines.append("  superseding " + ", ".join(short_id(i) for i in result.supersedes))
     if result.derived_from:
         lines.append("  based on " + ", ".join(short_id(i) for i in result.derived_from))
     return lines

@@ -90,6 +90,10 @@ class LanguageModel(Protocol):
 
     async def summarise(self, concept: str, statements: list[str], previous: str | None) -> str: ...
 
+    async def predicate_cardinality(self, predicate: str, examples: list[str]) -> str:
+        """``single`` if a subject has one current value of ``predicate`` at a time, else ``multi``."""
+        ...
+
     def usage(self) -> dict[str, int]:
         """Counters: calls, input/output tokens, failures."""
         ...

@@ -19,6 +19,8 @@ output (``user not likes mornings``).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Literal
 
 from mnemonet.llm.base import Triple
 from mnemonet.llm.offline.lexicon import DEFAULT_CONFIDENCE, VERBS
@@ -82,8 +84,12 @@ def render_claim(triple: Triple) -> str:
 _CONTRADICTION_RE = re.compile(r"^(?P<a>.+?)\s+contradicts\s+(?P<b>.+)$", re.IGNORECASE)
 
 
-def parse_canonical_claim(text: str) -> Triple | None:
-    """The triple of a canonical claim sentence, or None when ``text`` is not in that form."""
+def parse_canonical_claim(text: str, speaker: str = "user") -> Triple | None:
+    """The triple of a canonical claim sentence, or None when ``text`` is not in that form.
+
+    A first-person subject ("I", "me") is the ``speaker`` (the claim's source); ``user``
+    is only the default source's name.
+    """
     text = " ".join(text.split()).rstrip(".")
     confidence = DEFAULT_CONFIDENCE
     m = _CONFIDENCE_RE.search(text)
@@ -93,23 +99,65 @@ def parse_canonical_claim(text: str) -> Triple | None:
             return None
         confidence, text = value, text[: m.start()]
     m = _CONTRADICTION_RE.match(text)
-    if m and parse_canonical_claim(m.group("a")) and parse_canonical_claim(m.group("b")):
+    if m and parse_canonical_claim(m.group("a"), speaker) and parse_canonical_claim(m.group("b"), speaker):
         # "<statement> contradicts <statement>": the validation phrasing, linking two statements.
         return Triple(subject=m.group("a"), predicate="contradicts", object=m.group("b"), confidence=confidence)
     m = _LITERAL_RE.match(text)
     if m:
-        return _triple(m.group("s"), m.group("p"), m.group("o"), bool(m.group("n")), confidence)
+        return _triple(m.group("s"), m.group("p"), m.group("o"), bool(m.group("n")), confidence, speaker)
     m = _PHRASE_RE.match(text)
     if m:
         predicate, negated = _FORMS[m.group("v").lower()]
-        return _triple(m.group("s"), predicate, m.group("o"), negated, confidence)
+        return _triple(m.group("s"), predicate, m.group("o"), negated, confidence, speaker)
     return None
 
 
-def _triple(subject: str, predicate: str, obj: str, negated: bool, confidence: float) -> Triple | None:
+def _triple(subject: str, predicate: str, obj: str, negated: bool, confidence: float, speaker: str) -> Triple | None:
     subject, obj = subject.strip(), obj.strip()
     if not subject or not obj:
         return None
     if subject.lower() in ("i", "me"):
-        subject = "user"
+        subject = speaker
     return Triple(subject=subject, predicate=predicate, object=obj, negated=negated, confidence=confidence)
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """A claim that says what it replaces: ``claim`` is what it asserts now, ``target`` the words
+    naming the replaced statement (None: the current value of the same attribute)."""
+
+    claim: str
+    target: str | None
+    kind: Literal["superseding", "instead_of", "no_longer"]
+
+
+_SUPERSEDING_RE = re.compile(
+    r"^(?P<claim>.+?),?\s+(?:superseding|which supersedes|replacing)\s+(?P<target>.+)$", re.I
+)
+_INSTEAD_RE = re.compile(r"^(?P<claim>.+?)\s+instead of\s+(?P<target>.+)$", re.I)
+_NO_LONGER_RE = re.compile(r"\bno longer\b", re.I)
+
+
+def split_supersession(text: str) -> Supersession | None:
+    """The supersession a claim states in words, if any:
+
+    - ``"user prefers afternoon meetings, superseding the morning claim"`` -> claim
+      ``user prefers afternoon meetings``, target ``the morning claim``;
+    - ``"user prefers afternoon meetings instead of morning meetings"`` -> target ``morning meetings``;
+    - ``"Bob no longer lives in Paris"`` -> claim ``Bob not lives in Paris`` (canonical
+      negation), target None: the current ``Bob lives in Paris``.
+
+    A stated confidence (``(confidence 0.8)``) stays with the claim.
+    """
+    text = " ".join(text.split()).rstrip(".")
+    suffix = ""
+    m = _CONFIDENCE_RE.search(text)
+    if m:
+        text, suffix = text[: m.start()], " " + text[m.start():].strip()
+    for pattern, kind in ((_SUPERSEDING_RE, "superseding"), (_INSTEAD_RE, "instead_of")):
+        m = pattern.match(text)
+        if m and m.group("claim").strip() and m.group("target").strip():
+            return Supersession(m.group("claim").strip() + suffix, m.group("target").strip(), kind)  # type: ignore[arg-type]
+    if _NO_LONGER_RE.search(text):
+        return Supersession(_NO_LONGER_RE.sub("not", text) + suffix, None, "no_longer")
+    return None

@@ -7,5 +7,13 @@ class LanguageModelError(RuntimeError):
     """A language-model call failed: transport, retries exhausted, or a malformed result."""
 
 
+class LanguageModelUnavailable(LanguageModelError):
+    """No model answered: the provider down or rate limited past its retries, or no llm peer.
+
+    Unlike a malformed result, trying again later may succeed: ``observe`` keeps the
+    observation and leaves its extraction pending.
+    """
+
+
 class PromptError(ValueError):
     """A prompt template is missing, malformed, or was rendered with a missing variable."""

@@ -11,9 +11,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
+from mnemonet.llm.cardinality import PredicateCardinality
 from mnemonet.llm.prompts import PromptLibrary, RenderedPrompt
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import (
+    cardinality_from,
     checked_reply_text,
     citations,
     extraction_from,
@@ -66,3 +68,7 @@ class PromptedLanguageModel(BaseLanguageModel):
     async def _summarise(self, concept: str, statements: list[str], previous: str | None) -> str:
         prompt = self.prompts.render("consolidation/summarise", concept=concept, statements=statements, previous=previous)
         return checked_reply_text(await self._call_text(prompt), "summary", self.settings)
+
+    async def _predicate_cardinality(self, predicate: str, examples: list[str]) -> PredicateCardinality:
+        prompt = self.prompts.render("validation/cardinality", predicate=predicate, examples=examples)
+        return await self._call_tool(prompt, cardinality_from)

@@ -13,6 +13,7 @@ from collections.abc import Awaitable
 from typing import TypeVar
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
+from mnemonet.llm.cardinality import PredicateCardinality, rule_cardinality
 from mnemonet.llm.usage import Usage
 from mnemonet.llm.validation import check_memory, check_pairs, check_statements
 from mnemonet.model.records import check_name, check_text
@@ -77,6 +78,16 @@ class BaseLanguageModel(ABC):
         if previous is not None:
             previous = check_text(previous, "previous", self.settings.max_text_chars)
         return await self._counted(self._summarise(concept, checked, previous))
+
+    async def predicate_cardinality(self, predicate: str, examples: list[str]) -> PredicateCardinality:
+        """``single`` or ``multi`` for a predicate outside the schema; ``examples`` are statements using it."""
+        predicate = check_name(predicate, "predicate", self.settings.max_name_chars)
+        checked = check_statements(examples, self.settings)
+        return await self._counted(self._predicate_cardinality(predicate, checked))
+
+    async def _predicate_cardinality(self, predicate: str, examples: list[str]) -> PredicateCardinality:
+        # The offline model's answer: the documented naming rule (``llm/cardinality.py``).
+        return rule_cardinality(predicate)
 
     async def _counted(self, call: Awaitable[T]) -> T:
         self._usage.calls += 1

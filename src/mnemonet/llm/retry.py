@@ -9,7 +9,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TypeVar
 
-from mnemonet.llm.errors import LanguageModelError
+from mnemonet.llm.errors import LanguageModelUnavailable
 
 T = TypeVar("T")
 
@@ -68,7 +68,7 @@ async def retrying(
             return await attempt()
         except Retryable as exc:
             if n == max_retries:
-                raise LanguageModelError(f"{what}: gave up after {n + 1} attempt(s): {exc}") from exc
+                raise LanguageModelUnavailable(f"{what}: gave up after {n + 1} attempt(s): {exc}") from exc
             delay = backoff_delay(n, base, cap, exc.retry_after)
         on_retry()
         await asyncio.sleep(delay)

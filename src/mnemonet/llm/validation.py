@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -165,6 +165,16 @@ def judgements_from(data: object, count: int) -> list[PairJudgement]:
     if missing:
         raise MalformedResult(f"judgements: no judgement for pair(s) {missing[:10]}")
     return [by_index[i] for i in range(count)]
+
+
+class _CardinalityResult(BaseModel):
+    cardinality: Literal["single", "multi"]
+    reason: str = ""
+
+
+def cardinality_from(data: object) -> Literal["single", "multi"]:
+    """Validate a cardinality answer: ``single`` or ``multi``."""
+    return _model(_CardinalityResult, data, "cardinality").cardinality
 
 
 def citations(text: str, known_ids: list[str]) -> list[str]:

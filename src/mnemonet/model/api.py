@@ -17,10 +17,15 @@ from mnemonet.model.views import (
 
 
 class ObserveResult(BaseModel):
+    """An acknowledged observation. ``pending``: kept, but no model has extracted it yet (a
+    worker will, once); ``extraction_error`` says why it is pending or gave no statements."""
+
     observation_id: str
     created: bool
     statements: list[StatementView] = Field(default_factory=list)
     concepts: list[str] = Field(default_factory=list)
+    pending: bool = False
+    extraction_error: str | None = None
 
 
 class ClaimResult(BaseModel):
@@ -70,6 +75,18 @@ class ConsolidationWork(BaseModel):
 
 
 LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
+
+
+class PredicateProfile(BaseModel):
+    """What the memory knows about a predicate outside the schema: a remembered decision
+    (``cardinality``, ``decided_by``), and its current values: ``subjects`` with one or more,
+    ``multi_subjects`` with several from one source."""
+
+    predicate: str
+    cardinality: Literal["single", "multi"] | None = None
+    decided_by: str | None = None
+    subjects: int = 0
+    multi_subjects: int = 0
 
 
 @runtime_checkable
@@ -124,6 +141,22 @@ class MemoryAPI(Protocol):
 
     async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
         """Oldest statements ``source`` has not marked processed yet."""
+        ...
+
+    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations kept without a model, whose extraction waits (past the inline grace)."""
+        ...
+
+    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+        """Extract a pending observation, exactly once; still ``pending`` if no model answers."""
+        ...
+
+    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+        """A predicate's remembered cardinality and its current values (statements in ``exclude`` left out)."""
+        ...
+
+    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+        """Remember a predicate's cardinality once; returns the decision that stands."""
         ...
 
     async def mark_processed(self, source: str, ids: list[str]) -> int:

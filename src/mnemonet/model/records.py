@@ -231,6 +231,9 @@ class ObservationRecord(_Record):
     topics: tuple[str, ...] = ()
     created_at: int | None = Field(None, description="epoch ms; the store's clock when absent")
     metadata: dict[str, str] = Field(default_factory=dict)
+    extraction_pending: bool = Field(
+        False, description="written raw, before its extraction (which follows once, inline or by a worker)"
+    )
 
     @field_validator("id", mode="before")
     @classmethod

@@ -23,6 +23,7 @@ from mnemonet.model.api import (
     InferredClaim,
     LinkKind,
     ObserveResult,
+    PredicateProfile,
     Recall,
 )
 from mnemonet.model.views import (
@@ -33,7 +34,7 @@ from mnemonet.model.views import (
     StatementView,
     WriteResult,
 )
-from mnemonet.p2p.errors import error_from_wire
+from mnemonet.p2p.errors import Busy, ModelUnavailable, NoCapablePeer, P2PError, RequestTimeout, error_from_wire
 from mnemonet.p2p.methods import method_spec
 
 if TYPE_CHECKING:
@@ -129,6 +130,23 @@ class _MemoryMethods:
         """Statements the worker ``source`` has not marked processed yet."""
         return await self._call("pending_statements", {"source": source, "limit": limit})
 
+    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+        """Observations kept without a model, waiting for their extraction."""
+        return await self._call("pending_extractions", {"limit": limit})
+
+    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+        """Extract a pending observation on the store node, exactly once."""
+        return await self._call("complete_extraction", {"observation_id": observation_id})
+
+    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+        """A predicate's remembered cardinality and current values."""
+        return await self._call("predicate_profile", {"predicate": predicate, "exclude": exclude})
+
+    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+        """Remember a predicate's cardinality once."""
+        return await self._call("record_predicate", {"predicate": predicate, "cardinality": cardinality,
+                                                     "decided_by": decided_by})
+
     async def mark_processed(self, source: str, ids: list[str]) -> int:
         """Mark statements processed by ``source``."""
         return await self._call("mark_processed", {"source": source, "ids": ids})
@@ -175,30 +193,44 @@ class RemoteLanguageModel:
         """Shown to users."""
         return "remote (llm peer)"
 
+    async def _call(self, method: str, args: dict[str, Any]) -> Any:
+        try:
+            return await self._node.call(method, args)
+        except (NoCapablePeer, Busy, RequestTimeout) as exc:
+            raise ModelUnavailable(exc) from exc
+        except P2PError as exc:
+            if exc.code == "model_unavailable":
+                raise ModelUnavailable(exc) from exc
+            raise
+
     async def extract_observation(self, text: str, source: str) -> Extraction:
         """See ``LanguageModel``."""
-        return await self._node.call("llm.extract_observation", {"text": text, "source": source})
+        return await self._call("llm.extract_observation", {"text": text, "source": source})
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim:
         """See ``LanguageModel``."""
-        return await self._node.call("llm.parse_claim", {"text": text, "source": source})
+        return await self._call("llm.parse_claim", {"text": text, "source": source})
 
     async def answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer:
         """See ``LanguageModel``."""
-        return await self._node.call("llm.answer", {"query": query, "memory": memory})
+        return await self._call("llm.answer", {"query": query, "memory": memory})
 
     async def infer_claims(self, observation_text: str) -> list[Triple]:
         """See ``LanguageModel``."""
-        return await self._node.call("llm.infer_claims", {"observation_text": observation_text})
+        return await self._call("llm.infer_claims", {"observation_text": observation_text})
 
     async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         """See ``LanguageModel``."""
-        return await self._node.call("llm.judge_pairs", {"pairs": pairs})
+        return await self._call("llm.judge_pairs", {"pairs": pairs})
 
     async def summarise(self, concept: str, statements: list[str], previous: str | None) -> str:
         """See ``LanguageModel``."""
-        return await self._node.call(
+        return await self._call(
             "llm.summarise", {"concept": concept, "statements": statements, "previous": previous})
+
+    async def predicate_cardinality(self, predicate: str, examples: list[str]) -> str:
+        """See ``LanguageModel``."""
+        return await self._call("llm.predicate_cardinality", {"predicate": predicate, "examples": examples})
 
     def usage(self) -> dict[str, int]:
         """Counted on the llm peer, not here."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mnemonet.llm.errors import LanguageModelUnavailable
+
 
 class P2PError(Exception):
     """Base of network errors; ``code`` travels in error replies, ``status`` is the HTTP status."""
@@ -56,6 +58,18 @@ class Unauthorized(P2PError):
     code, status = "unauthorized", 401
 
 
+class ModelUnavailable(P2PError, LanguageModelUnavailable):
+    """No llm peer answered (none live, all busy, timed out, or its provider unavailable).
+
+    Keeps the network error's code and status for callers, and is a ``LanguageModelUnavailable``
+    so ``observe`` acknowledges and defers the extraction instead of failing.
+    """
+
+    def __init__(self, cause: P2PError) -> None:
+        super().__init__(cause.message, cause.code)
+        self.status = cause.status
+
+
 class RemoteError(P2PError):
     """A peer answered with an error code this node has no class for."""
 
@@ -64,6 +78,7 @@ STATUS_BY_CODE: dict[str, int] = {
     "bad_input": 400, "unknown_method": 404, "missing_capability": 503, "no_capable_peer": 503,
     "busy": 503, "unavailable": 503, "timeout": 504, "unauthorized": 401, "bad_tag": 401,
     "stale": 401, "replay": 401, "too_large": 413, "malformed": 400, "invalid": 400, "provider_error": 502,
+    "model_unavailable": 503,
 }
 _CLASSES = {cls.code: cls for cls in (UnknownMethod, MissingCapability, NoCapablePeer, Busy, RequestTimeout, Unauthorized)}
 

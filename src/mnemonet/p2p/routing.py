@@ -21,11 +21,12 @@ STORE_METHODS = (
     "get_recent_statements", "get_unresolved_contradictions", "get_concepts",
     "get_concept_statements", "stats", "clear",
     "record_inference", "pending_observations", "pending_statements", "mark_processed", "link_statements",
-    "pending_consolidation", "record_summary",
+    "pending_consolidation", "record_summary", "pending_extractions", "complete_extraction",
+    "predicate_profile", "record_predicate",
 )
 LLM_METHODS = (
     "llm.extract_observation", "llm.parse_claim", "llm.answer", "llm.infer_claims",
-    "llm.judge_pairs", "llm.summarise",
+    "llm.judge_pairs", "llm.summarise", "llm.predicate_cardinality",
 )
 
 METHOD_CAPABILITY: dict[str, str] = {

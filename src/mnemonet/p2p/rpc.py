@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from mnemonet.embed.errors import EmbeddingError
-from mnemonet.llm.errors import LanguageModelError
+from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import InferredClaim
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import (
@@ -31,7 +31,8 @@ from mnemonet.settings import Settings
 
 log = logging.getLogger(__name__)
 
-WRITE_EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "claim", "record_summary": "claim"}
+WRITE_EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "claim", "record_summary": "claim",
+                "complete_extraction": "claim"}
 # Errors after which another peer may well succeed.
 _RETRYABLE = {"busy", "missing_capability", "wrong_target", "unavailable"}
 
@@ -57,6 +58,8 @@ def error_code(exc: BaseException) -> str | None:
         return exc.code
     if isinstance(exc, ValueError):
         return "bad_input"
+    if isinstance(exc, LanguageModelUnavailable):
+        return "model_unavailable"  # down or rate limited past its retries: later may succeed
     if isinstance(exc, LanguageModelError | EmbeddingError):
         return "provider_error"  # the provider's own bounded retries are spent
     return None

@@ -8,13 +8,15 @@ store turns it into a no-op.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from typing import Any
 
 from mnemonet.embed.base import Embedder
 from mnemonet.llm.base import LanguageModel, Triple
-from mnemonet.llm.claims import parse_canonical_claim
+from mnemonet.llm.claims import Supersession, parse_canonical_claim, split_supersession
+from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import (
     Answer,
     ClaimResult,
@@ -22,6 +24,7 @@ from mnemonet.model.api import (
     InferredClaim,
     LinkKind,
     ObserveResult,
+    PredicateProfile,
     Recall,
 )
 from mnemonet.model.ids import derived_id, new_id
@@ -29,10 +32,12 @@ from mnemonet.model.records import (
     ClaimRecord,
     ObservationRecord,
     SourceSpec,
+    StatementLink,
     StatementSpec,
     check_id,
     check_name,
     check_text,
+    normalise_name,
 )
 from mnemonet.model.secrets import check_no_secrets
 from mnemonet.model.views import (
@@ -49,6 +54,8 @@ from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vectors import VectorStore
+
+log = logging.getLogger(__name__)
 
 MAX_LIMIT = 500
 MAX_LOAD_IDS = 100
@@ -81,24 +88,105 @@ class MemoryService:
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
         metadata: dict[str, str] | None = None,
     ) -> ObserveResult:
-        """Record raw text, with the concepts and statements the language model extracts from it."""
+        """Record raw text, then the concepts and statements the language model extracts from it.
+
+        The observation is committed first, so it is kept and acknowledged even when no model
+        answers; its extraction is then ``pending`` and done once by the inference worker when
+        a model is back. A retry of a pending observation tries the extraction again.
+        """
         text = self._check_input(text, "text")
         source_spec = SourceSpec(name=check_name(source, "source"), kind="user")
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
-        extraction = await self._llm("observe", self.llm.extract_observation(text, source_spec.name))
-        statements = [
-            _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
-        ]
         record = ObservationRecord(
-            id=obs_id, text=text, source=source_spec, concepts=tuple(extraction.concepts),
-            statements=tuple(statements), topics=tuple(extraction.topics), metadata=metadata or {},
-            created_at=_now_ms(),
+            id=obs_id, text=text, source=source_spec, metadata=metadata or {}, created_at=_now_ms(),
+            extraction_pending=True,
         )
         result = await self.graph.write_observation(record)
-        stored = await self.graph.statements_from_observation(obs_id)
-        await self._index_observation(record, stored, result.concept_ids)
+        state = "pending" if result.created else await self.graph.extraction_state(obs_id)
+        if state == "pending":
+            # A new observation is embedded with its extraction, in one index call.
+            return await self._extract(obs_id, text, source_spec.name, created=result.created,
+                                       raw=record if result.created else None)
         return ObserveResult(
-            observation_id=obs_id, created=result.created, statements=stored,
+            observation_id=obs_id, created=result.created,
+            statements=await self.graph.statements_from_observation(obs_id),
+            extraction_error="the language model gave no usable result" if state == "failed" else None,
+        )
+
+    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+        """Extract an observation whose extraction is pending (the inference worker calls this).
+
+        Exactly once: the extraction is written with its done-marker in one statement, and
+        statement ids derive from the observation id. Still ``pending`` when no model answers;
+        a malformed model result is recorded as the extraction's error, so it is not retried forever.
+        """
+        check_id(observation_id, "observation_id")
+        found = await self.graph.get_observations([observation_id])
+        if not found:
+            raise ValueError(f"observation_id: no observation {observation_id}")
+        obs = found[0]
+        if await self.graph.extraction_state(observation_id) != "pending":
+            return ObserveResult(observation_id=observation_id, created=False,
+                                 statements=await self.graph.statements_from_observation(observation_id))
+        return await self._extract(observation_id, obs.text, obs.source or "user", created=False, final=True)
+
+    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations waiting for their extraction, past the inline grace period."""
+        before = _now_ms() - int(self.settings.extraction_grace * 1000)
+        return await self.graph.pending_extractions(before, _limit(limit))
+
+    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+        """A predicate's remembered cardinality and how many subjects have one or several current values."""
+        if not isinstance(exclude, list) or len(exclude) > MAX_LIMIT:
+            raise ValueError(f"exclude: must be a list of at most {MAX_LIMIT} ids")
+        decision = await self.graph.predicate_decision(predicate)
+        subjects, multi = await self.graph.predicate_values(predicate, exclude)
+        cardinality, decided_by = decision or (None, None)
+        return PredicateProfile(predicate=predicate, cardinality=cardinality, decided_by=decided_by,
+                                subjects=subjects, multi_subjects=multi)
+
+    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+        """Remember a predicate's cardinality (the first decision stands)."""
+        stands, by = await self.graph.record_predicate_decision(predicate, cardinality, decided_by)
+        return PredicateProfile(predicate=predicate, cardinality=stands, decided_by=by)
+
+    async def _extract(
+        self, obs_id: str, text: str, source: str, *, created: bool, final: bool = False,
+        raw: ObservationRecord | None = None,
+    ) -> ObserveResult:
+        """One extraction attempt; ``final`` records a malformed result instead of leaving it pending.
+
+        ``raw``: the observation just written, to embed together with what is extracted from it.
+        """
+        raw_entries = [] if raw is None else [_observation_entry(ObservationView(
+            id=raw.id, text=raw.text, created_at=raw.created_at or _now_ms(), source=raw.source.name,
+            metadata=raw.metadata))]
+        try:
+            extraction = await self._llm("observe", self.llm.extract_observation(text, source))
+        except LanguageModelUnavailable as exc:
+            log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
+            await self.indexer.index_quietly(raw_entries)
+            return ObserveResult(observation_id=obs_id, created=created, pending=True,
+                                 extraction_error=f"no language model answered: {exc}"[:500])
+        except LanguageModelError as exc:
+            await self.indexer.index_quietly(raw_entries)
+            if not final:
+                return ObserveResult(observation_id=obs_id, created=created, pending=True,
+                                     extraction_error=f"the language model failed: {exc}"[:500])
+            await self.graph.write_extraction(obs_id, (), (), error=str(exc)[:1000] or type(exc).__name__)
+            return ObserveResult(observation_id=obs_id, created=created,
+                                 extraction_error=f"the language model failed: {exc}"[:500])
+        statements = tuple(
+            _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
+        )
+        written = await self.graph.write_extraction(
+            obs_id, tuple(extraction.concepts), statements, tuple(extraction.topics)
+        )
+        stored = await self.graph.statements_from_observation(obs_id)
+        await self._index_extraction(raw_entries, stored if written.created else [],
+                                     written.concept_ids if written.created else [])
+        return ObserveResult(
+            observation_id=obs_id, created=created, statements=stored,
             concepts=[c.name for c in extraction.concepts],
         )
 
@@ -106,35 +194,88 @@ class MemoryService:
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
         basis: list[str] | None = None,
     ) -> ClaimResult:
-        """Assert a statement; its basis and the statements it contradicts are found by search."""
+        """Assert a statement; its basis is found by search among items sharing a concept with it.
+
+        Supersession said in words (", superseding ...", "instead of ...", "no longer ...")
+        writes ``SUPERSEDES`` over the matching current statement; "A contradicts B" links two
+        existing statements.
+        """
         text = self._check_input(text, "text")
         source_spec = SourceSpec(name=check_name(source, "source"), kind="agent")
         statement_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
-        parsed = await self._llm("claim", self.llm.parse_claim(text, source_spec.name))
+        said = split_supersession(text)
+        claim_text = text
+        if said is not None and (said.kind != "no_longer" or parse_canonical_claim(said.claim, source_spec.name)):
+            claim_text = said.claim  # "no longer" in free text is left to the model (negation)
+        parsed = await self._llm("claim", self.llm.parse_claim(claim_text, source_spec.name))
         triple = parsed.triple
         if triple.predicate == "contradicts":
             return await self._claim_contradiction(triple, text, source_spec)
-        derived_from = list(basis or []) or await self._find_basis(_sentence(triple))
+        replaced = await self._superseded_by(triple, said, statement_id) if said is not None else []
+        concepts = {normalise_name(triple.subject), normalise_name(triple.object)}
+        concepts |= {normalise_name(n) for c in parsed.concepts for n in (c.name, *c.aliases)}
+        derived_from = list(basis or []) or await self._find_basis(_sentence(triple), concepts)
         record = ClaimRecord(
             statement=_statement(statement_id, triple), source=source_spec, text=text,
             concepts=tuple(parsed.concepts), derived_from=tuple(dict.fromkeys(derived_from)),
+            supersedes=tuple(StatementLink(target_id=r.id, reason=f"{source_spec.name}: {text}"[:1000])
+                             for r in replaced),
         )
         result = await self.graph.write_claim(record)
-        [view] = await self.graph.get_statements([statement_id]) or [None]
+        found = await self.graph.get_statements([statement_id])
+        view = found[0] if found else None
         if view is not None:
             await self._index_statements([view])
         return ClaimResult(
-            statement_id=statement_id, created=result.created, statement=view, derived_from=list(record.derived_from)
+            statement_id=statement_id, created=result.created, statement=view, derived_from=list(record.derived_from),
+            supersedes=[r.id for r in replaced],
         )
 
+    async def _superseded_by(self, triple: Triple, said: Supersession, own_id: str) -> list[StatementView]:
+        """The current statements a claim says it replaces; ``ValueError`` when none matches."""
+        current = [
+            s for s in await self.graph.statements_about(triple.subject, limit=MAX_LIMIT)
+            if s.id != own_id and s.summary is None and s.predicate == triple.predicate
+            and normalise_name(s.subject) == normalise_name(triple.subject)
+        ]
+        same_object = [s for s in current if normalise_name(s.object) == normalise_name(triple.object)]
+        if said.kind == "no_longer":
+            matches = [s for s in same_object if s.negated != triple.negated]
+        else:
+            others = [s for s in current if s not in same_object]
+            wanted = _content_words(said.target or "")
+            scored = [(len(wanted & _content_words(s.sentence())), s) for s in others]
+            best = max((n for n, _ in scored), default=0)
+            matches = [s for n, s in scored if n == best] if wanted else others
+            if wanted and best == 0:
+                matches = []
+        if not matches:
+            what = said.target or _sentence(triple.model_copy(update={"negated": not triple.negated}))
+            raise ValueError(
+                f"text: nothing current about {triple.subject} {triple.predicate.replace('_', ' ')} "
+                f"matches {what!r} to supersede"
+            )
+        return matches
+
     async def _claim_contradiction(self, triple: Triple, text: str, source: SourceSpec) -> ClaimResult:
-        """"A contradicts B" links the two statements it names (found by search) with ``CONTRADICTS``."""
-        a, b = await self._find_statement(triple.subject), await self._find_statement(triple.object)
-        if a is None or b is None:
-            missing = triple.subject if a is None else triple.object
-            raise ValueError(f"text: no statement in memory matches {missing!r}")
+        """"A contradicts B" links the two statements it names with ``CONTRADICTS``.
+
+        Each side is looked up among all statements, superseded ones included: first by its
+        triple, then by search.
+        """
+        a = await self._find_statement(triple.subject, source.name)
+        b = await self._find_statement(triple.object, source.name)
+        for side, found in ((triple.subject, a), (triple.object, b)):
+            if found is None:
+                raise ValueError(f"text: no statement in memory matches {side!r} (superseded ones included)")
+        assert a is not None and b is not None
         if a.id == b.id:
-            raise ValueError(f"text: both sides name the same statement {a.id}")
+            if normalise_name(triple.subject) == normalise_name(triple.object):
+                raise ValueError(f"text: both sides are the same statement ({a.sentence()!r}, {a.id})")
+            raise ValueError(
+                f"text: {triple.subject!r} and {triple.object!r} both match only {a.sentence()!r} ({a.id}); "
+                "write each side as its statement reads, e.g. 'user prefers morning meetings'"
+            )
         created = await self.graph.link_statements("CONTRADICTS", a.id, b.id, text, source)
         return ClaimResult(statement_id=a.id, created=created, statement=a, contradicts=[a.id, b.id])
 
@@ -283,6 +424,7 @@ class MemoryService:
     async def stats(self) -> dict[str, Any]:
         return {
             "graph": await self.graph.counts(),
+            "extractions_pending": await self.graph.count_pending_extractions(),
             "vectors": await self.vectors.count(),
             "vector_index_failures": self.indexer.failures,
             "llm_provider": self.llm.name,
@@ -315,29 +457,37 @@ class MemoryService:
         self.llm_calls[purpose] += 1
         return await call
 
-    async def _find_statement(self, sentence: str) -> StatementView | None:
+    async def _find_statement(self, sentence: str, speaker: str) -> StatementView | None:
+        """The statement a sentence names: an exact triple match (superseded ones included), else the top search hit."""
+        triple = parse_canonical_claim(sentence, speaker)
+        if triple is not None:
+            about = await self.graph.statements_about(triple.subject, limit=MAX_LIMIT, include_superseded=True)
+            exact = [
+                s for s in about
+                if normalise_name(s.subject) == normalise_name(triple.subject) and s.predicate == triple.predicate
+                and normalise_name(s.object) == normalise_name(triple.object) and s.negated == triple.negated
+            ]
+            if exact:
+                return max(exact, key=lambda s: (s.created_at, s.id))  # the latest wording of it
         hits = await self.retriever.search(sentence, k=1, kinds=["statement"], mode="hybrid")
         if not hits:
             return None
-        [view] = await self.graph.get_statements([hits[0].id]) or [None]
-        return view
+        found = await self.graph.get_statements([hits[0].id])
+        return found[0] if found else None
 
-    async def _find_basis(self, sentence: str) -> list[str]:
+    async def _find_basis(self, sentence: str, concepts: set[str]) -> list[str]:
+        """Top search hits that share a concept with the claim; none is a valid answer."""
         hits = await self.retriever.search(sentence, k=3, kinds=["observation", "statement"], mode="hybrid")
-        return [h.id for h in hits if h.score >= BASIS_MIN_SCORE]
+        hits = [h for h in hits if h.score >= BASIS_MIN_SCORE]
+        if not hits:
+            return []
+        keys = await self.graph.concept_keys_of([h.id for h in hits])
+        return [h.id for h in hits if keys.get(h.id, set()) & concepts]
 
-    async def _index_observation(
-        self, record: ObservationRecord, statements: list[StatementView], concept_ids: list[str]
+    async def _index_extraction(
+        self, entries: list[IndexEntry], statements: list[StatementView], concept_ids: list[str]
     ) -> None:
-        entries = [
-            _observation_entry(
-                ObservationView(
-                    id=record.id, text=record.text, created_at=record.created_at or _now_ms(),
-                    source=record.source.name, metadata=record.metadata,
-                )
-            )
-        ]
-        entries += [_statement_entry(s) for s in statements]
+        entries = entries + [_statement_entry(s) for s in statements]
         entries += [
             IndexEntry(c.id, "concept", c.name, c.created_at)
             for c in await self.graph.get_concepts(concept_ids)
@@ -368,6 +518,16 @@ def _observation_entry(o: ObservationView) -> IndexEntry:
     # the speaker prefix doubles dense recall@10 on LoCoMo).
     text = f"{o.source}: {o.text}" if o.source else o.text
     return IndexEntry(o.id, "observation", text, o.created_at, {"source": o.source or "", **o.metadata})
+
+
+_NOT_CONTENT = frozenset({"the", "a", "an", "claim", "statement", "fact", "one", "old", "earlier", "previous",
+                          "that", "this", "about", "of", "my", "his", "her", "their"})
+
+
+def _content_words(text: str) -> set[str]:
+    # Crude singular so "mornings" meets "morning meetings".
+    words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in normalise_name(text).split()}
+    return words - _NOT_CONTENT
 
 
 def _worker(source: str) -> SourceSpec:

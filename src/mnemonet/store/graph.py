@@ -23,7 +23,8 @@ from mnemonet.model import (
     StatementView,
     WriteResult,
 )
-from mnemonet.model.records import StatementSpec, check_id, check_name, check_text
+from mnemonet.model.ids import derived_id
+from mnemonet.model.records import ConceptSpec, StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
 from mnemonet.store import graph_cypher as q
 from mnemonet.store.cypher_guard import check_read_only
@@ -31,7 +32,9 @@ from mnemonet.store.dialects.base import GraphDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 from mnemonet.store.graph_errors import UnknownReference, WriteConflict
 from mnemonet.store.graph_params import (
+    EXTRACTOR_KEY,
     claim_params,
+    extraction_params,
     inference_params,
     name_key,
     observation_params,
@@ -170,6 +173,91 @@ class GraphStore:
             raise UnknownReference("observation_id", [observation_id])
         return WriteResult(id=observation_id, created=created, statement_ids=[x.id for x in statements],
                            concept_ids=[c["id"] for c in params["concepts"]])
+
+    async def write_extraction(
+        self, observation_id: str, concepts: tuple[ConceptSpec, ...], statements: tuple[StatementSpec, ...],
+        topics: tuple[str, ...] = (), error: str | None = None,
+    ) -> WriteResult:
+        """Write the extraction of an observation with its done-marker, once, in one round trip.
+
+        The statements are asserted by the observation's source and carry its time.
+        ``created`` is False when the extraction was already written (nothing is written
+        then); ``UnknownReference`` if the observation does not exist. ``error`` records
+        why an extraction gave nothing (a malformed model result), so it is not retried forever.
+        """
+        check_id(observation_id, "observation_id")
+        if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
+            raise ValueError("statements: must be a tuple of StatementSpec")
+        if not isinstance(concepts, tuple) or not all(isinstance(x, ConceptSpec) for x in concepts):
+            raise ValueError("concepts: must be a tuple of ConceptSpec")
+        if error is not None:
+            error = check_text(error, "error", 1000)
+        topics = tuple(check_name(t, "topics", 80) for t in topics)
+        found = await self.get_observations([observation_id])
+        if not found:
+            raise UnknownReference("observation_id", [observation_id])
+        params = extraction_params(observation_id, concepts, statements, topics, found[0].created_at, _now_ms(), error)
+        cypher = q.extraction_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
+        outcome = await self.driver.write(cypher, params)
+        return WriteResult(id=observation_id, created=outcome.relationships_created > 0,
+                           statement_ids=[x.id for x in statements], concept_ids=[c["id"] for c in params["concepts"]])
+
+    async def extraction_state(self, observation_id: str) -> Literal["done", "pending", "failed", "none"] | None:
+        """Where the observation's extraction stands: ``done``, ``pending`` (written raw, not yet
+        extracted), ``failed`` (the model gave an unusable result), ``none`` (written with its
+        statements, before extraction was deferred); None if there is no such observation."""
+        rows = await self.driver.read(q.EXTRACTION_STATE, {"id": check_id(observation_id, "observation_id"),
+                                                           "extractor_key": EXTRACTOR_KEY})
+        if not rows:
+            return None
+        row = rows[0]
+        if row["done"]:
+            return "failed" if row["error"] else "done"
+        return "pending" if row["extraction"] == "pending" else "none"
+
+    async def pending_extractions(self, before: int, limit: int = 100) -> list[ObservationView]:
+        """Oldest observations written raw at or before ``before`` (epoch ms) whose extraction is not done."""
+        if isinstance(before, bool) or not isinstance(before, int):
+            raise ValueError("before: must be an epoch-ms integer")
+        params = {"before": before, "limit": self._limit(limit), "extractor_key": EXTRACTOR_KEY}
+        return [ObservationView(**_observation_row(r)) for r in await self.driver.read(q.PENDING_EXTRACTIONS, params)]
+
+    async def count_pending_extractions(self) -> int:
+        """How many observations wait for their extraction."""
+        rows = await self.driver.read(q.COUNT_PENDING_EXTRACTIONS, {"extractor_key": EXTRACTOR_KEY})
+        return int(rows[0]["n"]) if rows else 0
+
+    async def concept_keys_of(self, ids: list[str]) -> dict[str, set[str]]:
+        """Per item id, the normalised names (keys and alias keys) of the concepts it is about."""
+        out: dict[str, set[str]] = {}
+        for r in await self.driver.read(q.CONCEPT_KEYS_OF, {"ids": self._ids(ids)}):
+            out.setdefault(r["id"], set()).update([r["key"], *(r["alias_keys"] or [])])
+        return out
+
+    async def predicate_values(self, predicate: str, exclude: list[str]) -> tuple[int, int]:
+        """(subjects with a current value of ``predicate``, those with more than one from one source)."""
+        name = check_name(predicate, "predicate")
+        rows = await self.driver.read(q.PREDICATE_VALUES, {"predicate": name, "exclude": self._ids(exclude, "exclude")})
+        if not rows:
+            return 0, 0
+        return int(rows[0]["subjects"] or 0), int(rows[0]["multi_subjects"] or 0)
+
+    async def predicate_decision(self, predicate: str) -> tuple[str, str] | None:
+        """The remembered (cardinality, decided_by) of a predicate outside the schema, if decided."""
+        rows = await self.driver.read(q.PREDICATE_DECISION, {"name": check_name(predicate, "predicate")})
+        return (rows[0]["cardinality"], rows[0]["decided_by"]) if rows else None
+
+    async def record_predicate_decision(self, predicate: str, cardinality: str, decided_by: str) -> tuple[str, str]:
+        """Remember a predicate's cardinality once; returns the decision that stands (the first one)."""
+        name = check_name(predicate, "predicate")
+        if cardinality not in ("single", "multi"):
+            raise ValueError("cardinality: must be 'single' or 'multi'")
+        params = {"name": name, "id": derived_id("prd", name), "cardinality": cardinality,
+                  "decided_by": check_name(decided_by, "decided_by"), "now": _now_ms()}
+        await self._write_once_or_conflict(q.RECORD_PREDICATE_DECISION, params)
+        decision = await self.predicate_decision(name)
+        assert decision is not None  # just merged
+        return decision
 
     async def mark_statements_processed(self, source: SourceSpec, ids: list[str]) -> int:
         """Record that ``source`` has processed the statements (``PROCESSED``); unknown ids are skipped.

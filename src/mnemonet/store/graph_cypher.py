@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import itertools
 
+from mnemonet.store import graph_params
+
 # -- writes: observation ------------------------------------------------------
 
 _SOURCE_MERGE = """
@@ -29,7 +31,8 @@ _OBSERVATION_HEAD = """
 OPTIONAL MATCH (existing:Observation {id: $observation.id})
 WITH count(existing) AS existing_found WHERE existing_found = 0""" + _SOURCE_MERGE + """
 CREATE (w:Observation {id: $observation.id, raw_content: $observation.raw_content,
-        topics: $observation.topics, created_at: $now, metadata: $observation.metadata})
+        topics: $observation.topics, created_at: $now, metadata: $observation.metadata,
+        extraction: $observation.extraction})
 CREATE (w)-[:RECORDED_BY]->(src)"""
 
 # Concept get-or-create: look each requested key up as a concept key and as an
@@ -106,6 +109,24 @@ CREATE (src)-[:PROCESSED {created_at: $now}]->(w)"""
 def inference_write(concepts: bool, relations: bool, statements: bool) -> str:
     """The write statement for an inference result (claims DERIVED_FROM the observation, plus the marker)."""
     return _with_stages(_INFERENCE_HEAD, concepts, relations, statements)
+
+
+# The extraction of an observation written raw (``extraction: 'pending'``): its concepts and
+# statements, asserted by the observation's own source, with the done-marker (``PROCESSED`` from
+# the extractor source). The marker makes it exactly once: a second extraction finds it and
+# writes nothing. Statements carry the observation's time ($now): they hold from when they were said.
+_EXTRACTION_HEAD = """
+MATCH (w:Observation {id: $observation.id})-[:RECORDED_BY]->(src:Source)
+OPTIONAL MATCH (w)<-[done:PROCESSED]-(:Source {key: $extractor.key})
+WITH src, w, count(done) AS done_found WHERE done_found = 0
+MERGE (ex:Source {key: $extractor.key})
+ON CREATE SET ex.id = $extractor.id, ex.name = $extractor.name, ex.kind = $extractor.kind, ex.created_at = $done_at
+CREATE (ex)-[:PROCESSED {created_at: $done_at, topics: $topics, error: $error}]->(w)"""
+
+
+def extraction_write(concepts: bool, relations: bool, statements: bool) -> str:
+    """The write statement for the extraction of a raw observation (statements plus the done-marker)."""
+    return _with_stages(_EXTRACTION_HEAD, concepts, relations, statements)
 
 
 def _with_stages(head: str, concepts: bool, relations: bool, statements: bool) -> str:
@@ -277,10 +298,13 @@ RETURN DISTINCT r.relation AS relation, sub.id AS id, sub.name AS name, sub.kind
        sub.aliases AS aliases, sub.created_at AS created_at
 ORDER BY relation, name""").strip()
 
+# Topics of an observation written raw come with its extraction (on the done-marker, of which
+# there is at most one: the extraction write refuses a second).
 _OBSERVATION_VIEW = """
 OPTIONAL MATCH (o)-[:RECORDED_BY]->(src:Source)
+OPTIONAL MATCH (o)<-[ex:PROCESSED]-(:Source {key: '""" + graph_params.EXTRACTOR_KEY + """'})
 RETURN o.id AS id, o.raw_content AS text, o.created_at AS created_at, src.name AS source,
-       o.topics AS topics, o.metadata AS metadata"""
+       coalesce(ex.topics, o.topics) AS topics, o.metadata AS metadata"""
 
 RECENT_OBSERVATIONS = ("""
 MATCH (o:Observation) WHERE o.created_at >= $since
@@ -297,11 +321,34 @@ MATCH (o:Observation) WHERE o.id IN $ids""" + _OBSERVATION_VIEW + _BY_RECENCY).s
 
 # -- worker progress: what a worker source has done, read back from the graph ----
 
+# An observation still waiting for its extraction is not offered to workers yet: its
+# concepts (and their aliases) come with the extraction, which workers build on.
 PENDING_OBSERVATIONS = ("""
 MATCH (o:Observation)
 OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $source_key})
 WITH o, count(done) AS done_found WHERE done_found = 0
+OPTIONAL MATCH (o)<-[ex:PROCESSED]-(:Source {key: '""" + graph_params.EXTRACTOR_KEY + """'})
+WITH o, count(ex) AS extracted WHERE coalesce(o.extraction, 'none') <> 'pending' OR extracted > 0
 WITH o ORDER BY o.created_at, o.id LIMIT $limit""" + _OBSERVATION_VIEW + _BY_AGE).strip()
+
+# Observations written raw whose extraction is not done, recorded at or before $before (so an
+# extraction still running inline is left to its caller).
+PENDING_EXTRACTIONS = ("""
+MATCH (o:Observation {extraction: 'pending'}) WHERE o.created_at <= $before
+OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $extractor_key})
+WITH o, count(done) AS done_found WHERE done_found = 0
+WITH o ORDER BY o.created_at, o.id LIMIT $limit""" + _OBSERVATION_VIEW + _BY_AGE).strip()
+
+COUNT_PENDING_EXTRACTIONS = """
+MATCH (o:Observation {extraction: 'pending'})
+OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $extractor_key})
+WITH o, count(done) AS done_found WHERE done_found = 0
+RETURN count(o) AS n""".strip()
+
+EXTRACTION_STATE = """
+MATCH (o:Observation {id: $id})
+OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $extractor_key})
+RETURN o.extraction AS extraction, count(done) AS done, head(collect(done.error)) AS error""".strip()
 
 PENDING_STATEMENTS = ("""
 MATCH (s:Statement)
@@ -394,7 +441,41 @@ RETURN sid AS seed, c.name AS concept, degree, n.id AS id, CASE WHEN n:Observati
 ORDER BY degree, seed, id
 LIMIT $limit""".strip()
 
-LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source")
+# The concept keys (and alias keys) each item is about: MENTIONS of an observation, ABOUT_* of a statement.
+CONCEPT_KEYS_OF = """
+UNWIND $ids AS iid
+OPTIONAL MATCH (:Observation {id: iid})-[:MENTIONS]->(c1:Concept)
+OPTIONAL MATCH (:Statement {id: iid})-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c2:Concept)
+WITH iid, collect(DISTINCT c1) + collect(DISTINCT c2) AS cs
+UNWIND cs AS c
+RETURN iid AS id, c.key AS key, c.alias_keys AS alias_keys""".strip()
+
+# -- predicate cardinality: learned from the data, or decided once and remembered ----
+
+# Per subject, the most distinct current (not superseded, not negated) values of the
+# predicate that one source asserts; statements in $exclude (the ones being checked) left out.
+PREDICATE_VALUES = """
+MATCH (s:Statement {predicate: $predicate})-[:ABOUT_SUBJECT]->(subj:Concept)
+WHERE NOT s.id IN $exclude AND NOT coalesce(s.negated, false)
+OPTIONAL MATCH (s)<-[sup:SUPERSEDES]-()
+WITH s, subj, sup WHERE sup IS NULL
+MATCH (s)-[:ABOUT_OBJECT]->(obj:Concept)
+MATCH (s)-[:ASSERTED_BY]->(src:Source)
+WITH subj, src, count(DISTINCT obj) AS values
+WITH subj, max(values) AS values
+RETURN count(subj) AS subjects, sum(CASE WHEN values > 1 THEN 1 ELSE 0 END) AS multi_subjects""".strip()
+
+PREDICATE_DECISION = """
+MATCH (p:Predicate {name: $name})
+RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
+
+# The first decision wins: a racing second worker's MERGE finds the node and changes nothing.
+RECORD_PREDICATE_DECISION = """
+MERGE (p:Predicate {name: $name})
+ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_by, p.created_at = $now
+RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
+
+LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate")
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
     "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED",
@@ -420,6 +501,7 @@ def all_queries() -> dict[str, str]:
     for flags in itertools.product((False, True), repeat=3):
         found["observation_write" + "".join(str(int(f)) for f in flags)] = observation_write(*flags)
         found["inference_write" + "".join(str(int(f)) for f in flags)] = inference_write(*flags)
+        found["extraction_write" + "".join(str(int(f)) for f in flags)] = extraction_write(*flags)
     for flags in itertools.product((False, True), repeat=4):
         found["claim_write" + "".join(str(int(f)) for f in flags)] = claim_write(*flags)
     # Flags that do not change the text (no concepts -> no later stages) give duplicates.

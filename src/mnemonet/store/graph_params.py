@@ -35,6 +35,11 @@ def source_key(kind: str, name: str) -> str:
     return f"{kind}:{name_key(name, 'source.name')}"
 
 
+# The source whose ``PROCESSED`` marker says an observation's extraction is done.
+EXTRACTOR = SourceSpec(name="extractor", kind="system")
+EXTRACTOR_KEY = source_key(EXTRACTOR.kind, EXTRACTOR.name)
+
+
 def source_params(source: SourceSpec) -> dict[str, Any]:
     key = source_key(source.kind, source.name)
     return {"key": key, "id": derived_id("src", key), "name": source.name, "kind": source.kind}
@@ -140,6 +145,7 @@ def observation_params(obs: ObservationRecord, now: int) -> dict[str, Any]:
         "observation": {
             "id": obs.id, "raw_content": obs.text, "topics": list(obs.topics),
             "metadata": json.dumps(obs.metadata, sort_keys=True),
+            "extraction": "pending" if obs.extraction_pending else None,
         },
         "concepts": plan.params(),
         "relations": plan.relations,
@@ -172,6 +178,33 @@ def inference_params(
         "statements": [
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
              "tense": s.tense, "valid_at": s.valid_at,
+             "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
+            for s in statements
+        ],
+    }
+
+
+def extraction_params(
+    observation_id: str, concepts: tuple[ConceptSpec, ...], statements: tuple[StatementSpec, ...],
+    topics: tuple[str, ...], said_at: int, now: int, error: str | None = None,
+) -> dict[str, Any]:
+    """Parameters for ``graph_cypher.extraction_write``: an observation's extraction, done once."""
+    ids = [s.id for s in statements]
+    if len(set(ids)) != len(ids):
+        raise ValueError("extraction.statements: statement ids must be distinct")
+    plan = ConceptPlan()
+    for spec in concepts:
+        plan.add_spec(spec, mention=True)
+    for st in statements:
+        plan.add(st.subject, "thing", (), True, "statement.subject")
+        plan.add(st.object, "thing", (), True, "statement.object")
+    plan.add_relations(concepts)
+    return {
+        "now": said_at, "done_at": now, "extractor": source_params(EXTRACTOR),
+        "observation": {"id": observation_id}, "topics": list(topics), "error": error,
+        "concepts": plan.params(), "relations": plan.relations,
+        "statements": [
+            {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in statements
         ],

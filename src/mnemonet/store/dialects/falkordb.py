@@ -27,6 +27,7 @@ _INDEXES: tuple[tuple[str, str], ...] = (
     ("Statement", "id"), ("Statement", "created_at"),
     ("Observation", "id"), ("Observation", "created_at"),
     ("Source", "key"), ("Source", "id"),
+    ("Statement", "predicate"), ("Observation", "extraction"), ("Predicate", "name"),
 )
 
 

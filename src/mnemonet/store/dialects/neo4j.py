@@ -19,9 +19,12 @@ from mnemonet.store.graph_errors import GraphStoreError, ReadOnlyViolation, Writ
 
 _UNIQUE: tuple[tuple[str, str], ...] = (
     ("Concept", "key"), ("Concept", "id"), ("Statement", "id"), ("Observation", "id"),
-    ("Source", "key"), ("Source", "id"),
+    ("Source", "key"), ("Source", "id"), ("Predicate", "name"),
 )
-_INDEXED: tuple[tuple[str, str], ...] = (("Statement", "created_at"), ("Observation", "created_at"))
+_INDEXED: tuple[tuple[str, str], ...] = (
+    ("Statement", "created_at"), ("Observation", "created_at"), ("Statement", "predicate"),
+    ("Observation", "extraction"),
+)
 
 SCHEMA: tuple[str, ...] = tuple(
     f"CREATE CONSTRAINT {label.lower()}_{prop}_unique IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"

@@ -1,0 +1,131 @@
+"""Resolution policy (pure) and predicate cardinality beyond the schema (on the real store)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mnemonet.agents import Ownership, ValidationAgent
+from mnemonet.agents.resolution import resolve
+from mnemonet.llm import make_language_model
+from mnemonet.llm.cardinality import rule_cardinality
+from mnemonet.model.views import StatementView
+from mnemonet.service import MemoryService
+from mnemonet.settings import Settings
+
+HOUR_MS = 3_600_000
+
+
+def _st(id: str, source: str, obj: str, *, confidence: float = 0.9, at: int = 0) -> StatementView:
+    return StatementView(id=id, subject="kim", predicate="lives_in", object=obj, confidence=confidence,
+                         created_at=at, source=source)
+
+
+@pytest.mark.parametrize(("old", "new", "trust", "winner", "reason"), [
+    # same source: newer supersedes, unless less confident
+    (_st("a", "alice", "Paris"), _st("b", "alice", "Rome", at=1000), {}, "b", "newer lives_in from alice"),
+    (_st("a", "alice", "Paris"), _st("b", "alice", "Rome", confidence=0.5, at=1000), {}, None, "less confident"),
+    # different sources, equal weight, seconds apart: open
+    (_st("a", "alice", "Paris"), _st("b", "bob", "Rome", at=1000), {}, None, "equal weight"),
+    # different sources, equal weight, days apart: the newer is a change
+    (_st("a", "alice", "Paris"), _st("b", "bob", "Rome", at=48 * HOUR_MS), {}, "b", "newer lives_in from bob"),
+    # trust decides, whichever is newer
+    (_st("a", "alice", "Paris"), _st("b", "bob", "Rome", at=1000), {"alice": 2.0}, "a", "alice outweighs bob"),
+    (_st("a", "alice", "Paris"), _st("b", "bob", "Rome", at=1000), {"bob": 2.0}, "b", "bob outweighs alice"),
+    # confidence decides: a hedged claim loses to a confident one
+    (_st("a", "alice", "Paris"), _st("b", "bob", "Rome", confidence=0.5, at=1000), {}, "a", "alice outweighs bob"),
+])
+def test_resolution_policy(old: StatementView, new: StatementView, trust: dict[str, float], winner: str | None,
+                           reason: str) -> None:
+    outcome = resolve(new, old, True, Settings(source_trust=trust))
+    assert (outcome.winner.id if outcome.winner else None) == winner
+    assert reason in outcome.reason
+    if winner is not None:
+        assert outcome.loser is not None and outcome.loser.id != winner
+
+
+def test_a_not_temporal_conflict_between_equal_sources_stays_open_however_far_apart() -> None:
+    old, new = _st("a", "alice", "Paris"), _st("b", "bob", "Rome", at=48 * HOUR_MS)
+    assert resolve(new, old, False, Settings()).winner is None
+
+
+@pytest.mark.parametrize(("predicate", "expected"), [
+    ("has_manager", "single"), ("has_email", "single"), ("works_at", "single"), ("lives_in", "single"),
+    ("drives", "single"), ("likes", "multi"), ("knows", "multi"), ("visited", "multi"), ("owns", "multi"),
+    ("has_child", "multi"), ("has_skill", "multi"), ("wrote", "multi"),
+])
+def test_offline_cardinality_rule(predicate: str, expected: str) -> None:
+    assert rule_cardinality(predicate) == expected
+
+
+class NoQuestions:
+    """A language model that fails the test if the validator asks it anything."""
+
+    name = "no-questions"
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"the validator asked the model: {name}")
+
+
+async def _open_and_superseded(service: MemoryService) -> tuple[set[frozenset[str]], set[str]]:
+    open_pairs = {frozenset((c.a.object, c.b.object)) for c in await service.get_unresolved_contradictions(50)}
+    superseded = {s.object for s in await service.graph.recent_statements(100) if s.superseded_by}
+    return open_pairs, superseded
+
+
+async def test_cardinality_learned_from_the_data_without_asking(service: MemoryService, agent_settings: Settings
+                                                               ) -> None:
+    for i, person in enumerate(["ann", "ben", "cat"]):  # each subject drives one car: single-valued
+        await service.claim(f"{person} drives_car: Car{i}", source="alice", idempotency_key=f"d{i}")
+    agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), NoQuestions())
+    await agent.drain()
+    await service.claim("ann drives_car: Tesla", source="alice", idempotency_key="d-new")
+    await agent.drain()
+    open_pairs, superseded = await _open_and_superseded(service)
+    assert superseded == {"Car0"}
+    assert await service.graph.predicate_decision("drives_car") is None  # learned, not a remembered decision
+
+
+async def test_several_values_from_one_source_teach_multi(service: MemoryService, agent_settings: Settings) -> None:
+    await service.claim("dan speaks_language: French", source="alice", idempotency_key="s1")
+    await service.claim("dan speaks_language: Dutch", source="alice", idempotency_key="s2")
+    agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), make_language_model(agent_settings))
+    await agent.drain()  # a brand-new predicate, one subject: asked (offline rule: multi), remembered
+    decision = await service.graph.predicate_decision("speaks_language")
+    assert decision == ("multi", "language model (offline (rule-based))")
+    await service.claim("eve speaks_language: Greek", source="bob", idempotency_key="s3")
+    await service.claim("eve speaks_language: Latin", source="bob", idempotency_key="s4")
+    before = agent.stats()["llm_calls"]
+    await agent.drain()
+    assert agent.stats()["llm_calls"] == before  # asked once per predicate
+    assert (await service.graph.counts())["CONTRADICTS"] == 0
+
+
+async def test_my_manager_changes_supersede_and_two_sources_conflict(service: MemoryService,
+                                                                    agent_settings: Settings) -> None:
+    await service.claim("alice has_manager: Tom", source="alice", idempotency_key="m1")
+    await service.claim("alice has_manager: Priya", source="alice", idempotency_key="m2")
+    await service.claim("zoe has_manager: Tom", source="alice", idempotency_key="m3")
+    await service.claim("zoe has_manager: Priya", source="bob", idempotency_key="m4")
+    agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), make_language_model(agent_settings))
+    await agent.drain()
+    statements = await service.graph.recent_statements(20)
+    [old] = [s for s in statements if s.subject == "alice" and s.object == "Tom"]
+    [new] = [s for s in statements if s.subject == "alice" and s.object == "Priya"]
+    assert old.superseded_by == [new.id]  # same speaker: the newer manager supersedes
+    [conflict] = await service.get_unresolved_contradictions(10)  # two speakers, equal weight: open
+    assert {conflict.a.source, conflict.b.source} == {"alice", "bob"} and conflict.a.subject == "zoe"
+    rows = await service.graph.read_query(
+        "MATCH (a:Statement)-[r:SUPERSEDES]->(b:Statement) RETURN r.reason AS reason")
+    assert [r["reason"] for r in rows] == [rows[0]["reason"]] and "newer has_manager from alice" in rows[0]["reason"]
+
+
+async def test_a_trusted_source_wins_a_conflict(service: MemoryService, agent_settings: Settings) -> None:
+    settings = agent_settings.model_copy(update={"source_trust": {"bob": 2.0}})
+    await service.claim("zoe lives in Oslo", source="bob", idempotency_key="t1")
+    await service.claim("zoe lives in Lima", source="alice", idempotency_key="t2")
+    agent = ValidationAgent(service, settings, Ownership.solo("v1"), make_language_model(settings))
+    await agent.drain()
+    open_pairs, superseded = await _open_and_superseded(service)
+    assert superseded == {"Lima"} and open_pairs == set()

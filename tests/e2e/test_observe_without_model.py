@@ -1,0 +1,94 @@
+"""The observation is the record, across real nodes: written while no llm peer exists, extracted once one joins.
+
+A store+embed node (its language model is the p2p proxy to llm peers), an
+inference node, a client node; no llm node. Observations are acknowledged as
+pending; when an llm node joins, the inference worker has each extracted
+exactly once (one done-marker, one set of statements) within 30 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+from netsupport import NodeFactory, eventually, sees_all
+
+from mnemonet.embed import make_embedder
+from mnemonet.llm import make_language_model
+from mnemonet.p2p.client import RemoteLanguageModel
+from mnemonet.service import MemoryService, build_memory_service
+from mnemonet.settings import Settings
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+
+# request_timeout: observe embeds on the CPU; a loaded 2-core machine can take seconds.
+TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05, extraction_grace=0.5,
+              request_timeout=30.0)
+
+
+@pytest.fixture
+async def store_service(falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
+                        ) -> AsyncIterator[MemoryService]:
+    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
+                        database_url=postgres_url, extraction_grace=0.5)
+    service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
+                                         vector_schema=unique_name)
+    yield service
+    await service.close()
+
+
+async def _extraction_ledger(service: MemoryService) -> dict[str, tuple[int, int]]:
+    """Per observation: extraction done-markers, and statements its speaker asserted from it."""
+    rows = await service.graph.read_query(
+        "MATCH (o:Observation)-[:RECORDED_BY]->(src:Source) "
+        "OPTIONAL MATCH (o)<-[m:PROCESSED]-(:Source {name: 'extractor'}) "
+        "WITH o, src, count(m) AS marks "
+        "OPTIONAL MATCH (o)<-[:DERIVED_FROM]-(s:Statement)-[:ASSERTED_BY]->(src) "
+        "RETURN o.id AS id, marks, count(s) AS statements", {})
+    return {r["id"]: (r["marks"], r["statements"]) for r in rows}
+
+
+async def test_observe_with_no_llm_peer_is_acknowledged_then_extracted_once_when_one_joins(
+    make_node: NodeFactory, store_service: MemoryService
+) -> None:
+    store = await make_node({"store", "embed"}, providers={"store": store_service}, **TIMERS)
+    store_service.llm = RemoteLanguageModel(store)  # what a store node without llm is wired with
+    inference = await make_node({"inference"}, seed=store, **TIMERS)
+    client = await make_node({"cli"}, seed=store, **TIMERS)
+    await eventually(lambda: sees_all([store, inference, client]), 5.0, "three nodes joined")
+
+    texts = ["Dana works at Initech", "Erin lives in Oslo", "Frank likes jazz"]
+    results = [await client.client.observe(t, source="alice", idempotency_key=f"k{i}") for i, t in enumerate(texts)]
+    assert all(r.created and r.pending and not r.statements for r in results)
+    assert all("no language model answered" in (r.extraction_error or "") for r in results)
+    assert (await client.client.stats())["extractions_pending"] == 3
+    assert [o.text for o in await client.client.get_recent_observations(10)] == texts[::-1]  # kept whole
+
+    llm = await make_node({"llm"}, seed=store, **TIMERS)
+    await eventually(lambda: sees_all([store, inference, client, llm]), 5.0, "the llm node joined")
+
+    async def extracted() -> bool:
+        return (await store_service.stats())["extractions_pending"] == 0
+
+    took = await _wait(extracted, 30.0)
+    ledger = await _extraction_ledger(store_service)
+    assert ledger == {r.observation_id: (1, 1) for r in results}  # each extracted exactly once
+    sentences = {s.sentence() for s in await store_service.get_recent_statements(20) if s.source == "alice"}
+    assert sentences == set(texts)
+    # The marker commits before the reply reaches the worker: let the replies land.
+    await eventually(lambda: inference.worker_stats()[0]["extracted"] == 3, 10.0, "the worker counted 3")
+    # A retried observe now returns the extraction, without another one.
+    again = await client.client.observe(texts[0], source="alice", idempotency_key="k0")
+    assert not again.created and not again.pending
+    assert [s.sentence() for s in again.statements if s.source == "alice"] == [texts[0]]
+    assert await _extraction_ledger(store_service) == ledger
+    print(f"\nextracted 3 pending observations {took:.2f}s after the llm node joined")
+
+
+async def _wait(check: Callable[[], Awaitable[bool]], within: float) -> float:
+    start = time.monotonic()
+    while not await check():
+        assert time.monotonic() - start < within, f"not extracted within {within}s"
+        await asyncio.sleep(0.1)
+    return time.monotonic() - start

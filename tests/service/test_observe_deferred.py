@@ -1,0 +1,133 @@
+"""The observation is the record: kept and acknowledged when no language model answers, extracted once later."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from mnemonet.embed.base import Embedder
+from mnemonet.llm import make_language_model
+from mnemonet.llm.base import Extraction
+from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
+from mnemonet.service import MemoryService, build_memory_service
+from mnemonet.settings import Settings
+
+
+class SwitchableModel:
+    """The offline model behind a switch: ``down`` raises as a provider past its retries would."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.inner = make_language_model(settings)
+        self.down: type[LanguageModelError] | None = LanguageModelUnavailable
+        self.extractions = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def extract_observation(self, text: str, source: str) -> Extraction:
+        if self.down is not None:
+            raise self.down("anthropic: gave up after 3 attempt(s): HTTP 529: overloaded")
+        self.extractions += 1
+        return await self.inner.extract_observation(text, source)
+
+
+@pytest.fixture
+async def switchable(
+    service_settings: Settings, embedder: Embedder, unique_name: str
+) -> AsyncIterator[tuple[MemoryService, SwitchableModel]]:
+    settings = service_settings.model_copy(update={"extraction_grace": 0.0})
+    model = SwitchableModel(settings)
+    svc = await build_memory_service(settings, model, embedder, vector_schema=unique_name)
+    yield svc, model
+    await svc.close()
+
+
+async def test_observe_without_a_model_is_kept_acknowledged_and_pending(
+    switchable: tuple[MemoryService, SwitchableModel],
+) -> None:
+    svc, model = switchable
+    result = await svc.observe("Dana works at Initech", source="alice", idempotency_key="k1",
+                               metadata={"channel": "chat"})
+    assert result.created and result.pending and result.statements == []
+    assert "no language model answered" in (result.extraction_error or "")
+    [kept] = await svc.graph.get_observations([result.observation_id])
+    assert (kept.text, kept.source, kept.metadata) == ("Dana works at Initech", "alice", {"channel": "chat"})
+    assert (await svc.stats())["extractions_pending"] == 1
+    assert [o.id for o in await svc.pending_extractions()] == [result.observation_id]
+    # Search finds it already: the raw text is indexed on the first write.
+    hits = await svc.search("Initech", kinds=["observation"], mode="hybrid")
+    assert [h.id for h in hits] == [result.observation_id]
+
+
+async def test_pending_extraction_is_done_exactly_once_when_the_model_returns(
+    switchable: tuple[MemoryService, SwitchableModel],
+) -> None:
+    svc, model = switchable
+    obs = await svc.observe("Dana works at Initech", source="alice", idempotency_key="k1")
+    assert obs.pending
+    still = await svc.complete_extraction(obs.observation_id)  # the model is still down
+    assert still.pending and await svc.graph.extraction_state(obs.observation_id) == "pending"
+
+    model.down = None
+    done = await svc.complete_extraction(obs.observation_id)
+    assert not done.pending and [s.sentence() for s in done.statements] == ["Dana works at Initech"]
+    [statement] = done.statements
+    assert statement.source == "alice" and statement.derived_from == [obs.observation_id]
+    [kept] = await svc.graph.get_observations([obs.observation_id])
+    assert statement.created_at == kept.created_at  # it holds from when it was said
+    assert "initech" in kept.topics  # topics arrive with the extraction
+
+    again = await svc.complete_extraction(obs.observation_id)  # a second worker, or a retry
+    retried = await svc.observe("Dana works at Initech", source="alice", idempotency_key="k1")
+    assert [s.id for s in again.statements] == [s.id for s in retried.statements] == [statement.id]
+    assert model.extractions == 1  # done once: neither the repeat nor the retried observe asked again
+    assert not retried.created and not retried.pending
+    assert (await svc.stats())["extractions_pending"] == 0
+    assert await svc.pending_extractions() == []
+    counts = (await svc.stats())["graph"]
+    assert counts["Statement"] == 1
+
+
+async def test_a_retried_observe_finishes_a_pending_extraction(
+    switchable: tuple[MemoryService, SwitchableModel],
+) -> None:
+    svc, model = switchable
+    first = await svc.observe("Bob lives in Paris", idempotency_key="req-1")
+    assert first.pending
+    model.down = None
+    second = await svc.observe("Bob lives in Paris", idempotency_key="req-1")
+    assert not second.created and not second.pending
+    assert [s.sentence() for s in second.statements] == ["Bob lives in Paris"]
+
+
+async def test_a_malformed_result_is_retried_once_by_the_worker_then_recorded(
+    switchable: tuple[MemoryService, SwitchableModel],
+) -> None:
+    svc, model = switchable
+    model.down = LanguageModelError
+    obs = await svc.observe("Erin likes tea", idempotency_key="m1")
+    assert obs.pending and "the language model failed" in (obs.extraction_error or "")
+    final = await svc.complete_extraction(obs.observation_id)
+    assert not final.pending and final.extraction_error
+    assert await svc.graph.extraction_state(obs.observation_id) == "failed"
+    assert await svc.pending_extractions() == []  # not retried forever
+
+
+async def test_complete_extraction_refuses_an_unknown_observation(
+    switchable: tuple[MemoryService, SwitchableModel],
+) -> None:
+    svc, _ = switchable
+    with pytest.raises(ValueError, match="observation_id: no observation"):
+        await svc.complete_extraction("obs-0123456789abcdef0123456789abcdef")
+    with pytest.raises(ValueError, match="observation_id"):
+        await svc.complete_extraction("not an id; MATCH (n) DETACH DELETE n")
+
+
+async def test_inline_extraction_leaves_nothing_pending(service: MemoryService) -> None:
+    result = await service.observe("Carol lives in Rome")
+    assert not result.pending and result.extraction_error is None
+    assert [s.sentence() for s in result.statements] == ["Carol lives in Rome"]
+    assert await service.graph.extraction_state(result.observation_id) == "done"
+    assert (await service.stats())["extractions_pending"] == 0
