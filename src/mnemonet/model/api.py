@@ -48,11 +48,20 @@ class Recall(BaseModel):
 
 
 class Answer(BaseModel):
+    """``text`` leads with the current answer in one sentence, then evidence, changes and conflicts.
+
+    ``confidence`` is the answering statement's confidence weighed by agreement
+    (0 when nothing answers); ``degraded`` is true when no language model
+    answered and the text was composed by rule from ``recall`` alone.
+    """
+
     query: str
     text: str
     cited: list[str] = Field(default_factory=list)
     recall: Recall
     provider: str
+    confidence: float = 0.0
+    degraded: bool = False
 
 
 class InferredClaim(BaseModel):
@@ -61,11 +70,13 @@ class InferredClaim(BaseModel):
 
 
 class ConsolidationWork(BaseModel):
-    """A concept due a summary: the statements no summary covers yet, and the newest summary to build on."""
+    """A concept due a summary: its current statements (superseded ones left out), the open conflicts
+    among them, and the current summary the new one will supersede."""
 
     concept_id: str
     concept: str
     statements: list[StatementView] = Field(default_factory=list)
+    conflicts: list[ContradictionView] = Field(default_factory=list)
     previous: StatementView | None = None
 
 

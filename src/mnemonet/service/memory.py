@@ -1,13 +1,15 @@
 """``MemoryService``: observe, claim and remember over the graph, the vector index and a language model.
 
-Budget: exactly one language-model call per ``observe``, ``claim`` and
-``remember``; the counts are in ``stats()``. Writes derive every id from the
+Budget: exactly one language-model call per ``observe`` and ``claim``, at most
+one per ``remember`` (none when memory holds nothing to answer with); the
+counts are in ``stats()``. Writes derive every id from the
 caller's idempotency key, so a retried call lands on the same nodes and the
 store turns it into a no-op.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from typing import Any
@@ -43,12 +45,15 @@ from mnemonet.model.views import (
     StatementView,
     WriteResult,
 )
+from mnemonet.service.answer import accept_phrasing, compose
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
-from mnemonet.service.recall import build_recall, memory_lines
+from mnemonet.service.recall import build_recall
 from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vectors import VectorStore
+
+log = logging.getLogger(__name__)
 
 MAX_LIMIT = 500
 MAX_LOAD_IDS = 100
@@ -221,14 +226,27 @@ class MemoryService:
         return await build_recall(self.graph, query, hits)
 
     async def remember(self, query: str) -> Answer:
-        """Answer a question from memory, citing what the answer rests on."""
+        """Answer a question from memory: the current answer first, then evidence, changes and conflicts.
+
+        The composition is deterministic (``service.answer``); the language model only phrases the
+        lead sentence. When no model answers (no llm peer, provider down) the rule-made lead stands
+        and the answer says it is degraded: ``remember`` works whenever ``recall`` does.
+        """
         recall = await self.recall(query)
-        lines = memory_lines(recall, self.settings.remember_context_chars)
-        written = await self._llm("remember", self.llm.answer(recall.query, lines))
-        known = {line_id for line_id, _ in lines}
+        composition = compose(recall, self.settings.answer_evidence_max)
+        lead, degraded = None, False
+        if composition.lead_id is not None:
+            try:
+                written = await self._llm("remember", self.llm.answer(recall.query, composition.memory()))
+            except Exception:  # any failure of the model degrades the answer; CancelledError still propagates
+                log.warning("remember: the language model did not answer; composing by rule", exc_info=True)
+                degraded = True
+            else:
+                lead = accept_phrasing(composition, written.text, self.settings.answer_lead_max_chars)
         return Answer(
-            query=recall.query, text=written.text, cited=[c for c in written.cited if c in known],
-            recall=recall, provider=self.llm.name,
+            query=recall.query, text=composition.text(lead, degraded=degraded), cited=composition.cited,
+            recall=recall, provider="rule-based composer (degraded)" if degraded else self.llm.name,
+            confidence=composition.confidence, degraded=degraded,
         )
 
     async def infer(self, observation_text: str) -> list[InferredClaim]:
