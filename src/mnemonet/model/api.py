@@ -70,14 +70,13 @@ class InferredClaim(BaseModel):
 
 
 class ConsolidationWork(BaseModel):
-    """A concept due a summary: its current statements (superseded ones left out), the open conflicts
-    among them, and the current summary the new one will supersede."""
+    """A concept due a summary: what it may state, its current statements (superseded ones left out)
+    and the open conflicts between sources among them (stated as unresolved, never as facts)."""
 
     concept_id: str
     concept: str
     statements: list[StatementView] = Field(default_factory=list)
     conflicts: list[ContradictionView] = Field(default_factory=list)
-    previous: StatementView | None = None
 
 
 LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
@@ -146,9 +145,11 @@ class MemoryAPI(Protocol):
         ...
 
     async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
-        """Concepts with at least ``min_new`` statements no summary by ``source`` covers yet."""
+        """Concepts due a summary by ``source``: ``min_new`` current statements no summary of its covers yet,
+        or a summary resting on a statement superseded or contradicted since."""
         ...
 
     async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
-        """Store a summary statement about a concept, DERIVED_FROM every statement it rests on."""
+        """Store a summary statement about a concept, DERIVED_FROM every statement it rests on; it
+        supersedes the source's previous summary of the concept."""
         ...

@@ -47,7 +47,7 @@ from mnemonet.model.views import (
 )
 from mnemonet.service.answer import accept_phrasing, compose
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
-from mnemonet.service.recall import build_recall
+from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
@@ -191,30 +191,35 @@ class MemoryService:
         return await self.graph.link_statements(kind, from_id, to_id, reason, _worker(source))
 
     async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
-        """Concepts with at least ``min_new`` statements no summary by ``source`` rests on yet, with those
-        statements (oldest first, at most ``llm_max_summary_statements``) and the newest summary."""
+        """Concepts due a summary by ``source`` (``GraphStore.consolidation_candidates``), each with what a
+        summary may state: its current statements (at most ``llm_max_summary_statements``, oldest first;
+        superseded ones and the earlier side of a one-source contradiction left out) and its open
+        conflicts between sources."""
         worker = _worker(source)
         out = []
-        for concept_id, name, fresh in await self.graph.consolidation_candidates(worker, min_new, _limit(limit)):
-            views = await self.graph.get_statements(fresh[: self.settings.llm_max_summary_statements])
-            views.sort(key=lambda v: (v.created_at, v.id))
-            previous = await self.graph.latest_summary(worker, concept_id)
-            out.append(ConsolidationWork(concept_id=concept_id, concept=name, statements=views, previous=previous))
+        for concept_id, name in await self.graph.consolidation_candidates(worker, min_new, _limit(limit)):
+            current = await self.graph.current_statements_of(concept_id, self.settings.llm_max_summary_statements)
+            facts, conflicts = settle(current)
+            out.append(ConsolidationWork(concept_id=concept_id, concept=name, statements=facts, conflicts=conflicts))
         return out
 
     async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
-        """Store a summary about a concept, DERIVED_FROM its basis, and embed it as kind ``summary``.
+        """Store a summary about a concept, DERIVED_FROM its basis, superseding the source's current summary
+        of the concept, and embed it as kind ``summary``.
 
-        Its id derives from (source, concept, basis), so a retry or a racing twin is absorbed.
+        Its id derives from (source, concept, basis, text), so a retry is absorbed, and a summary of the
+        same statements that now reads differently (a conflict opened) is a new one.
         """
         worker = _worker(source)
         text = check_text(text, "text", self.settings.llm_summary_max_chars)
         if not isinstance(derived_from, list) or not derived_from or len(derived_from) > MAX_LIMIT:
             raise ValueError(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
-        statement_id = derived_id("st", worker.name, check_id(concept_id, "concept_id"), *sorted(set(derived_from)))
+        concept_id = check_id(concept_id, "concept_id")
+        statement_id = derived_id("st", worker.name, concept_id, *sorted(set(derived_from)), text)
         result = await self.graph.write_summary(statement_id, concept_id, text, derived_from, worker)
         if result.created:
-            await self.indexer.index_quietly([IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})])
+            entry = IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})
+            await self.indexer.index_quietly([entry])
         return result
 
     # -- reads ---------------------------------------------------------------

@@ -67,3 +67,20 @@ def earlier_side(c: ContradictionView) -> tuple[StatementView, StatementView]:
     if newer.confidence < older.confidence:
         return newer, older
     return older, newer
+
+
+def settle(statements: list[StatementView]) -> tuple[list[StatementView], list[ContradictionView]]:
+    """The facts and open conflicts among ``statements`` (current ones): of a contradiction within one
+    source the earlier side is left out, as ``earlier_side`` reads it; one between sources is a conflict,
+    and its sides are stated only as that conflict."""
+    by_id = {s.id: s for s in statements}
+    pairs: dict[frozenset[str], ContradictionView] = {}
+    for s in statements:
+        for other_id in s.contradicted_by:
+            if other_id in by_id:
+                pairs.setdefault(frozenset((s.id, other_id)), ContradictionView(a=s, b=by_id[other_id]))
+    earlier = {earlier_side(c)[0].id for c in pairs.values() if (c.a.source or "") == (c.b.source or "")}
+    conflicts = [c for c in pairs.values()
+                 if (c.a.source or "") != (c.b.source or "") and not {c.a.id, c.b.id} & earlier]
+    sides = {s.id for c in conflicts for s in (c.a, c.b)}
+    return [s for s in statements if s.id not in earlier and s.id not in sides], conflicts
