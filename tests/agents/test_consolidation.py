@@ -91,7 +91,8 @@ async def test_conflicts_between_sources_are_summarised_as_unresolved(
 
 
 async def test_cycles_wait_for_quiet_but_not_forever(service: MemoryService, agent_settings: Settings) -> None:
-    settings = agent_settings.model_copy(update={"consolidation_quiet_period": 10.0, "consolidation_max_interval": 60.0})
+    settings = agent_settings.model_copy(
+        update={"consolidation_quiet_period": 10.0, "consolidation_max_interval": 60.0})
     agent = _agent(service, settings)
     assert agent.due()  # never ran, nothing heard: run
     agent.notify({"type": "claim", "ids": ["st-1"]})
