@@ -7,7 +7,8 @@ import re
 import pytest
 
 from mnemonet.llm import make_language_model
-from mnemonet.model.api import Recall
+from mnemonet.model.api import InferredClaim, Recall
+from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.service import MemoryService
 from mnemonet.service.answer import NOTHING, compose
@@ -93,3 +94,26 @@ def test_same_source_contradiction_reads_as_a_change_newest_first() -> None:
     composed = compose(recall, 5)
     assert composed.lead == "User lives in Lisbon."
     assert composed.changed and composed.changed[0][0].id == "st-old" and composed.conflicts == []
+
+
+async def test_a_workers_inference_speaks_for_the_speaker_it_was_drawn_from(service: MemoryService) -> None:
+    liked = await service.observe("I like sushi")
+    await service.record_inference(liked.observation_id, [InferredClaim(text="user interested in sushi",
+                                                                        confidence=0.7)], "inference-agent")
+    [inferred] = [s for s in await service.get_recent_statements(10) if s.source == "inference-agent"]
+    [unliked] = (await service.observe("I don't like sushi anymore")).statements
+    await service.link_statements("CONTRADICTS", unliked.id, inferred.id, "opposite feelings", "validation-agent")
+
+    answer = await service.remember("do I like sushi?")
+    lead, _, rest = answer.text.partition("\n")
+    # Not a conflict between "user" and "inference-agent": the user's own newer words replace it.
+    assert "user not likes sushi" in lead.lower() and "Unresolved" not in lead and "In conflict:" not in rest
+    assert f"user interested in sushi ({short_id(inferred.id)}) -> user not likes sushi" in rest
+
+
+def test_what_is_leads_before_what_is_not_in_one_observation() -> None:
+    gone = _st("st-gone", "user", "lives_in", "Madrid", at=5)
+    gone = gone.model_copy(update={"negated": True})
+    here = _st("st-here", "user", "lives_in", "Seville", at=5)
+    composed = compose(Recall(query="where do I live?", statements=[gone, here]), 5)
+    assert composed.lead == "User lives in Seville."

@@ -9,14 +9,16 @@ The text always has the same shape:
 4. ``In conflict:`` open conflicts between sources, stated as unresolved.
 
 Choosing the lead: current statements are grouped by (subject, predicate);
-the group sharing most words with the question wins (ties go to retrieval
-order), and within it the newest statement leads, so a correction leads as
-soon as it is written. Consolidation summaries are context: they never lead
+the group sharing most words with the question wins (then the most
+confident group, then retrieval order), and within it the newest statement
+leads (a positive one before a negation written with it), so a correction
+leads as soon as it is written. Consolidation summaries are context: they never lead
 and never count as evidence.
 
-Contradictions: between statements of one source, the newer (unless less
-confident) is current and the older a change; between sources, an open
-contradiction is a conflict the answer names, whichever side leads.
+Contradictions: between statements of one speaker (a worker's inference
+speaks for the speaker of the observation it was drawn from), the newer
+(unless less confident) is current and the older a change; between speakers,
+an open contradiction is a conflict the answer names, whichever side leads.
 
 Confidence: the lead's confidence, raised by statements that agree with it
 (``1 - prod(1 - c)``), and weighed down by the ones in open conflict with it
@@ -91,6 +93,8 @@ class Composition:
         """The lines a language model may phrase the lead from: the lead's statement and its conflicts."""
         lines = [(s.id, f"{s.sentence()} | current | {_provenance(s)}") for s in self.evidence[:1]]
         for c in self.conflicts:
+            if self.lead_id not in (c.a.id, c.b.id):
+                continue
             for s in (c.a, c.b):
                 if s.id != self.lead_id:
                     lines.append((s.id, f"{s.sentence()} | current, contested | {_provenance(s)}"))
@@ -117,8 +121,18 @@ class Composition:
         return "\n".join(parts)
 
 
-def compose(recall: Recall, max_evidence: int) -> Composition:
-    """The rule-made answer to ``recall.query`` (see the module docstring)."""
+def compose(recall: Recall, max_evidence: int, speakers: dict[str, str] | None = None) -> Composition:
+    """The rule-made answer to ``recall.query`` (see the module docstring).
+
+    ``speakers`` maps a statement id to whoever spoke the observation it was drawn from (see
+    ``speakers_of``): a worker's inference from alice's words speaks for alice, so it does not
+    conflict with alice's later correction, it is replaced by it.
+    """
+    speakers = speakers or {}
+
+    def speaker(s: StatementView) -> str:
+        return speakers.get(s.id) or s.source or ""
+
     wanted = terms(recall.query)
     facts = [s for s in recall.statements if not s.summary]
     current_ids = {s.id for s in facts}
@@ -130,7 +144,7 @@ def compose(recall: Recall, max_evidence: int) -> Composition:
     for c in recall.contradictions:
         if c.a.summary or c.b.summary or c.a.id not in current_ids or c.b.id not in current_ids:
             continue
-        if (c.a.source or "") == (c.b.source or ""):
+        if speaker(c.a) == speaker(c.b):
             older, newer = earlier_side(c)
             earlier[older.id] = newer
         else:
@@ -192,9 +206,14 @@ def _choose(statements: list[StatementView], wanted: set[str]) -> StatementView 
     groups: dict[tuple[str, str], list[StatementView]] = {}
     for s in statements:
         groups.setdefault(_key(s), []).append(s)
-    # max() keeps the first of equals: retrieval order breaks ties.
-    best = max(groups.values(), key=lambda g: max(len(terms(s.sentence()) & wanted) for s in g))
-    return max(best, key=lambda s: (s.created_at, s.confidence))
+    # Most shared words; then the most confident group (a literal statement before the claims a worker
+    # inferred from it, "user lives in X" before "user located in X"); max() keeps the first of equals,
+    # so retrieval order breaks the remaining ties.
+    best = max(groups.values(), key=lambda g: (max(len(terms(s.sentence()) & wanted) for s in g),
+                                               max(s.confidence for s in g)))
+    # Of one observation's statements (same time), what is leads before what is not: "I no longer live
+    # in Madrid, I live in Seville" answers Seville.
+    return max(best, key=lambda s: (s.created_at, not s.negated, s.confidence))
 
 
 def _sentence(s: StatementView, conflicts: list[ContradictionView]) -> str:
@@ -239,3 +258,23 @@ def _provenance(s: StatementView) -> str:
 
 def _evidence(s: StatementView) -> str:
     return f"{s.sentence()} ({s.confidence:.2f}, {s.source or 'unknown'}, {when(s.created_at)}, {short_id(s.id)})"
+
+
+def speakers_of(recall: Recall, observations: list[ObservationView]) -> dict[str, str]:
+    """Statement id -> source of the observation it derives from, for the statements in contradictions.
+
+    ``observations`` are those observations (``contradicted_origins`` lists the ids to read).
+    """
+    spoken = {o.id: o.source or "" for o in observations}
+    out = {}
+    for c in recall.contradictions:
+        for s in (c.a, c.b):
+            origin = next((spoken[i] for i in s.derived_from if spoken.get(i)), None)
+            if origin:
+                out[s.id] = origin
+    return out
+
+
+def contradicted_origins(recall: Recall) -> list[str]:
+    """Ids the sides of ``recall``'s contradictions derive from (observations among them)."""
+    return sorted({i for c in recall.contradictions for s in (c.a, c.b) for i in s.derived_from})

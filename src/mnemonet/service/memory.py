@@ -45,7 +45,7 @@ from mnemonet.model.views import (
     StatementView,
     WriteResult,
 )
-from mnemonet.service.answer import accept_phrasing, compose
+from mnemonet.service.answer import accept_phrasing, compose, contradicted_origins, speakers_of
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
@@ -238,7 +238,9 @@ class MemoryService:
         and the answer says it is degraded: ``remember`` works whenever ``recall`` does.
         """
         recall = await self.recall(query)
-        composition = compose(recall, self.settings.answer_evidence_max)
+        origins = contradicted_origins(recall)[:MAX_LOAD_IDS]
+        speakers = speakers_of(recall, await self.graph.get_observations(origins) if origins else [])
+        composition = compose(recall, self.settings.answer_evidence_max, speakers)
         lead, degraded = None, False
         if composition.lead_id is not None:
             try:
