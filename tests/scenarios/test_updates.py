@@ -11,6 +11,7 @@ branches. The floor below is what this branch holds; raise it after merging.
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -23,9 +24,11 @@ REPO = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("bench_scenarios", REPO / "bench" / "scenarios.py")
 assert _spec is not None and _spec.loader is not None
 scenarios = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = scenarios  # its dataclasses look their module up while being defined
 _spec.loader.exec_module(scenarios)
 
-FLOOR = 0  # set from the measured count below
+# Measured on this branch: 14 of 22 (bench/README.md); one below it for margin. Target: >= 18 (issue 15).
+FLOOR = 13
 
 
 def test_the_file_has_twenty_conversations_of_every_kind() -> None:
