@@ -153,6 +153,13 @@ class Settings(BaseSettings):
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")
     remember_context_chars: int = Field(6000, description="Character budget of retrieved memory given to the answer.")
+    answer_evidence_max: int = Field(
+        5, ge=1, description="Most statements each of an answer's Evidence, Changed and In conflict parts lists."
+    )
+    answer_lead_max_chars: int = Field(
+        300, ge=20, description="Longest lead sentence a language model may phrase; a longer one is replaced by the "
+        "rule-made lead.",
+    )
     search_candidates: int = Field(
         50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
         "order of the first k hits does not depend on k.",

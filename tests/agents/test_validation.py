@@ -94,5 +94,6 @@ async def test_meeting_preferences_ambiguous_pairs_go_to_the_model_in_one_call(
     assert morning.superseded_by == [afternoon.id]
     assert statements["user dislikes morning"].id in morning.contradicted_by  # "mornings" met the "morning" concept
     answer = await service.remember("what are my meeting preferences?")
-    current, _, earlier = answer.text.partition("Earlier (changed since)")
-    assert "afternoon" in current and "morning meetings" in earlier
+    lead, _, rest = answer.text.partition("\n")
+    assert "afternoon" in lead and "morning" not in lead
+    assert "user prefers morning meetings" in rest.partition("Changed:")[2]

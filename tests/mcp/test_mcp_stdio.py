@@ -81,6 +81,7 @@ async def test_every_tool_over_stdio_and_the_bootstrap_node_may_die(
         answer = await _call(session, "remember", query="what are my meeting preferences?")
         assert "afternoon" in answer["answer"].lower() and answer["cited"]
         assert answer["provider"].startswith("offline")
+        assert answer["degraded"] is False and 0 < answer["confidence"] <= 1
 
         hits = (await _call(session, "search", query="meeting preferences", k=5))["hits"]
         assert 0 < len(hits) <= 5

@@ -3,10 +3,14 @@
 A cycle runs once writes have been quiet for ``consolidation_quiet_period``
 seconds, and at least every ``consolidation_max_interval`` seconds under
 continuous writes. For each concept with at least
-``consolidation_min_new_statements`` statements no summary covers yet, it
-asks the language model for a summary that builds on the previous one and
-writes it as a new statement ``DERIVED_FROM`` the new statements and the
-previous summary (so summaries chain; nothing is modified or deleted).
+``consolidation_min_new_statements`` current statements no summary covers
+yet, or whose summary rests on a statement superseded or contradicted since,
+it asks the language model for a summary of the concept's current statements
+only, open conflicts between sources stated as unresolved, and writes it
+``DERIVED_FROM`` them. The store makes the new summary supersede the previous
+one: one summary of a concept is current, and none is built on an older
+summary's text, which may state what has since changed (nothing is modified
+or deleted).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from mnemonet.settings import Settings
 
 
 class ConsolidationAgent(WorkerAgent[ConsolidationWork]):
-    """Writes cumulative summaries of busy concepts it owns."""
+    """Writes summaries of the current knowledge of busy concepts it owns."""
 
     name = "consolidation"
     source = "consolidation-agent"
@@ -47,11 +51,13 @@ class ConsolidationAgent(WorkerAgent[ConsolidationWork]):
         return item.concept_id
 
     async def process_item(self, item: ConsolidationWork) -> None:
-        previous = item.previous
+        lines = [s.sentence() for s in item.statements] + [c.sentence() for c in item.conflicts]
+        basis = [s.id for s in item.statements] + [side.id for c in item.conflicts for side in (c.a, c.b)]
+        if not basis:  # nothing about the concept is current: nothing to state
+            return
         self.counters["llm_calls"] += 1
-        text = await self.llm.summarise(
-            item.concept, [s.sentence() for s in item.statements], previous.summary if previous else None)
-        basis = [s.id for s in item.statements] + ([previous.id] if previous else [])
-        result = await self.api.record_summary(item.concept_id, text, basis, self.source)
+        # No previous summary to build on: it may state what has changed since (it resurrected facts).
+        text = await self.llm.summarise(item.concept, lines, None)
+        result = await self.api.record_summary(item.concept_id, text, list(dict.fromkeys(basis)), self.source)
         if result.created:
             self.counters["claims_made"] += 1

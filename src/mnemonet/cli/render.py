@@ -10,13 +10,8 @@ from typing import Any
 
 from mnemonet.cli.commands import COMMANDS
 from mnemonet.model.api import Answer, ClaimResult, ObserveResult
+from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, StatementView
-
-
-def short_id(item_id: str) -> str:
-    """``st-1a2b3c4d`` for ``st-1a2b3c4d...``: enough to tell items apart on screen."""
-    prefix, sep, rest = item_id.partition("-")
-    return f"{prefix}-{rest[:8]}" if sep and len(rest) > 8 else item_id
 
 
 def _plural(n: int, word: str) -> str:
@@ -69,27 +64,13 @@ def claimed(result: ClaimResult) -> list[str]:
     return lines
 
 
-def answer(ans: Answer, max_lines: int) -> list[str]:
-    """The answer, its confidence, the provenance of what it cites, and open contradictions."""
-    recall = ans.recall
-    current = {s.id: s for s in recall.statements}
-    statements = {**{s.id: s for s in recall.superseded}, **current}
-    observations = {o.id: o for o in recall.observations}
-    cited = [i for i in ans.cited if i in statements or i in observations]
-    backing = [current[i] for i in cited if i in current] or list(recall.statements[:1])
-    confidence = f"confidence {max(s.confidence for s in backing):.2f}" if backing else "no supporting statement"
-    lines = [ans.text.strip() or "(no answer)", f"  [{confidence}; {_plural(len(cited), 'source')}; {ans.provider}]"]
-    for item_id in cited[:max_lines]:
-        if item_id in statements:
-            when = "" if item_id in current else " earlier"
-            lines.append(f"  -{when} {statement_line(statements[item_id])}")
-        else:
-            lines.append(f"  - observed {observation_line(observations[item_id])}")
-    if len(cited) > max_lines:
-        lines.append(f"  ... and {len(cited) - max_lines} more")
-    for c in recall.contradictions[:max_lines]:
-        lines.append(f"  ! open contradiction: {c.a.sentence()}  <>  {c.b.sentence()}")
-    return lines
+def answer(ans: Answer) -> list[str]:
+    """The lead sentence, then confidence, sources and provider, then the composed evidence, changes and
+    conflicts (``remember`` already lists them with short ids, at most ``answer_evidence_max`` each)."""
+    lead, _, rest = ans.text.strip().partition("\n")
+    provider = f"{ans.provider}; degraded" if ans.degraded else ans.provider
+    head = f"  [confidence {ans.confidence:.2f}; {_plural(len(ans.cited), 'source')}; {provider}]"
+    return [lead or "(no answer)", head, *rest.splitlines()]
 
 
 def statements(title: str, items: list[StatementView]) -> list[str]:

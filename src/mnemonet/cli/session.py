@@ -87,7 +87,7 @@ class CliSession:
         if name == "observe":
             return render.observed(await self.api.observe(arg, self.source), self.source)
         if name == "remember":
-            return render.answer(await self.api.remember(arg), limit)
+            return render.answer(await self.api.remember(arg))
         if name == "claim":
             return render.claimed(await self.api.claim(arg, self.source))
         if name == "recent":

@@ -71,6 +71,8 @@ class Answered(BaseModel):
     cited: list[str] = Field(description="Ids the answer rests on; pass them to load for provenance.")
     contradictions: list[Conflict]
     provider: str = Field(description="The language model that wrote the answer.")
+    confidence: float = Field(description="The answering statement's confidence weighed by agreement; 0 if none.")
+    degraded: bool = Field(description="True when no language model answered and the answer was composed by rule.")
 
 
 class Hit(BaseModel):
@@ -181,6 +183,7 @@ class MemoryTools:
         with _as_tool_errors():
             answer = await self._memory.remember(query)
         return Answered(answer=answer.text, cited=answer.cited, provider=answer.provider,
+                        confidence=answer.confidence, degraded=answer.degraded,
                         contradictions=[_conflict(c) for c in answer.recall.contradictions])
 
     async def search(

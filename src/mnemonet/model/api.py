@@ -53,11 +53,20 @@ class Recall(BaseModel):
 
 
 class Answer(BaseModel):
+    """``text`` leads with the current answer in one sentence, then evidence, changes and conflicts.
+
+    ``confidence`` is the answering statement's confidence weighed by agreement
+    (0 when nothing answers); ``degraded`` is true when no language model
+    answered and the text was composed by rule from ``recall`` alone.
+    """
+
     query: str
     text: str
     cited: list[str] = Field(default_factory=list)
     recall: Recall
     provider: str
+    confidence: float = 0.0
+    degraded: bool = False
 
 
 class InferredClaim(BaseModel):
@@ -66,12 +75,13 @@ class InferredClaim(BaseModel):
 
 
 class ConsolidationWork(BaseModel):
-    """A concept due a summary: the statements no summary covers yet, and the newest summary to build on."""
+    """A concept due a summary: what it may state, its current statements (superseded ones left out)
+    and the open conflicts between sources among them (stated as unresolved, never as facts)."""
 
     concept_id: str
     concept: str
     statements: list[StatementView] = Field(default_factory=list)
-    previous: StatementView | None = None
+    conflicts: list[ContradictionView] = Field(default_factory=list)
 
 
 LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
@@ -168,9 +178,11 @@ class MemoryAPI(Protocol):
         ...
 
     async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
-        """Concepts with at least ``min_new`` statements no summary by ``source`` covers yet."""
+        """Concepts due a summary by ``source``: ``min_new`` current statements no summary of its covers yet,
+        or a summary resting on a statement superseded or contradicted since."""
         ...
 
     async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
-        """Store a summary statement about a concept, DERIVED_FROM every statement it rests on."""
+        """Store a summary statement about a concept, DERIVED_FROM every statement it rests on; it
+        supersedes the source's previous summary of the concept."""
         ...

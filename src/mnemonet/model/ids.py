@@ -14,3 +14,9 @@ def new_id(prefix: str) -> str:
 def derived_id(prefix: str, *parts: str) -> str:
     """The same parts always give the same id, so a retried write lands on the same node."""
     return f"{prefix}-{uuid.uuid5(_NAMESPACE, chr(31).join(parts)).hex}"
+
+
+def short_id(item_id: str) -> str:
+    """``st-1a2b3c4d`` for ``st-1a2b3c4d...``: enough to tell items apart on screen or in an answer."""
+    prefix, sep, rest = item_id.partition("-")
+    return f"{prefix}-{rest[:8]}" if sep and len(rest) > 8 else item_id

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -63,6 +65,20 @@ class ContradictionView(_View):
     b: StatementView
     reason: str = ""
     created_at: int = 0
+
+    def sentence(self) -> str:
+        """``alice says X (Mon 23 Nov 09:00); bob says Y (Thu 26 Nov 10:00) -- unresolved``, older side first.
+
+        ASCII only: answers and summaries print on terminals without UTF-8.
+        """
+        sides = sorted((self.a, self.b), key=lambda s: (s.created_at, s.id))
+        said = "; ".join(f"{s.source or 'someone'} says {s.sentence()} ({when(s.created_at)})" for s in sides)
+        return f"{said} -- unresolved"
+
+
+def when(epoch_ms: int) -> str:
+    """A short UTC time a reader can place: ``Mon 23 Nov 16:50``."""
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%a %d %b %H:%M")
 
 
 class WriteResult(_View):

@@ -1,7 +1,8 @@
 """``MemoryService``: observe, claim and remember over the graph, the vector index and a language model.
 
-Budget: exactly one language-model call per ``observe``, ``claim`` and
-``remember``; the counts are in ``stats()``. Writes derive every id from the
+Budget: exactly one language-model call per ``observe`` and ``claim``, at most
+one per ``remember`` (none when memory holds nothing to answer with); the
+counts are in ``stats()``. Writes derive every id from the
 caller's idempotency key, so a retried call lands on the same nodes and the
 store turns it into a no-op.
 """
@@ -48,8 +49,9 @@ from mnemonet.model.views import (
     StatementView,
     WriteResult,
 )
+from mnemonet.service.answer import accept_phrasing, compose, contradicted_origins, speakers_of
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
-from mnemonet.service.recall import build_recall, memory_lines
+from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
@@ -327,30 +329,35 @@ class MemoryService:
         return await self.graph.link_statements(kind, from_id, to_id, reason, _worker(source))
 
     async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
-        """Concepts with at least ``min_new`` statements no summary by ``source`` rests on yet, with those
-        statements (oldest first, at most ``llm_max_summary_statements``) and the newest summary."""
+        """Concepts due a summary by ``source`` (``GraphStore.consolidation_candidates``), each with what a
+        summary may state: its current statements (at most ``llm_max_summary_statements``, oldest first;
+        superseded ones and the earlier side of a one-source contradiction left out) and its open
+        conflicts between sources."""
         worker = _worker(source)
         out = []
-        for concept_id, name, fresh in await self.graph.consolidation_candidates(worker, min_new, _limit(limit)):
-            views = await self.graph.get_statements(fresh[: self.settings.llm_max_summary_statements])
-            views.sort(key=lambda v: (v.created_at, v.id))
-            previous = await self.graph.latest_summary(worker, concept_id)
-            out.append(ConsolidationWork(concept_id=concept_id, concept=name, statements=views, previous=previous))
+        for concept_id, name in await self.graph.consolidation_candidates(worker, min_new, _limit(limit)):
+            current = await self.graph.current_statements_of(concept_id, self.settings.llm_max_summary_statements)
+            facts, conflicts = settle(current)
+            out.append(ConsolidationWork(concept_id=concept_id, concept=name, statements=facts, conflicts=conflicts))
         return out
 
     async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
-        """Store a summary about a concept, DERIVED_FROM its basis, and embed it as kind ``summary``.
+        """Store a summary about a concept, DERIVED_FROM its basis, superseding the source's current summary
+        of the concept, and embed it as kind ``summary``.
 
-        Its id derives from (source, concept, basis), so a retry or a racing twin is absorbed.
+        Its id derives from (source, concept, basis, text), so a retry is absorbed, and a summary of the
+        same statements that now reads differently (a conflict opened) is a new one.
         """
         worker = _worker(source)
         text = check_text(text, "text", self.settings.llm_summary_max_chars)
         if not isinstance(derived_from, list) or not derived_from or len(derived_from) > MAX_LIMIT:
             raise ValueError(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
-        statement_id = derived_id("st", worker.name, check_id(concept_id, "concept_id"), *sorted(set(derived_from)))
+        concept_id = check_id(concept_id, "concept_id")
+        statement_id = derived_id("st", worker.name, concept_id, *sorted(set(derived_from)), text)
         result = await self.graph.write_summary(statement_id, concept_id, text, derived_from, worker)
         if result.created:
-            await self.indexer.index_quietly([IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})])
+            entry = IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})
+            await self.indexer.index_quietly([entry])
         return result
 
     # -- reads ---------------------------------------------------------------
@@ -362,14 +369,29 @@ class MemoryService:
         return await build_recall(self.graph, query, hits)
 
     async def remember(self, query: str) -> Answer:
-        """Answer a question from memory, citing what the answer rests on."""
+        """Answer a question from memory: the current answer first, then evidence, changes and conflicts.
+
+        The composition is deterministic (``service.answer``); the language model only phrases the
+        lead sentence. When no model answers (no llm peer, provider down) the rule-made lead stands
+        and the answer says it is degraded: ``remember`` works whenever ``recall`` does.
+        """
         recall = await self.recall(query)
-        lines = memory_lines(recall, self.settings.remember_context_chars)
-        written = await self._llm("remember", self.llm.answer(recall.query, lines))
-        known = {line_id for line_id, _ in lines}
+        origins = contradicted_origins(recall)[:MAX_LOAD_IDS]
+        speakers = speakers_of(recall, await self.graph.get_observations(origins) if origins else [])
+        composition = compose(recall, self.settings.answer_evidence_max, speakers)
+        lead, degraded = None, False
+        if composition.lead_id is not None:
+            try:
+                written = await self._llm("remember", self.llm.answer(recall.query, composition.memory()))
+            except Exception:  # any failure of the model degrades the answer; CancelledError still propagates
+                log.warning("remember: the language model did not answer; composing by rule", exc_info=True)
+                degraded = True
+            else:
+                lead = accept_phrasing(composition, written.text, self.settings.answer_lead_max_chars)
         return Answer(
-            query=recall.query, text=written.text, cited=[c for c in written.cited if c in known],
-            recall=recall, provider=self.llm.name,
+            query=recall.query, text=composition.text(lead, degraded=degraded), cited=composition.cited,
+            recall=recall, provider="rule-based composer (degraded)" if degraded else self.llm.name,
+            confidence=composition.confidence, degraded=degraded,
         )
 
     async def infer(self, observation_text: str) -> list[InferredClaim]:

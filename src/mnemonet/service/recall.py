@@ -1,16 +1,16 @@
-"""From search hits to a resolved ``Recall``, and from a ``Recall`` to the memory lines an answer may use.
+"""From search hits to a resolved ``Recall``.
 
 Resolution at read time: superseded statements leave the current set (kept
-apart to explain a change); of two statements in an open contradiction, the
-newer one is read as current and the older as earlier, unless the older has
-the higher confidence; and before any worker has judged them, statements
-giving the same subject the same predicate are read newest first, so a
-correction leads as soon as it is written.
+apart to explain a change; superseded summaries are dropped altogether);
+consolidation summaries are context and follow every other current statement;
+of two statements in an open contradiction, the newer one is read as current
+and the older as earlier, unless the older has the higher confidence; and
+before any worker has judged them, statements giving the same subject the
+same predicate are read newest first, so a correction leads as soon as it is
+written.
 """
 
 from __future__ import annotations
-
-from datetime import datetime, timezone
 
 from mnemonet.model.api import Recall
 from mnemonet.model.views import ContradictionView, SearchHit, StatementView
@@ -37,8 +37,10 @@ async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit]) -> 
         ordered += await graph.statements_about(name, limit=20, include_superseded=True)
     unique = list({s.id: s for s in ordered}.values())
 
-    current = newest_first_per_attribute([s for s in unique if not s.superseded_by])
-    superseded = [s for s in unique if s.superseded_by]
+    current = newest_first_per_attribute([s for s in unique if not s.superseded_by and not s.summary])
+    # Summaries are context, never the answer: after the statements, and only the current ones.
+    current += [s for s in unique if s.summary and not s.superseded_by]
+    superseded = [s for s in unique if s.superseded_by and not s.summary]
     ids = {s.id for s in unique}
     contradictions = [
         c for c in await graph.unresolved_contradictions(CONTRADICTION_SCAN) if c.a.id in ids or c.b.id in ids
@@ -67,46 +69,18 @@ def earlier_side(c: ContradictionView) -> tuple[StatementView, StatementView]:
     return older, newer
 
 
-def memory_lines(recall: Recall, budget_chars: int) -> list[tuple[str, str]]:
-    """(id, one line) pairs for the answer prompt, current knowledge first, within the budget.
-
-    Each line reads ``<fact> | <status> | <provenance...>`` with status one of
-    ``current``, ``current, contested``, ``earlier`` or ``observed``.
-    """
-    replaced_by: dict[str, str] = {}
-    earlier_views: dict[str, StatementView] = {}
-    for c in recall.contradictions:
-        earlier, current = earlier_side(c)
-        replaced_by[earlier.id] = current.id
-        earlier_views[earlier.id] = earlier
-
-    lines: list[tuple[str, str]] = []
-    for s in recall.statements:
-        if s.id in replaced_by:
-            continue
-        status = "current, contested" if s.contradicted_by else "current"
-        lines.append((s.id, f"{s.sentence()} | {status} | {_provenance(s)}"))
-    for s in earlier_views.values():
-        lines.append((s.id, f"{s.sentence()} | earlier | {_provenance(s)} | contradicted by newer {replaced_by[s.id]}"))
-    for s in recall.superseded:
-        lines.append((s.id, f"{s.sentence()} | earlier | {_provenance(s)} | superseded by {', '.join(s.superseded_by)}"))
-    for o in recall.observations:
-        text = " ".join(o.text.split())
-        lines.append((o.id, f"{text} | observed | from {o.source or 'unknown'} | {_date(o.created_at)}"))
-
-    kept: list[tuple[str, str]] = []
-    used = 0
-    for line_id, text in lines:
-        used += len(text) + len(line_id) + 4
-        if used > budget_chars:
-            break
-        kept.append((line_id, text))
-    return kept
-
-
-def _provenance(s: StatementView) -> str:
-    return f"confidence {s.confidence:.2f} | from {s.source or 'unknown'} | {_date(s.created_at)}"
-
-
-def _date(epoch_ms: int) -> str:
-    return datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+def settle(statements: list[StatementView]) -> tuple[list[StatementView], list[ContradictionView]]:
+    """The facts and open conflicts among ``statements`` (current ones): of a contradiction within one
+    source the earlier side is left out, as ``earlier_side`` reads it; one between sources is a conflict,
+    and its sides are stated only as that conflict."""
+    by_id = {s.id: s for s in statements}
+    pairs: dict[frozenset[str], ContradictionView] = {}
+    for s in statements:
+        for other_id in s.contradicted_by:
+            if other_id in by_id:
+                pairs.setdefault(frozenset((s.id, other_id)), ContradictionView(a=s, b=by_id[other_id]))
+    earlier = {earlier_side(c)[0].id for c in pairs.values() if (c.a.source or "") == (c.b.source or "")}
+    conflicts = [c for c in pairs.values()
+                 if (c.a.source or "") != (c.b.source or "") and not {c.a.id, c.b.id} & earlier]
+    sides = {s.id for c in conflicts for s in (c.a, c.b)}
+    return [s for s in statements if s.id not in earlier and s.id not in sides], conflicts

@@ -4,7 +4,8 @@
 reciprocal rank fusion; in ``hybrid+graph`` mode ``GraphRanker`` then lifts
 statements into their observations, weighs speakers named in the query and
 joins adjacent turns and items sharing a concept with the top hits; finally
-superseded statements drop out and contradicted ones are flagged.
+superseded statements (and superseded summaries) drop out and contradicted
+ones are flagged.
 """
 
 from __future__ import annotations
@@ -95,7 +96,7 @@ class Retriever:
                 while need < len(rest) and rest[need].score * _MAX_TIE_BREAKER >= rest[need - 1].score:
                     need += 1
                 take, rest = rest[:need], rest[need:]
-                ids = [h.id for h in take if h.kind == "statement"]
+                ids = [h.id for h in take if h.kind in ("statement", "summary")]
                 views = {v.id: v for v in await self.graph.get_statements(ids)} if ids else {}
                 for h in take:
                     view = views.get(h.id)

@@ -392,9 +392,10 @@ class GraphStore:
 
     async def consolidation_candidates(
         self, source: SourceSpec, min_new: int, limit: int = 10
-    ) -> list[tuple[str, str, list[str]]]:
-        """(concept id, name, fresh statement ids) of concepts with at least ``min_new`` statements
-        that no summary by ``source`` rests on yet, most fresh first."""
+    ) -> list[tuple[str, str]]:
+        """(concept id, name) of concepts due a summary by ``source``: with at least
+        ``min_new`` current statements no summary of its rests on yet, or whose current summary rests on a
+        statement superseded or contradicted since it was written; most fresh first."""
         if not isinstance(source, SourceSpec):
             raise ValueError("source: must be a SourceSpec")
         if isinstance(min_new, bool) or not isinstance(min_new, int) or min_new < 1:
@@ -402,17 +403,14 @@ class GraphStore:
         params = {"source_key": source_key(source.kind, source.name), "min_new": min_new,
                   "limit": self._limit(limit), "summary_predicate": SUMMARY_PREDICATE}
         rows = await self.driver.read(q.CONSOLIDATION_CANDIDATES, params)
-        return [(r["id"], r["name"], sorted(r["fresh"])) for r in rows]
+        return [(r["id"], r["name"]) for r in rows]
 
-    async def latest_summary(self, source: SourceSpec, concept_id: str) -> StatementView | None:
-        """The newest summary ``source`` wrote about the concept, if any."""
-        if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
-        params = {"concept_id": check_id(concept_id, "concept_id"), "summary_predicate": SUMMARY_PREDICATE,
-                  "source_key": source_key(source.kind, source.name)}
-        rows = await self.driver.read(q.LATEST_SUMMARY, params)
-        views = await self.get_statements([rows[0]["id"]]) if rows else []
-        return views[0] if views else None
+    async def current_statements_of(self, concept_id: str, limit: int) -> list[StatementView]:
+        """The concept's current statements (summaries and superseded ones aside): the newest ``limit``,
+        oldest first."""
+        params = {"concept_id": check_id(concept_id, "concept_id"), "limit": self._limit(limit),
+                  "summary_predicate": SUMMARY_PREDICATE}
+        return await self._statements(q.CURRENT_ABOUT_CONCEPT, params)
 
     async def get_statements(self, ids: list[str]) -> list[StatementView]:
         """Statements by id, with names and provenance; unknown ids are absent from the result."""

@@ -363,45 +363,61 @@ MATCH (s:Statement {id: item_id})
 MERGE (src)-[p:PROCESSED]->(s)
 ON CREATE SET p.created_at = $now"""
 
-# Concepts with at least $min_new statements (summaries aside) that no summary
-# by the source rests on yet; ``fresh`` lists their ids.
+# Concepts due a summary by the source: at least $min_new current statements (summaries and
+# superseded ones aside) that no summary of its rests on yet (``fresh``), or a current summary
+# resting on a statement that was superseded, or contradicted by a current statement of the
+# concept, after it was written (``changes``): such a summary no longer states what is current.
 CONSOLIDATION_CANDIDATES = """
 MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
-WHERE s.predicate <> $summary_predicate
+WHERE s.predicate <> $summary_predicate AND NOT (:Statement)-[:SUPERSEDES]->(s)
 WITH c, collect(DISTINCT s.id) AS about
-WHERE size(about) >= $min_new
 OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
 OPTIONAL MATCH (sm)-[:DERIVED_FROM]->(d:Statement)
 WITH c, about, collect(DISTINCT d.id) AS covered
 WITH c, [x IN about WHERE NOT x IN covered] AS fresh
-WHERE size(fresh) >= $min_new
-RETURN c.id AS id, c.name AS name, fresh
+OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(cur:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
+WHERE NOT (:Statement)-[:SUPERSEDES]->(cur)
+OPTIONAL MATCH (cur)-[:DERIVED_FROM]->(:Statement)<-[sup:SUPERSEDES]-(:Statement)
+WHERE sup.created_at > cur.created_at
+WITH c, fresh, cur, count(sup) AS superseded
+OPTIONAL MATCH (cur)-[:DERIVED_FROM]->(:Statement)-[con:CONTRADICTS]-(other:Statement)-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c)
+WHERE con.created_at > cur.created_at AND NOT (:Statement)-[:SUPERSEDES]->(other)
+WITH c, fresh, superseded, count(con) AS contradicted
+WHERE size(fresh) >= $min_new OR superseded + contradicted > 0
+RETURN c.id AS id, c.name AS name
 ORDER BY size(fresh) DESC, name
 LIMIT $limit""".strip()
 
-LATEST_SUMMARY = """
-MATCH (:Concept {id: $concept_id})<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})
-      -[:ASSERTED_BY]->(:Source {key: $source_key})
-RETURN sm.id AS id
-ORDER BY sm.created_at DESC, sm.id DESC
-LIMIT 1""".strip()
+# What a summary of the concept may state: its current statements, newest first up to $limit.
+CURRENT_ABOUT_CONCEPT = ("""
+MATCH (:Concept {id: $concept_id})<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
+WHERE s.predicate <> $summary_predicate AND NOT (:Statement)-[:SUPERSEDES]->(s)
+WITH DISTINCT s ORDER BY s.created_at DESC, s.id DESC LIMIT $limit""" + _STATEMENT_VIEW + _BY_AGE).strip()
 
 # A summary is a statement about the concept (as subject and object) whose text
-# is kept in ``summary``; it is written only if every basis statement exists.
+# is kept in ``summary``; it is written only if every basis statement exists, and
+# it supersedes the source's current summary of the concept, so one summary is current.
 SUMMARY_WRITE = """
 MATCH (c:Concept {id: $concept_id})
 OPTIONAL MATCH (existing:Statement {id: $statement.id})
 WITH c, count(existing) AS existing_found WHERE existing_found = 0
 OPTIONAL MATCH (b:Statement) WHERE b.id IN $basis
 WITH c, collect(DISTINCT b) AS basis WHERE size(basis) = size($basis)""" + _SOURCE_MERGE + """
+WITH c, basis, src
+OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(old:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(src)
+WHERE NOT (:Statement)-[:SUPERSEDES]->(old)
+WITH c, basis, src, collect(DISTINCT old) AS replaced
 CREATE (w:Statement {id: $statement.id, predicate: $summary_predicate, confidence: $statement.confidence,
         negated: false, created_at: $now, sentence: $statement.summary, summary: $statement.summary})
 CREATE (w)-[:ABOUT_SUBJECT]->(c)
 CREATE (w)-[:ABOUT_OBJECT]->(c)
 CREATE (w)-[:ASSERTED_BY]->(src)
-WITH w, basis
+WITH w, src, basis, replaced
 UNWIND basis AS b
-CREATE (w)-[:DERIVED_FROM]->(b)"""
+CREATE (w)-[:DERIVED_FROM]->(b)
+WITH DISTINCT w, src, replaced
+UNWIND replaced AS old
+CREATE (w)-[:SUPERSEDES {reason: 'a newer summary of the concept', created_at: $now, source: src.name}]->(old)"""
 
 CONCEPTS = """
 MATCH (c:Concept)

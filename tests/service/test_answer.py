@@ -1,0 +1,119 @@
+"""``remember``'s answers on the real embedded databases: lead first, short ids, changes, conflicts, degraded mode."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mnemonet.llm import make_language_model
+from mnemonet.model.api import InferredClaim, Recall
+from mnemonet.model.ids import short_id
+from mnemonet.model.views import ContradictionView, StatementView
+from mnemonet.service import MemoryService
+from mnemonet.service.answer import NOTHING, compose
+from mnemonet.settings import Settings
+
+FULL_ID = re.compile(r"\b(?:st|obs)-[0-9a-f]{32}\b")
+
+
+async def test_the_lead_is_the_current_answer_and_ids_are_short(service: MemoryService) -> None:
+    await service.observe("Dana works at Acme", source="alice")
+    await service.observe("Dana lives in Paris", source="alice")
+    answer = await service.remember("where does Dana work?")
+    lead, _, rest = answer.text.partition("\n")
+    assert "Acme" in lead and "Paris" not in lead
+    assert rest.startswith("Evidence:\n  - Dana works at Acme (0.90, alice, ")
+    assert not FULL_ID.search(answer.text), answer.text
+    assert answer.confidence == pytest.approx(0.9) and answer.cited
+
+
+async def test_a_conflict_between_sources_is_named_in_the_answer(service: MemoryService) -> None:
+    acme = (await service.claim("Dana works at Acme", source="alice")).statement
+    globex = (await service.claim("Dana works at Globex", source="bob")).statement
+    assert acme is not None and globex is not None
+    await service.link_statements("CONTRADICTS", globex.id, acme.id, "one employer at a time", "validator")
+
+    answer = await service.remember("where does Dana work?")
+    lead = answer.text.partition("\n")[0]
+    assert lead.startswith("Unresolved: alice says Dana works at Acme (")
+    assert "bob says Dana works at Globex (" in lead
+    conflicts = answer.text.partition("In conflict:\n")[2]
+    assert conflicts.startswith("  - alice says Dana works at Acme") and conflicts.endswith("-- unresolved")
+    # Agreement weighs confidence: two equally confident sides leave it at half.
+    assert answer.confidence == pytest.approx(0.45, abs=0.01)
+
+
+async def test_remember_without_a_language_model_is_degraded_not_failed(
+    service: MemoryService, service_settings: Settings
+) -> None:
+    await service.observe("I prefer morning meetings")
+    await service.observe("actually I hate mornings, afternoon is better")
+    # A real provider whose server is down: nothing listens on port 9 (discard), no retries.
+    down = service_settings.model_copy(update={
+        "llm": "openai", "openai_base_url": "http://127.0.0.1:9/v1", "llm_max_retries": 0, "llm_timeout": 5.0})
+    service.llm = make_language_model(down)
+
+    answer = await service.remember("what are my meeting preferences?")
+    lead, _, rest = answer.text.partition("\n")
+    assert answer.degraded and "afternoon" in lead and "morning" not in lead
+    assert rest.startswith("(Degraded: no language model answered")
+    assert answer.provider == "rule-based composer (degraded)" and answer.confidence > 0
+    assert service.llm_calls["remember"] == 1  # it was asked, and failed
+
+
+async def test_nothing_to_answer_with_costs_no_model_call(service: MemoryService) -> None:
+    answer = await service.remember("where does Zoe work?")
+    assert answer.text == NOTHING and answer.confidence == 0.0 and answer.cited == []
+    assert service.llm_calls["remember"] == 0
+
+
+def _st(id_: str, subject: str, predicate: str, obj: str, *, at: int, source: str = "user",
+        confidence: float = 0.9, summary: str | None = None) -> StatementView:
+    return StatementView(id=id_, subject=subject, predicate=predicate, object=obj, confidence=confidence,
+                         created_at=at, source=source, summary=summary)
+
+
+def test_agreement_raises_confidence_and_summaries_never_lead() -> None:
+    summary = _st("st-s", "user", "has_summary", "user", at=9, source="consolidation-agent",
+                  summary="user: user prefers tea; user prefers coffee.")
+    tea_a = _st("st-a", "user", "prefers", "tea", at=1, confidence=0.6)
+    tea_b = _st("st-b", "user", "prefers", "tea", at=2, source="bob", confidence=0.5)
+    composed = compose(Recall(query="what does the user prefer?", statements=[summary, tea_a, tea_b]), 5)
+    assert composed.lead == "User prefers tea."
+    assert composed.lead_id == "st-b"  # the newest of the group
+    assert composed.confidence == pytest.approx(0.8)  # 1 - 0.4 * 0.5
+    assert "st-s" not in composed.cited
+
+
+def test_same_source_contradiction_reads_as_a_change_newest_first() -> None:
+    old = _st("st-old", "user", "lives_in", "Paris", at=1)
+    new = _st("st-new", "user", "lives_in", "Lisbon", at=2)
+    recall = Recall(query="where do I live?", statements=[old, new],
+                    contradictions=[ContradictionView(a=old, b=new)])
+    composed = compose(recall, 5)
+    assert composed.lead == "User lives in Lisbon."
+    assert composed.changed and composed.changed[0][0].id == "st-old" and composed.conflicts == []
+
+
+async def test_a_workers_inference_speaks_for_the_speaker_it_was_drawn_from(service: MemoryService) -> None:
+    liked = await service.observe("I like sushi")
+    await service.record_inference(liked.observation_id, [InferredClaim(text="user interested in sushi",
+                                                                        confidence=0.7)], "inference-agent")
+    [inferred] = [s for s in await service.get_recent_statements(10) if s.source == "inference-agent"]
+    [unliked] = (await service.observe("I don't like sushi anymore")).statements
+    await service.link_statements("CONTRADICTS", unliked.id, inferred.id, "opposite feelings", "validation-agent")
+
+    answer = await service.remember("do I like sushi?")
+    lead, _, rest = answer.text.partition("\n")
+    # Not a conflict between "user" and "inference-agent": the user's own newer words replace it.
+    assert "user not likes sushi" in lead.lower() and "Unresolved" not in lead and "In conflict:" not in rest
+    assert f"user interested in sushi ({short_id(inferred.id)}) -> user not likes sushi" in rest
+
+
+def test_what_is_leads_before_what_is_not_in_one_observation() -> None:
+    gone = _st("st-gone", "user", "lives_in", "Madrid", at=5)
+    gone = gone.model_copy(update={"negated": True})
+    here = _st("st-here", "user", "lives_in", "Seville", at=5)
+    composed = compose(Recall(query="where do I live?", statements=[gone, here]), 5)
+    assert composed.lead == "User lives in Seville."
