@@ -28,6 +28,7 @@ from mnemonet.p2p.routing import Router
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, error_payload
 from mnemonet.settings import Settings
+from mnemonet.store.errors import DependencyUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ def error_code(exc: BaseException) -> str | None:
         return "bad_input"
     if isinstance(exc, LanguageModelError | EmbeddingError):
         return "provider_error"  # the provider's own bounded retries are spent
+    if isinstance(exc, DependencyUnavailable):
+        return "unavailable"  # a database is down: 503 naming it, and another store node may answer
     return None
 
 
