@@ -179,7 +179,7 @@ class RpcServer:
             finally:
                 self.peer_limits.release(env.sender)
             return env.reply(Kind.RESPONSE, self._node_id, {"result": spec.dump_result(result)})
-        except (P2PError, ValueError, LanguageModelError, EmbeddingError) as exc:
+        except (P2PError, ValueError, LanguageModelError, EmbeddingError, DependencyUnavailable) as exc:
             return env.reply(Kind.RESPONSE, self._node_id, error_reply_payload(exc))
         finally:
             end_request(token)

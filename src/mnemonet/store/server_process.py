@@ -39,13 +39,15 @@ def die_with_parent(sig: int = signal.SIGTERM) -> Callable[[], None] | None:
 
 
 def processes_in(directory: Path, executable: str | None = None) -> list[int]:
-    """Pids of live processes whose working directory is ``directory`` (and whose binary is ``executable``).
+    """Pids of the live servers whose working directory is ``directory`` (and whose binary is ``executable``).
 
     Servers ``chdir`` into their data directory, so this finds them whatever
-    their process title says. Zombies (exited, not yet reaped) are left out.
+    their process title says. A server's own forks (a FalkorDB append-only
+    rewrite, PostgreSQL's backends) share its directory and are left out, as
+    are zombies (exited, not yet reaped).
     """
     target = str(Path(directory).resolve())
-    found = []
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -54,12 +56,13 @@ def processes_in(directory: Path, executable: str | None = None) -> list[int]:
                 continue
             if executable is not None and os.readlink(entry / "exe") != executable:
                 continue
-            if _state(int(entry.name)) in ("Z", "X", None):
-                continue
+            # State and parent from one read: a fork that exits meanwhile must not pass for a server.
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
         except OSError:  # gone meanwhile, or not ours to look at
             continue
-        found.append(int(entry.name))
-    return found
+        if fields[0] not in ("Z", "X"):
+            parents[int(entry.name)] = int(fields[1])
+    return [pid for pid, parent in parents.items() if parent not in parents]
 
 
 def _state(pid: int) -> str | None:
