@@ -62,7 +62,8 @@ def processes_in(directory: Path, executable: str | None = None) -> list[int]:
             continue
         if fields[0] not in ("Z", "X"):
             parents[int(entry.name)] = int(fields[1])
-    return [pid for pid, parent in parents.items() if parent not in parents]
+    # A fork's parent is a server in the directory, or one exiting (a zombie whose directory is gone already).
+    return [pid for pid, parent in parents.items() if parent not in parents and _state(parent) not in ("Z", "X")]
 
 
 def _state(pid: int) -> str | None:
