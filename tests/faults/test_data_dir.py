@@ -265,3 +265,36 @@ async def test_a_second_node_on_a_used_data_directory_exits_at_once_naming_it(
     print(f"\nsecond node on a used data directory: exit code {code} after {took:.2f}s "
           f"(bound {bound:.1f}s; Python start-up with the settings import alone took {startup:.2f}s)")
     assert most == {"falkordb": 1, "postgres": 1}, most
+
+
+async def test_two_store_nodes_in_one_process_cannot_share_a_data_directory(tmp_path: Path) -> None:
+    """``run_node.py demo`` twice in one process (or two nodes built by hand): the second store node is refused
+    before it serves; nodes without embedded servers (the demo's workers, the CLI) share the directory."""
+    from netsupport import fast_settings
+
+    from mnemonet.node.peer_node import PeerNode
+    from mnemonet.store.datadir import DataDirInUse
+
+    directory = str(tmp_path.resolve())  # noqa: ASYNC240 (once, before anything runs)
+    settings = fast_settings(data_dir=tmp_path, llm="offline")
+    first = PeerNode(settings, {"store", "llm", "embed"})
+    await first.start()
+    try:
+        second = PeerNode(settings, {"store", "llm", "embed"})
+        try:
+            await second.start()
+        except DataDirInUse as exc:
+            refused = str(exc)
+        else:
+            await second.stop()
+            raise AssertionError("a second store node started on a used data directory")
+        assert second.state == "stopped" and not second.url  # refused before serving anything
+        assert directory in refused and f"process {os.getpid()}" in refused
+        worker = PeerNode(settings.model_copy(update={"bootstrap": first.url}), {"inference"})
+        await worker.start()  # no embedded servers: no lock to take
+        await worker.stop()
+    finally:
+        await first.stop()
+    again = PeerNode(settings, {"store", "llm", "embed"})
+    await again.start()  # the first node let go of the directory when it stopped
+    await again.stop()
