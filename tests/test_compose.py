@@ -72,6 +72,9 @@ def test_services_and_images(services: dict[str, dict[str, Any]]) -> None:
     assert services["neo4j"]["environment"]["NEO4J_AUTH"] == "neo4j/${NEO4J_PASSWORD:?set NEO4J_PASSWORD}"
     assert services["store"]["depends_on"] == {"neo4j": {"condition": "service_healthy"},
                                                "postgres": {"condition": "service_healthy"}}
+    # The store is healthy only when /health says its databases answered ("ok"; 503 "failing" otherwise).
+    store_check = " ".join(services["store"]["healthcheck"]["test"])
+    assert "/health" in store_check and "['status'] != 'ok'" in store_check
 
 
 def test_node_commands_use_real_flags(services: dict[str, dict[str, Any]], help_flags: set[str]) -> None:

@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB; empty starts the embedded one.")
     falkordb_port: int = Field(0, description="Port of FalkorDB; 0 starts the embedded server on a free port.")
     falkordb_start_timeout: float = Field(20.0, description="Seconds to wait for embedded FalkorDB to answer PING.")
+    falkordb_stop_timeout: float = Field(
+        10.0, description="Seconds embedded FalkorDB (or one left by a killed node) gets to shut down before SIGKILL."
+    )
     neo4j_uri: str = Field("bolt://localhost:7687", description="Bolt URI of the Neo4j server.")
     neo4j_user: str = Field("neo4j", description="Neo4j user name.")
     neo4j_password: str = Field("", description="Neo4j password (no default is baked in).")
@@ -350,6 +353,9 @@ class Settings(BaseSettings):
         86_400.0, description="Seconds after which a remembered peer not seen alive is forgotten."
     )
     shutdown_timeout: float = Field(3.0, description="Seconds a graceful stop waits for leave and in-flight work.")
+    health_timeout: float = Field(
+        2.0, description="Seconds /health waits for each dependency's round trip before calling it failing."
+    )
     max_inflight_per_peer: int = Field(
         128, description="Requests one peer may have served by this node at once; more are refused busy."
     )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from mnemonet.settings import Settings, load_settings
+from mnemonet.store.datadir import DataDirInUse, DataDirLock, uses_embedded_servers
 
 log = logging.getLogger("mnemonet.node")
 
@@ -85,12 +86,15 @@ def settings_from_args(argv: Sequence[str] | None) -> Settings:
     return parse_args(argv)[0]
 
 
-async def run(settings: Settings, script: Path | None = None) -> None:
+def _capabilities(settings: Settings) -> set[str]:
+    return {c.strip() for c in settings.capabilities.split(",") if c.strip()}
+
+
+async def run(settings: Settings, script: Path | None = None, data_dir_lock: DataDirLock | None = None) -> None:
     """Start the node, wait for SIGINT/SIGTERM (or the CLI's /quit), then stop it (sending ``leave``)."""
     from mnemonet.node.peer_node import PeerNode
 
-    capabilities = {c.strip() for c in settings.capabilities.split(",") if c.strip()}
-    node = PeerNode(settings, capabilities)
+    node = PeerNode(settings, _capabilities(settings), data_dir_lock=data_dir_lock)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -132,14 +136,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemonet.cli.app import log_to_file
 
         log_to_file(settings.data_dir / "logs" / "cli-node.log")  # keep log lines out of the prompt
+    lock = None
+    if "store" in _capabilities(settings) and uses_embedded_servers(settings):
+        # Before the heavy imports and any server: a second node on this directory is refused at once.
+        lock = DataDirLock(settings.data_dir)
+        try:
+            lock.acquire()
+        except DataDirInUse as exc:
+            log.error(str(exc))
+            return 3
     try:
-        asyncio.run(run(settings, script))
+        asyncio.run(run(settings, script, lock))
+    except DataDirInUse as exc:
+        log.error(str(exc))
+        return 3
     except ValueError as exc:  # bad settings, refused bind: a message, not a traceback
         log.error(str(exc))
         return 2
     except OSError as exc:
         log.error(f"cannot serve on {settings.host}:{settings.port}: {exc}")
         return 1
+    finally:
+        if lock is not None:
+            lock.release()
     return 0
 
 

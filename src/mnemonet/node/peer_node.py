@@ -27,6 +27,7 @@ from mnemonet.p2p.rpc import RpcClient, RpcServer
 from mnemonet.p2p.server import HttpServer, create_app
 from mnemonet.p2p.transport import Transport, error_payload
 from mnemonet.settings import Settings
+from mnemonet.store.datadir import DataDirLock, uses_embedded_servers
 from mnemonet.web import mount_dashboard
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ class PeerNode:
     """Transport, membership, routing, RPC and events of one node, plus its local providers and workers."""
 
     def __init__(self, settings: Settings, capabilities: set[str] | frozenset[str],
-                 providers: dict[str, object] | None = None) -> None:
+                 providers: dict[str, object] | None = None, data_dir_lock: DataDirLock | None = None) -> None:
         unknown = set(capabilities) - CAPABILITIES
         if unknown:
             raise ValueError(f"capabilities: unknown {sorted(unknown)} (expected some of {sorted(CAPABILITIES)})")
@@ -79,6 +80,11 @@ class PeerNode:
         self.transport = Transport(self.node_id, self.codec, settings, self._dispatch)
         self.events = EventBus(self.node_id, self.transport, settings.event_ttl, settings.event_dedup_size)
         self.providers = LocalProviders(settings, self.capabilities, dict(providers or {}), self)
+        # A node that will start embedded servers owns its data directory for its whole life
+        # (``run_node.py`` takes the lock before the heavy imports and hands it over).
+        self._data_dir_lock: DataDirLock | None = None
+        if "store" in self.capabilities and "store" not in (providers or {}) and uses_embedded_servers(settings):
+            self._data_dir_lock = data_dir_lock or DataDirLock(settings.data_dir)
         self.metrics = NodeMetrics(self)
         self.rpc_server = RpcServer(self.node_id, self.providers, settings, on_write=self._published,
                                     metrics=self.metrics)
@@ -97,6 +103,7 @@ class PeerNode:
         self._cluster: Cluster | None = None
         self._rpc: RpcClient | None = None
         self._router: Router | None = None
+        self._store_open: asyncio.Task[None] | None = None  # /health opening the store in the background
 
     # -- parts that exist once started ------------------------------------------------
     @property
@@ -139,6 +146,12 @@ class PeerNode:
             raise RuntimeError(f"cannot start a node that is {self.state}")
         self.state = "starting"
         s = self.settings
+        if self._data_dir_lock is not None:
+            try:
+                self._data_dir_lock.acquire()  # before any embedded server starts; DataDirInUse if taken
+            except BaseException:
+                self.state = "stopped"
+                raise
         await self.transport.start()
         app = create_app(self)
         if "store" in self.capabilities or s.ui:
@@ -195,6 +208,7 @@ class PeerNode:
         if self._http is not None:
             await self._http.stop()
         await self.providers.close()
+        self._release_data_dir()
         self.state = "stopped"
         log.info("node %s left", self.node_id)
 
@@ -211,8 +225,16 @@ class PeerNode:
         if self._http is not None:
             await self._http.stop(force=True)
         await self.providers.close()
+        self._release_data_dir()
+
+    def _release_data_dir(self) -> None:
+        if self._data_dir_lock is not None:
+            self._data_dir_lock.release()  # after the servers stopped: the next owner finds none running
 
     async def _cancel_tasks(self) -> None:
+        if self._store_open is not None:
+            self._tasks.append(self._store_open)
+            self._store_open = None
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -286,6 +308,42 @@ class PeerNode:
             "refused_envelopes": dict(self.codec.refused),
             **({"vector_sync": self.vector_sync.stats()} if "store" in self.capabilities else {}),
         }
+
+    async def health_checks(self) -> dict[str, Any]:
+        """``status`` (ok/degraded/failing) and ``checks``: each local database from a real round trip.
+
+        A store not opened yet is opened in the background (the first call would
+        open it anyway): ``degraded`` until it answers, ``failing`` if it cannot be
+        opened or a round trip fails within ``health_timeout``.
+        """
+        checks: dict[str, dict[str, Any]] = {}
+        if self.providers.has("store"):
+            store = self.providers.ready("store")
+            check = getattr(store, "health", None)
+            if callable(check):
+                checks.update(await check(self.settings.health_timeout))
+            elif store is None:
+                checks["store"] = self._store_opening()
+        for capability, state in self.providers.states().items():
+            if state.startswith("failed") and capability != "store":
+                checks[capability] = {"status": "failing", "error": state.removeprefix("failed: ")}
+        states = {c["status"] for c in checks.values()}
+        status = "failing" if "failing" in states else "degraded" if states - {"ok"} else "ok"
+        return {"status": status, "checks": checks}
+
+    def _store_opening(self) -> dict[str, Any]:
+        state = self.providers.states()["store"]
+        if self._store_open is None or self._store_open.done():
+            self._store_open = asyncio.create_task(self._open_store(), name=f"open-store-{self.node_id}")
+        if state.startswith("failed"):
+            return {"status": "failing", "error": state.removeprefix("failed: ")}
+        return {"status": "starting"}
+
+    async def _open_store(self) -> None:
+        try:
+            await self.providers.get("store")
+        except Exception as exc:  # recorded in providers.states(); /health reports it and tries again
+            log.warning("opening the store failed: %s", exc)
 
     def metric_sources(self) -> dict[str, Any]:
         """Live counters ``/metrics`` reads at each scrape (see ``mnemonet.p2p.metrics``)."""

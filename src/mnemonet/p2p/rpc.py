@@ -28,6 +28,7 @@ from mnemonet.p2p.routing import Router
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, error_payload
 from mnemonet.settings import Settings
+from mnemonet.store.errors import DependencyUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +63,8 @@ def error_code(exc: BaseException) -> str | None:
         return "model_unavailable"  # down or rate limited past its retries: later may succeed
     if isinstance(exc, LanguageModelError | EmbeddingError):
         return "provider_error"  # the provider's own bounded retries are spent
+    if isinstance(exc, DependencyUnavailable):
+        return "unavailable"  # a database is down: 503 naming it, and another store node may answer
     return None
 
 
@@ -179,7 +182,7 @@ class RpcServer:
             finally:
                 self.peer_limits.release(env.sender)
             return env.reply(Kind.RESPONSE, self._node_id, {"result": spec.dump_result(result)})
-        except (P2PError, ValueError, LanguageModelError, EmbeddingError) as exc:
+        except (P2PError, ValueError, LanguageModelError, EmbeddingError, DependencyUnavailable) as exc:
             return env.reply(Kind.RESPONSE, self._node_id, error_reply_payload(exc))
         finally:
             end_request(token)

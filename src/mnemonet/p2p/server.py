@@ -1,7 +1,8 @@
 """The node's HTTP + WebSocket server: health, join, the peer endpoint and the client API.
 
 Routes:
-- ``GET /health`` (no auth): node id, capabilities, state, members, local dependencies.
+- ``GET /health`` (no auth): node id, capabilities, state, members, local dependencies, and
+  ``status`` ok/degraded/failing from a round trip to each database (503 while failing).
 - ``GET /metrics`` (no auth, like ``/health``): Prometheus text format.
 - ``POST /v1/join``: a join envelope in, a welcome envelope out.
 - ``POST /v1/peer`` / ``WS /v1/peer``: peer envelopes, one-shot or over a neighbour link.
@@ -53,6 +54,10 @@ class ServedNode(Protocol):
         """The ``/health`` document."""
         ...
 
+    async def health_checks(self) -> dict[str, Any]:
+        """``status`` (ok/degraded/failing) and ``checks`` of the local dependencies, from real round trips."""
+        ...
+
     async def call(self, method: str, kwargs: dict[str, Any]) -> Any:
         """Route one MemoryAPI call."""
         ...
@@ -101,9 +106,11 @@ def create_app(node: ServedNode) -> FastAPI:
     app = FastAPI(title="mnemonet node", version="1", description=__doc__)
 
     @app.get("/health")
-    async def health() -> dict[str, Any]:
-        """Node id, capabilities, state, members as this node sees them, and local dependency states."""
-        return node.health()
+    async def health() -> JSONResponse:
+        """Node id, capabilities, state, members, and ``status`` ok/degraded/failing from each dependency's
+        round trip (``checks``); answered 503 while a dependency is failing, so health checks see it."""
+        doc = {**node.health(), **await node.health_checks()}
+        return JSONResponse(doc, status_code=503 if doc["status"] == "failing" else 200)
 
     @app.get("/metrics", include_in_schema=False)
     async def metrics() -> Response:

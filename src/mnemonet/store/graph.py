@@ -26,6 +26,7 @@ from mnemonet.model import (
 from mnemonet.model.ids import derived_id
 from mnemonet.model.records import ConceptSpec, StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
+from mnemonet.store import datadir
 from mnemonet.store import graph_cypher as q
 from mnemonet.store.cypher_guard import check_read_only
 from mnemonet.store.dialects.base import GraphDriver
@@ -61,6 +62,7 @@ class GraphStore:
         self.driver = driver
         self.settings = settings or Settings()
         self.server: EmbeddedFalkorDB | None = None  # set by open() when it started one
+        self._lock: datadir.DataDirLock | None = None  # the data dir's lock, when open() took it
 
     @classmethod
     async def open(cls, settings: Settings) -> GraphStore:
@@ -76,13 +78,22 @@ class GraphStore:
         from mnemonet.store.dialects.falkordb import FalkorDriver
 
         server = None
+        lock = None
         host, port = settings.falkordb_host, settings.falkordb_port
         if port == 0 or not host:
-            server = EmbeddedFalkorDB(settings.data_dir / "falkordb", start_timeout=settings.falkordb_start_timeout)
-            await server.start()
+            lock = datadir.hold(settings.data_dir)  # shared with the node's, inside a node
+            server = EmbeddedFalkorDB(settings.data_dir / "falkordb", start_timeout=settings.falkordb_start_timeout,
+                                      stop_timeout=settings.falkordb_stop_timeout)
+            try:
+                await server.start()
+            except BaseException:
+                if lock is not None:
+                    lock.release()
+                raise
             host, port = server.host, server.port
         store = cls(FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout), settings)
         store.server = server
+        store._lock = lock
         return store
 
     async def close(self) -> None:
@@ -91,6 +102,13 @@ class GraphStore:
         if self.server is not None:
             await self.server.stop()
             self.server = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    async def ping(self) -> None:
+        """One real read round trip to the engine (raises ``GraphUnavailable`` when it is down)."""
+        await self.driver.read(q.PING, {})
 
     async def ensure_indexes(self) -> None:
         """Create the indexes (and, on Neo4j, uniqueness constraints); idempotent."""

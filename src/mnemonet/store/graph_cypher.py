@@ -229,6 +229,9 @@ MATCH (n:Statement) WHERE n.id IN $ids RETURN n.id AS id""".strip()
 
 # -- reads --------------------------------------------------------------------
 
+# /health's round trip: a real read through the engine's query path, cheap on any graph size.
+PING = "MATCH (o:Observation) RETURN o.id AS id LIMIT 1"
+
 # Expects rows binding ``s`` (a Statement); returns one StatementView row each.
 _STATEMENT_VIEW = """
 MATCH (s)-[:ABOUT_SUBJECT]->(subj:Concept)

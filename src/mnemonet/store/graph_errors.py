@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from mnemonet.store.errors import DependencyUnavailable
+
 
 class GraphStoreError(Exception):
     """The graph engine failed to run a query (connection lost, timeout, engine error)."""
+
+
+class GraphUnavailable(DependencyUnavailable, GraphStoreError):
+    """The graph engine could not be reached, or did not answer in time."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("graph", message)
 
 
 class WriteConflict(GraphStoreError):

@@ -11,18 +11,20 @@ until ``vector_reembed.reembed`` switches the index over.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, ParamSpec, TypeVar
 
 import asyncpg
 from pgvector import Vector
 from pgvector.asyncpg import register_vector
 
 from mnemonet.settings import Settings
-from mnemonet.store import vector_schema
+from mnemonet.store import datadir, vector_schema
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
+from mnemonet.store.errors import DependencyUnavailable
 from mnemonet.store.vector_keyword import keyword_sql
 from mnemonet.store.vector_types import (
     DimensionMismatch,
@@ -42,6 +44,27 @@ log = logging.getLogger(__name__)
 
 __all__ = ["DimensionMismatch", "VectorHit", "VectorItem", "VectorStore"]
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+# PostgreSQL cannot be reached, went away, or did not answer in time: a 503 "vectors unavailable", not a bug.
+_UNREACHABLE = (OSError, TimeoutError, asyncpg.PostgresConnectionError, asyncpg.ConnectionDoesNotExistError,
+                asyncpg.CannotConnectNowError, asyncpg.AdminShutdownError)
+
+
+def _reachable(
+    method: Callable[_P, Coroutine[Any, Any, _R]],
+) -> Callable[_P, Coroutine[Any, Any, _R]]:
+    """Raise ``DependencyUnavailable("vectors", ...)`` when ``method`` fails for want of a database."""
+
+    @functools.wraps(method)
+    async def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            return await method(*args, **kwargs)
+        except _UNREACHABLE as exc:
+            raise DependencyUnavailable("vectors", f"postgresql: {type(exc).__name__}: {exc}") from exc
+
+    return wrapper
+
 
 class VectorStore:
     """Embeddings of observations, statements, concepts and summaries; see the module docstring."""
@@ -54,6 +77,7 @@ class VectorStore:
         self.schema = schema
         self._q = quote_schema(schema)
         self._server = server
+        self._lock: datadir.DataDirLock | None = None  # the data dir's lock, when open() took it
         self._meta: tuple[str, int] | None = None
         self._meta_lock = asyncio.Lock()
 
@@ -67,11 +91,13 @@ class VectorStore:
         """
         q = quote_schema(schema)
         server: EmbeddedPostgres | None = None
+        lock: datadir.DataDirLock | None = None
         url = settings.database_url
-        if not url:
-            server = EmbeddedPostgres(settings.data_dir / "postgres", settings.postgres_shared_buffers)
-            url = await server.start()
         try:
+            if not url:
+                lock = datadir.hold(settings.data_dir)  # shared with the node's, inside a node
+                server = EmbeddedPostgres(settings.data_dir / "postgres", settings.postgres_shared_buffers)
+                url = await server.start()
             # The extension must exist before a pool connection can register its codec.
             conn = await asyncpg.connect(url, timeout=settings.vector_command_timeout)
             try:
@@ -102,8 +128,11 @@ class VectorStore:
         except BaseException:
             if server is not None:
                 await server.stop()
+            if lock is not None:
+                lock.release()
             raise
         store = cls(pool, settings, schema, server)
+        store._lock = lock
         async with pool.acquire() as conn:
             store._meta = await vector_schema.read_meta(conn, q)
         return store
@@ -114,6 +143,9 @@ class VectorStore:
         if self._server is not None:
             await self._server.stop()
             self._server = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # -- the index's model ------------------------------------------------------
 
@@ -132,6 +164,7 @@ class VectorStore:
         """The index's vector dimension, or None while unconfigured."""
         return self._meta[1] if self._meta else None
 
+    @_reachable
     async def ensure_model(self, model: str, dimension: int) -> None:
         """Configure the index for (model, dimension) if it is new; raise ``DimensionMismatch`` if it holds another."""
         if not isinstance(model, str) or not model.strip():
@@ -163,6 +196,7 @@ class VectorStore:
 
     # -- writes -----------------------------------------------------------------
 
+    @_reachable
     async def upsert(self, items: Sequence[VectorItem]) -> int:
         """Insert rows in batches of ``vector_batch_size``; an id already present is left alone.
 
@@ -207,6 +241,7 @@ class VectorStore:
                 inserted += int(status.rsplit(" ", 1)[-1])
         return inserted
 
+    @_reachable
     async def clear(self) -> None:
         """Delete every row and forget the model, so the next upsert may use any model (admin only)."""
         async with self._meta_lock, self._pool.acquire() as conn, conn.transaction():
@@ -216,6 +251,7 @@ class VectorStore:
 
     # -- reads ------------------------------------------------------------------
 
+    @_reachable
     async def knn(
         self,
         vector: Sequence[float],
@@ -239,6 +275,7 @@ class VectorStore:
         rows = await self._pool.fetch(sql, Vector(vec), k, *args)
         return [_hit(r, 1.0 - float(r["distance"]), vector_rank=i) for i, r in enumerate(rows, 1)]
 
+    @_reachable
     async def keyword(
         self, query: str, k: int, kinds: Sequence[str] | None = None, since: int | None = None
     ) -> list[VectorHit]:
@@ -255,6 +292,7 @@ class VectorStore:
         )
         return [_hit(r, float(r["rank"]), keyword_rank=i) for i, r in enumerate(rows, 1)]
 
+    @_reachable
     async def hybrid(
         self,
         query: str,
@@ -280,6 +318,7 @@ class VectorStore:
         dense_hits, lexical = await asyncio.gather(dense(), self.keyword(query, pool_k, kinds, since))
         return fuse(dense_hits, lexical, k, self._settings.rrf_k)
 
+    @_reachable
     async def ids_missing(self, ids: Sequence[str]) -> list[str]:
         """The ids (in the order given) that have no vector yet: what a retry still has to embed."""
         id_list = _check_ids(ids, self._settings)
@@ -291,6 +330,7 @@ class VectorStore:
         )
         return [r["id"] for r in rows]
 
+    @_reachable
     async def get(self, ids: Sequence[str]) -> list[VectorItem]:
         """The stored rows for ``ids``, in the order given; unknown ids are skipped."""
         id_list = _check_ids(ids, self._settings)
@@ -314,6 +354,12 @@ class VectorStore:
             for r in rows
         ]
 
+    @_reachable
+    async def ping(self) -> None:
+        """One real query round trip through the pool (raises ``DependencyUnavailable`` when PostgreSQL is down)."""
+        await self._pool.fetch(f"SELECT id FROM {self._q}.embeddings LIMIT 1")
+
+    @_reachable
     async def count(self) -> int:
         """Number of stored rows."""
         return int(await self._pool.fetchval(f"SELECT count(*) FROM {self._q}.embeddings"))

@@ -16,10 +16,12 @@ from falkordb.asyncio import FalkorDB
 from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from mnemonet.store.dialects.base import WriteOutcome
-from mnemonet.store.graph_errors import GraphStoreError, ReadOnlyViolation
+from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation
 
 # FalkorDB has no IF NOT EXISTS; an "already indexed" error means done.
 _INDEXES: tuple[tuple[str, str], ...] = (
@@ -53,6 +55,7 @@ class FalkorDriver:
 
     def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0) -> None:
         self._db = FalkorDB(host=host, port=port)
+        self._where = f"falkordb at {host}:{port}"
         self._graph = self._db.select_graph(graph_name)
         self._timeout = timeout
         self._write_lock = asyncio.Lock()
@@ -67,10 +70,12 @@ class FalkorDriver:
             if "read-only" in str(exc):
                 raise ReadOnlyViolation(f"cypher: the engine refused a write in read-only mode ({exc})") from exc
             raise GraphStoreError(f"falkordb: {exc}") from exc
-        except (RedisError, OSError) as exc:
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise GraphUnavailable(f"{self._where}: {exc}") from exc
+        except RedisError as exc:
             raise GraphStoreError(f"falkordb: {exc}") from exc
         except TimeoutError as exc:
-            raise GraphStoreError(f"falkordb: query did not finish within {self._timeout}s") from exc
+            raise GraphUnavailable(f"{self._where}: no answer within {self._timeout}s") from exc
 
     @staticmethod
     def _rows(result: Any) -> list[dict[str, Any]]:

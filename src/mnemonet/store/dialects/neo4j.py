@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncManagedTransaction, Query
-from neo4j.exceptions import ClientError, ConstraintError, Neo4jError
+from neo4j.exceptions import ClientError, ConstraintError, Neo4jError, ServiceUnavailable, SessionExpired
 from neo4j.graph import Node, Path, Relationship
 
 from mnemonet.store.dialects.base import WriteOutcome
-from mnemonet.store.graph_errors import GraphStoreError, ReadOnlyViolation, WriteConflict
+from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation, WriteConflict
 
 _UNIQUE: tuple[tuple[str, str], ...] = (
     ("Concept", "key"), ("Concept", "id"), ("Statement", "id"), ("Observation", "id"),
@@ -33,6 +33,8 @@ SCHEMA: tuple[str, ...] = tuple(
 
 # Large graphs are deleted in batches so no transaction outgrows the heap.
 CLEAR = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
+# The server cannot be reached (the driver's own retries are spent): a 503 "graph unavailable", not a bug.
+_UNREACHABLE = (ServiceUnavailable, SessionExpired, OSError)
 
 
 def plain(value: Any) -> Any:
@@ -56,7 +58,10 @@ class Neo4jDriver:
     name = "neo4j"
 
     def __init__(self, uri: str, user: str, password: str, database: str, timeout: float = 30.0) -> None:
-        self._driver = AsyncGraphDatabase.driver(uri, auth=(user, password))
+        # The driver retries a transaction on an unreachable server for 30 s by default: bound it by our timeout.
+        self._driver = AsyncGraphDatabase.driver(uri, auth=(user, password), max_transaction_retry_time=timeout,
+                                                 connection_timeout=timeout)
+        self._where = f"neo4j at {uri}"
         self._database = database
         self._timeout = timeout
 
@@ -74,6 +79,8 @@ class Neo4jDriver:
             raise WriteConflict(f"neo4j: {exc.message}") from exc
         except Neo4jError as exc:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
+        except _UNREACHABLE as exc:
+            raise GraphUnavailable(f"{self._where}: {exc}") from exc
 
     async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
@@ -89,6 +96,8 @@ class Neo4jDriver:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
         except Neo4jError as exc:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
+        except _UNREACHABLE as exc:
+            raise GraphUnavailable(f"{self._where}: {exc}") from exc
 
     def schema_statements(self) -> list[str]:
         return list(SCHEMA)
@@ -100,6 +109,8 @@ class Neo4jDriver:
                     await (await session.run(statement)).consume()
         except Neo4jError as exc:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
+        except _UNREACHABLE as exc:
+            raise GraphUnavailable(f"{self._where}: {exc}") from exc
 
     async def clear(self) -> None:
         try:
@@ -108,6 +119,8 @@ class Neo4jDriver:
                 await (await session.run(CLEAR)).consume()
         except Neo4jError as exc:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
+        except _UNREACHABLE as exc:
+            raise GraphUnavailable(f"{self._where}: {exc}") from exc
 
     async def close(self) -> None:
         await self._driver.close()
