@@ -262,7 +262,14 @@ class Settings(BaseSettings):
         "dropped as stuck (traffic moves to another link or HTTP).",
     )
     max_inflight_per_link: int = Field(64, description="Most envelopes handled concurrently from one link.")
-    max_bad_envelopes_per_link: int = Field(20, description="Refused envelopes after which a link is closed.")
+    link_handshake_timeout: float = Field(
+        3.0, description="Seconds a new WebSocket link has to complete its challenge handshake (both sides prove the "
+        "cluster key) before it is closed."
+    )
+    max_pending_links: int = Field(
+        8, description="Inbound WebSocket sockets still in their handshake at once; more are refused (1013) so idle "
+        "unauthenticated sockets cannot take the max_inbound_links slots."
+    )
     gossip_interval: float = Field(0.5, description="Seconds between membership gossip rounds.")
     gossip_fanout: int = Field(3, description="Random live peers each gossip round is sent to.")
     gossip_retransmit_mult: int = Field(
