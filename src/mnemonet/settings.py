@@ -285,12 +285,46 @@ class Settings(BaseSettings):
     suspicion_timeout: float = Field(5.0, description="Seconds a suspect member has to refute before it is dead.")
     push_pull_interval: float = Field(15.0, description="Seconds between full-state exchanges with a random peer.")
     dead_member_reap: float = Field(60.0, description="Seconds a dead/left member is remembered before it is dropped.")
+    max_members: int = Field(4096, ge=1, description="Most members a node lists at once; news of more is refused.")
+    max_updates_per_message: int = Field(
+        4096, ge=1, description="Most member records one membership message may carry; a longer list is refused "
+        "whole (full-state snapshots are cut to fit)."
+    )
+    member_admission_timeout: float = Field(
+        10.0, gt=0, description="Seconds a member heard of from others stays pending (not routed to, not relayed) "
+        "waiting to answer a probe from this node itself; then it is forgotten."
+    )
+    max_pending_members: int = Field(
+        256, ge=1, description="Members waiting for admission at once; news of more is refused until some answer "
+        "or expire."
+    )
+    admission_concurrency: int = Field(16, ge=1, description="Pending members probed at once for admission.")
+    max_incarnation_jump: int = Field(
+        1_048_576, ge=1, description="Most one membership update may raise a known member's incarnation (the local "
+        "node's included); larger jumps are refused, so no claim can push a member past what it can refute."
+    )
     control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")
     request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")
     rpc_attempts: int = Field(3, description="Peers one request is tried on before it fails (failover).")
     max_concurrent_requests: int = Field(256, description="Routed requests a node serves at once; more are refused busy.")
     latency_ewma_alpha: float = Field(0.2, description="Weight of the newest sample in a peer's latency average.")
     max_envelope_bytes: int = Field(8_388_608, description="Largest encoded envelope or client request body accepted.")
+    max_unauthenticated_reads: int = Field(
+        16, ge=1, description="Peer request bodies (/v1/peer, /v1/join) read at once before their tag can be "
+        "checked; more are refused busy (503) unread."
+    )
+    unauthenticated_read_budget_bytes: int = Field(
+        16_777_216, ge=1, description="Bytes all unauthenticated peer request bodies being read may hold together; "
+        "a read that would pass it is refused busy (60 unfinished 8 MiB uploads once took 465 MB)."
+    )
+    peer_read_timeout: float = Field(
+        10.0, gt=0, description="Seconds a peer request body (/v1/peer, /v1/join) may take to arrive whole before "
+        "it is refused (408): slow or unfinished uploads do not hold memory and a read slot."
+    )
+    http_idle_timeout: float = Field(
+        5.0, gt=0, description="Seconds an idle HTTP keep-alive connection is kept open (uvicorn's "
+        "timeout_keep_alive)."
+    )
     max_message_age: float = Field(30.0, description="Seconds an envelope's timestamp may be off the local clock.")
     replay_cache_size: int = Field(100_000, description="Envelope ids remembered to refuse replays.")
     event_ttl: int = Field(6, description="Hops an event is flooded before it is dropped.")
