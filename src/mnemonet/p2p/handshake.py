@@ -103,7 +103,7 @@ async def dial(link: Link, key: bytes, node_id: str, peer_id: str, send_timeout:
 async def accept(link: Link, key: bytes, node_id: str, send_timeout: float) -> str:
     """Serve the handshake on an accepted ``link``; the proven peer id, or ``HandshakeFailed``."""
     hello = await _receive(link)
-    if hello.get("hello") != 1:
+    if type(hello.get("hello")) is not int or hello["hello"] != 1:  # True == 1 in Python; not a version
         raise HandshakeFailed("the first frame on a link must be a hello")
     peer_id = _field(hello, "node_id", _ID_RE)
     dial_nonce = _field(hello, "nonce", _NONCE_RE)
