@@ -355,6 +355,9 @@ class Settings(BaseSettings):
         1.0, description="Seconds a 'busy' reply tells the caller to wait when the node is saturated (not rate "
         "limited)."
     )
+    max_argument_depth: int = Field(
+        32, ge=2, description="Deepest nesting of lists/objects a request's arguments may have (more answers 400)."
+    )
     max_batch_items: int = Field(
         1000, description="Most items any one list argument of a request may carry (ids, texts, claims)."
     )

@@ -143,3 +143,20 @@ def test_refuses_public_bind_without_key() -> None:
     PeerNode(fast_settings(host="127.0.0.1", cluster_key=""), {"cli"})
     with pytest.raises(ValueError, match="unknown"):
         PeerNode(fast_settings(), {"telepathy"})
+
+
+async def test_nul_characters_and_deep_nesting_answer_400_not_500(make_node: NodeFactory) -> None:
+    # Issue 17: NUL in names and deeply nested JSON answered 500.
+    node = await make_node({"store"}, providers={"store": InMemoryStore()})
+    headers = {"authorization": f"Bearer {CLUSTER_KEY}"}
+    bodies = {
+        "search": b'{"query": "a\\u0000b"}',
+        "get_concept_statements": b'{"name": "x\\u0000"}',
+        "observe": b'{"text": "t", "metadata": {"k": "v\\u0000"}}',
+        "recall": b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        "stats": b"[" * 100_000,
+    }
+    async with httpx.AsyncClient(base_url=node.url, headers=headers, trust_env=False) as http:
+        for method, body in bodies.items():
+            resp = await http.post(f"/v1/{method}", content=body)
+            assert (resp.status_code, resp.json()["error"]["code"]) == (400, "bad_input"), (method, resp.text)

@@ -168,6 +168,8 @@ def create_app(node: ServedNode) -> FastAPI:
             kwargs = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             return _error(400, "bad_input", f"body is not JSON: {exc}")
+        except RecursionError:  # deeper than the parser can go: bad input, not a server fault
+            return _error(400, "bad_input", "body is not JSON this node reads: nested too deeply")
         if not isinstance(kwargs, dict):
             return _error(400, "bad_input", "body must be a JSON object of keyword arguments")
         # Per client address: programs that are not peers share nothing else a limit could key on.
