@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # A PostgreSQL memory size such as 512MB.
@@ -23,6 +23,10 @@ class Settings(BaseSettings):
     """All of mnemonet's configuration, with documented defaults."""
 
     model_config = SettingsConfigDict(env_prefix="MNEMONET_", extra="ignore")
+
+    @model_validator(mode="after")
+    def _key_from_file(self) -> Settings:
+        return _read_cluster_key_file(self)
 
     # -- general -------------------------------------------------------------
     data_dir: Path = Field(
@@ -250,6 +254,10 @@ class Settings(BaseSettings):
     cluster_key: str = Field(
         "", description="Shared secret: HMAC key for every envelope and the bearer token of the client HTTP API."
     )
+    cluster_key_file: Path | None = Field(
+        None, description="File whose first line is the cluster key: keeps the key out of `ps` and of the "
+        "environment (a Docker/Kubernetes secret). Read once at start; not with cluster_key.",
+    )
     insecure: bool = Field(False, description="Allow binding a non-loopback host without a cluster key.")
     max_neighbours: int = Field(8, description="WebSocket links this node dials to random live peers.")
     max_inbound_links: int = Field(32, description="Most WebSocket links this node accepts from peers.")
@@ -395,6 +403,23 @@ class Settings(BaseSettings):
     )
     cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
+
+
+def _read_cluster_key_file(settings: Settings) -> Settings:
+    path = settings.cluster_key_file
+    if path is None:
+        return settings
+    if settings.cluster_key:
+        raise ValueError("cluster_key and cluster_key_file both given: give one")
+    try:
+        key = path.read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"cluster_key_file: cannot read {str(path)!r}: {exc.strerror}") from None
+    if not key:
+        raise ValueError(f"cluster_key_file: {str(path)!r} is empty")
+    # Consumed: a copy of these settings (or a dump of them) carries the key, not a second source of it.
+    settings.cluster_key, settings.cluster_key_file = key, None
+    return settings
 
 
 def load_settings(**overrides: object) -> Settings:
