@@ -99,11 +99,14 @@ class Transport:
     async def close(self, abort: bool = False) -> None:
         """Close every link, fail pending calls and cancel handler tasks; ``abort`` drops sockets like a crash."""
         self._closing = True
+        closing = []
         for link in self.links():
             if abort and isinstance(link, DialledLink):
                 link.abort()
             else:
-                await link.close(1001, "node stopping")
+                closing.append(link.close(1001, "node stopping"))
+        # Together: a peer that never answers the close costs one close timeout, not one per link.
+        await asyncio.gather(*closing)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -210,7 +213,7 @@ class Transport:
             async with asyncio.timeout(s.link_handshake_timeout):
                 await websocket.accept()
                 link.peer_id = await handshake.accept(link, self._codec.key, self.node_id, s.link_send_timeout)
-        except (handshake.HandshakeFailed, TimeoutError) as exc:
+        except (handshake.HandshakeFailed, TimeoutError, OSError) as exc:  # OSError: gone before the accept
             self._codec.refused["handshake"] += 1
             log.warning("refused a link: %s", exc or "handshake timed out")
             await link.close(handshake.POLICY, "handshake failed")
