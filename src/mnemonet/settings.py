@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # A PostgreSQL memory size such as 512MB.
@@ -23,6 +23,10 @@ class Settings(BaseSettings):
     """All of mnemonet's configuration, with documented defaults."""
 
     model_config = SettingsConfigDict(env_prefix="MNEMONET_", extra="ignore")
+
+    @model_validator(mode="after")
+    def _key_from_file(self) -> Settings:
+        return _read_cluster_key_file(self)
 
     # -- general -------------------------------------------------------------
     data_dir: Path = Field(
@@ -280,6 +284,10 @@ class Settings(BaseSettings):
     cluster_key: str = Field(
         "", description="Shared secret: HMAC key for every envelope and the bearer token of the client HTTP API."
     )
+    cluster_key_file: Path | None = Field(
+        None, description="File whose first line is the cluster key: keeps the key out of `ps` and of the "
+        "environment (a Docker/Kubernetes secret). Read once at start; not with cluster_key.",
+    )
     insecure: bool = Field(False, description="Allow binding a non-loopback host without a cluster key.")
     max_neighbours: int = Field(8, description="WebSocket links this node dials to random live peers.")
     max_inbound_links: int = Field(32, description="Most WebSocket links this node accepts from peers.")
@@ -292,7 +300,14 @@ class Settings(BaseSettings):
         "dropped as stuck (traffic moves to another link or HTTP).",
     )
     max_inflight_per_link: int = Field(64, description="Most envelopes handled concurrently from one link.")
-    max_bad_envelopes_per_link: int = Field(20, description="Refused envelopes after which a link is closed.")
+    link_handshake_timeout: float = Field(
+        3.0, description="Seconds a new WebSocket link has to complete its challenge handshake (both sides prove the "
+        "cluster key) before it is closed."
+    )
+    max_pending_links: int = Field(
+        8, description="Inbound WebSocket sockets still in their handshake at once; more are refused (1013) so idle "
+        "unauthenticated sockets cannot take the max_inbound_links slots."
+    )
     gossip_interval: float = Field(0.5, description="Seconds between membership gossip rounds.")
     gossip_fanout: int = Field(3, description="Random live peers each gossip round is sent to.")
     gossip_retransmit_mult: int = Field(
@@ -325,12 +340,46 @@ class Settings(BaseSettings):
     )
     push_pull_interval: float = Field(15.0, description="Seconds between full-state exchanges with a random peer.")
     dead_member_reap: float = Field(60.0, description="Seconds a dead/left member is remembered before it is dropped.")
+    max_members: int = Field(4096, ge=1, description="Most members a node lists at once; news of more is refused.")
+    max_updates_per_message: int = Field(
+        4096, ge=1, description="Most member records one membership message may carry; a longer list is refused "
+        "whole (full-state snapshots are cut to fit)."
+    )
+    member_admission_timeout: float = Field(
+        10.0, gt=0, description="Seconds a member heard of from others stays pending (not routed to, not relayed) "
+        "waiting to answer a probe from this node itself; then it is forgotten."
+    )
+    max_pending_members: int = Field(
+        256, ge=1, description="Members waiting for admission at once; news of more is refused until some answer "
+        "or expire."
+    )
+    admission_concurrency: int = Field(16, ge=1, description="Pending members probed at once for admission.")
+    max_incarnation_jump: int = Field(
+        1_048_576, ge=1, description="Most one membership update may raise a known member's incarnation (the local "
+        "node's included); larger jumps are refused, so no claim can push a member past what it can refute."
+    )
     control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")
     request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")
     rpc_attempts: int = Field(3, description="Peers one request is tried on before it fails (failover).")
     max_concurrent_requests: int = Field(256, description="Routed requests a node serves at once; more are refused busy.")
     latency_ewma_alpha: float = Field(0.2, description="Weight of the newest sample in a peer's latency average.")
     max_envelope_bytes: int = Field(8_388_608, description="Largest encoded envelope or client request body accepted.")
+    max_unauthenticated_reads: int = Field(
+        16, ge=1, description="Peer request bodies (/v1/peer, /v1/join) read at once before their tag can be "
+        "checked; more are refused busy (503) unread."
+    )
+    unauthenticated_read_budget_bytes: int = Field(
+        16_777_216, ge=1, description="Bytes all unauthenticated peer request bodies being read may hold together; "
+        "a read that would pass it is refused busy (60 unfinished 8 MiB uploads once took 465 MB)."
+    )
+    peer_read_timeout: float = Field(
+        10.0, gt=0, description="Seconds a peer request body (/v1/peer, /v1/join) may take to arrive whole before "
+        "it is refused (408): slow or unfinished uploads do not hold memory and a read slot."
+    )
+    http_idle_timeout: float = Field(
+        5.0, gt=0, description="Seconds an idle HTTP keep-alive connection is kept open (uvicorn's "
+        "timeout_keep_alive)."
+    )
     max_message_age: float = Field(30.0, description="Seconds an envelope's timestamp may be off the local clock.")
     replay_cache_size: int = Field(100_000, description="Envelope ids remembered to refuse replays.")
     event_ttl: int = Field(6, description="Hops an event is flooded before it is dropped.")
@@ -379,6 +428,9 @@ class Settings(BaseSettings):
         1.0, description="Seconds a 'busy' reply tells the caller to wait when the node is saturated (not rate "
         "limited)."
     )
+    max_argument_depth: int = Field(
+        32, ge=2, description="Deepest nesting of lists/objects a request's arguments may have (more answers 400)."
+    )
     max_batch_items: int = Field(
         1000, description="Most items any one list argument of a request may carry (ids, texts, claims)."
     )
@@ -416,6 +468,23 @@ class Settings(BaseSettings):
     )
     cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
+
+
+def _read_cluster_key_file(settings: Settings) -> Settings:
+    path = settings.cluster_key_file
+    if path is None:
+        return settings
+    if settings.cluster_key:
+        raise ValueError("cluster_key and cluster_key_file both given: give one")
+    try:
+        key = path.read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"cluster_key_file: cannot read {str(path)!r}: {exc.strerror}") from None
+    if not key:
+        raise ValueError(f"cluster_key_file: {str(path)!r} is empty")
+    # Consumed: a copy of these settings (or a dump of them) carries the key, not a second source of it.
+    settings.cluster_key, settings.cluster_key_file = key, None
+    return settings
 
 
 def load_settings(**overrides: object) -> Settings:

@@ -66,3 +66,21 @@ async def test_forged_gossip_leaves_membership_intact(make_node: NodeFactory) ->
     assert a.membership.get(c_id).state is MemberState.DEAD
     # The node serves on.
     assert sees_all([a, b])
+
+
+async def test_gossip_at_an_absurd_incarnation_does_not_evict_a_member(make_node: NodeFactory) -> None:
+    # Issue 17, High 2: "dead at 2**63-1" evicted b for good: its refutation (2**63) was not a valid incarnation.
+    a = await make_node({"store"})
+    b = await make_node({"llm"}, seed=a)
+    await eventually(lambda: sees_all([a, b]), 10.0, "two nodes see each other")
+    b_wire = _record(a, b).to_wire()
+    refused = a.membership.invalid_updates
+    for inc in (2**63 - 1, 2**62, b_wire["incarnation"] + 2**20 + 1):
+        assert await _gossip(a, [{**b_wire, "state": "dead", "incarnation": inc}]) == 204
+        assert _record(a, b).state is MemberState.ALIVE and _record(a, b).incarnation == b_wire["incarnation"]
+    assert a.membership.invalid_updates == refused + 3
+    # Claims about a itself are not adopted either: its incarnation stays small and it stays routable at b.
+    a_wire = a.membership.local.to_wire()
+    await _gossip(a, [{**a_wire, "state": "dead", "incarnation": 2**62 - 1}])
+    assert a.membership.local.incarnation == a_wire["incarnation"]
+    await eventually(lambda: sees_all([a, b]), 10.0, "both still alive in both views")

@@ -1,35 +1,49 @@
-"""Hostile input, generated: the envelope decoder, the client HTTP API and the CLI parser never crash or hang.
+"""Hostile input, generated: the envelope decoder, the link handshake, the client HTTP API, the peer endpoints
+and the CLI parser never crash or hang.
 
 Each hypothesis example carries a batch of inputs, so the counts below are
-reached in a few seconds: 10,000+ envelopes, 2,000+ HTTP bodies in process
-(``httpx.ASGITransport``) plus a sample over real sockets, 3,000 CLI lines.
+reached in a few seconds: 10,000+ envelopes, 3,000+ link handshakes in process
+plus a sample over real sockets, 2,000+ HTTP bodies in process
+(``httpx.ASGITransport``) plus a sample over real sockets, unfinished uploads
+to the peer endpoints over real sockets, 3,000 CLI lines.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import hmac
 import json
 import random
+import re
 import resource
 import time
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory
+from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory, eventually
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from mnemonet.cli.commands import COMMANDS, Command, parse_line
+from mnemonet.p2p import handshake
 from mnemonet.p2p.envelope import TAG_CHARS, Codec, Envelope, EnvelopeError, Kind, encode
+from mnemonet.p2p.links import Link
 from mnemonet.p2p.routing import CLIENT_METHODS
 from mnemonet.p2p.server import create_app
+from mnemonet.p2p.transport import ws_url
 
 ENVELOPE_BATCH, ENVELOPE_EXAMPLES = 10, 1_050  # 10,500 envelopes
 HTTP_BATCH, HTTP_EXAMPLES = 5, 420  # 2,100 bodies in process
 SOCKET_SAMPLE = 100
 CLI_BATCH, CLI_EXAMPLES = 10, 300
+HANDSHAKE_BATCH, HANDSHAKE_EXAMPLES = 10, 320  # 3,200 dialler scripts in process
+HANDSHAKE_SOCKETS = 40
+UPLOAD_EXAMPLES, UPLOAD_CONCURRENCY = 60, 12
 MAX_RSS_GROWTH_KB = 200_000
 FUZZ = settings(deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -172,3 +186,166 @@ def test_cli_parser_answers_every_line_with_a_command_or_a_reason() -> None:
     check()
     print(f"\nfuzz cli: {sum(seen.values())} lines: {dict(sorted(seen.items()))}")
     assert sum(seen.values()) >= 3_000
+
+
+# -- the link handshake -------------------------------------------------------------------------------------
+
+class _ScriptedLink(Link):
+    """An accepted link whose peer is a script: ``answer(sent)`` gives its next frame (None: it hangs up)."""
+
+    def __init__(self, answer: Callable[[list[bytes]], bytes | None]) -> None:
+        super().__init__(None, outbound=False)
+        self._answer = answer
+        self.sent: list[bytes] = []
+
+    async def _send(self, data: bytes) -> None:
+        self.sent.append(data)
+
+    async def _recv(self) -> bytes | None:
+        return self._answer(self.sent)
+
+    async def _close(self, code: int, reason: str) -> None:
+        pass
+
+
+_ME = "acceptor"
+hello_fields = st.fixed_dictionaries({}, optional={
+    "hello": st.sampled_from([1, 2, "1", None, True]),
+    "node_id": st.sampled_from(["dialler", _ME, "a|b", ""]) | st.text(max_size=130),
+    "target": st.sampled_from([_ME, "other"]) | st.text(max_size=10),
+    "nonce": st.sampled_from(["0" * 32, "g" * 32]) | st.text(max_size=40),
+    "extra": json_values,
+})
+_PROOFS = ("right", "wrong_key", "reflected", "junk", "hang_up")
+
+
+def _dialler_script(hello: bytes, proof_kind: str, key: bytes) -> Callable[[list[bytes]], bytes | None]:
+    def answer(sent: list[bytes]) -> bytes | None:
+        if not sent:
+            return hello
+        if proof_kind == "hang_up":
+            return None
+        challenge = json.loads(sent[0])
+        fields = json.loads(hello)
+        if proof_kind == "junk":
+            return b"\xff not a proof"
+        if proof_kind == "reflected":
+            return json.dumps({"proof": challenge["proof"]}).encode()
+        used = key if proof_kind == "right" else b"guessed key"
+        return json.dumps({"proof": handshake.proof(used, "dial", fields["nonce"], challenge["nonce"],
+                                                    fields["node_id"], _ME)}).encode()
+    return answer
+
+
+def _valid_hello(fields: dict[str, Any]) -> bool:
+    node_id, nonce = fields.get("node_id"), fields.get("nonce")
+    return (fields.get("hello") == 1 and type(fields.get("hello")) is int and fields.get("target") == _ME
+            and isinstance(node_id, str) and re.fullmatch(r"[A-Za-z0-9_.:@\-]{1,128}", node_id) is not None
+            and node_id != _ME and isinstance(nonce, str) and re.fullmatch(r"[0-9a-f]{32}", nonce) is not None)
+
+
+async def test_link_handshake_accepts_only_a_dialler_holding_the_key() -> None:
+    key = CLUSTER_KEY.encode()
+    cases: list[tuple[bytes, bool, str]] = []
+
+    @settings(FUZZ, max_examples=HANDSHAKE_EXAMPLES)
+    @given(st.lists(st.tuples(hello_fields, st.sampled_from(_PROOFS), st.binary(max_size=60)),
+                    min_size=HANDSHAKE_BATCH, max_size=HANDSHAKE_BATCH))
+    def collect(batch: list[tuple[dict[str, Any], str, bytes]]) -> None:
+        for fields, proof_kind, noise in batch:
+            # Most hellos are well formed, so the proof step is reached; some are noise or broken JSON.
+            if noise and noise[0] % 5 == 0:
+                cases.append((noise, False, proof_kind))
+            else:
+                good = {"hello": 1, "node_id": "dialler", "target": _ME, "nonce": handshake.new_nonce()}
+                merged = good if noise[:1] == b"\x01" else {**good, **fields}
+                cases.append((json.dumps(merged).encode(), _valid_hello(merged), proof_kind))
+
+    await asyncio.get_running_loop().run_in_executor(None, collect)
+    outcomes: dict[str, int] = {}
+    for hello, valid, proof_kind in cases:
+        link = _ScriptedLink(_dialler_script(hello, proof_kind, key))
+        try:
+            peer = await handshake.accept(link, key, _ME, 1.0)
+        except handshake.HandshakeFailed:
+            outcome = "refused"
+        else:
+            outcome = "accepted"
+            assert peer == json.loads(hello)["node_id"]
+        assert outcome == ("accepted" if valid and proof_kind == "right" else "refused"), (hello, proof_kind)
+        assert len(link.sent) <= 1  # at most the challenge: nothing else is ever said to an unproven peer
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+    print(f"\nfuzz handshake: {len(cases)} dialler scripts: {outcomes}")
+    assert len(cases) >= 3_000 and min(outcomes.values()) > 100
+
+
+async def test_link_handshake_over_sockets_refuses_with_a_close(make_node: NodeFactory) -> None:
+    node = await make_node({"llm"}, link_handshake_timeout=1.0)
+    rng = random.Random(17)
+    closes: dict[int | None, int] = {}
+    for i in range(HANDSHAKE_SOCKETS):
+        frames = [rng.randbytes(rng.randrange(1, 300)),
+                  json.dumps({"hello": 1, "node_id": f"x{i}", "target": node.node_id, "nonce": "0" * 32}).encode()]
+        async with connect(ws_url(node.url), proxy=None) as ws:
+            await ws.send(frames[i % 2])
+            if i % 2:
+                await ws.recv()  # the challenge
+                await ws.send(json.dumps({"proof": "f" * 64}))
+            with contextlib.suppress(ConnectionClosed):
+                async with asyncio.timeout(5.0):
+                    await ws.recv()
+            closes[ws.close_code] = closes.get(ws.close_code, 0) + 1
+    assert closes == {handshake.POLICY: HANDSHAKE_SOCKETS}
+    assert node.transport.neighbours() == [] and node.codec.refused["handshake"] == HANDSHAKE_SOCKETS
+    async with httpx.AsyncClient(trust_env=False) as http:
+        assert (await http.get(f"{node.url}/health")).status_code == 200
+
+
+# -- peer HTTP endpoints with unfinished bodies ---------------------------------------------------------------
+
+async def _upload(port: int, path: str, declared: int | None, send: int, then: str) -> int | None:
+    """One peer upload: ``declared`` bytes announced (None: chunked), ``send`` sent, then hang up or wait."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    length = "transfer-encoding: chunked" if declared is None else f"content-length: {declared}"
+    writer.write(f"POST {path} HTTP/1.1\r\nhost: n\r\n{length}\r\n\r\n".encode())
+    body = b"7" * send
+    writer.write(body if declared is not None else f"{len(body):x}\r\n".encode() + body)
+    try:
+        await writer.drain()
+        if then == "hang_up":
+            return None
+        async with asyncio.timeout(10.0):
+            status_line = await reader.readline()
+        return int(status_line.split()[1]) if status_line else None
+    except (ConnectionError, TimeoutError, IndexError, ValueError):
+        return None
+    finally:
+        writer.close()
+
+
+async def test_peer_endpoints_answer_unfinished_bodies_and_release_every_byte(make_node: NodeFactory) -> None:
+    node = await make_node({"llm"}, peer_read_timeout=1.0, max_unauthenticated_reads=4,
+                           unauthenticated_read_budget_bytes=1 << 20)
+    port = int(node.url.rsplit(":", 1)[1])
+    uploads: list[tuple[str, int | None, int, str]] = []
+
+    @settings(FUZZ, max_examples=UPLOAD_EXAMPLES)
+    @given(st.sampled_from(["/v1/peer", "/v1/join"]),
+           st.sampled_from([None, 0, 10, 1 << 16, 1 << 20, node.max_body_bytes, node.max_body_bytes + 1]),
+           st.integers(0, 1 << 18), st.sampled_from(["hang_up", "wait"]))
+    def collect(path: str, declared: int | None, send: int, then: str) -> None:
+        uploads.append((path, declared, send if declared is None else min(send, declared), then))
+
+    await asyncio.get_running_loop().run_in_executor(None, collect)
+    statuses: dict[int | None, int] = {}
+    for start in range(0, len(uploads), UPLOAD_CONCURRENCY):
+        batch = uploads[start:start + UPLOAD_CONCURRENCY]
+        for status in await asyncio.gather(*(_upload(port, *u) for u in batch)):
+            assert status is None or status in (400, 401, 408, 413, 503), status
+            statuses[status] = statuses.get(status, 0) + 1
+    # Every read ended (answered, timed out or cut off) and gave its bytes back to the budget.
+    await eventually(lambda: node.peer_reads.reads == 0 and node.peer_reads.held == 0, 10.0, "budget released")
+    async with httpx.AsyncClient(trust_env=False) as http:
+        assert (await http.get(f"{node.url}/health")).status_code == 200
+    print(f"\nfuzz unfinished uploads: {len(uploads)}: statuses {statuses}")
+    assert len(uploads) >= UPLOAD_EXAMPLES and {408, 503} <= set(statuses)

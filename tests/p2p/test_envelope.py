@@ -17,8 +17,6 @@ from mnemonet.p2p.envelope import (
     ReplayCache,
     decode,
     encode,
-    peek_id,
-    peek_kind,
 )
 
 KEY = b"k1"
@@ -134,8 +132,3 @@ def test_codec_counts_refusals_by_code() -> None:
     assert codec.refused == {"replay": 1, "malformed": 1}
 
 
-def test_peek_reads_only_valid_ids() -> None:
-    assert peek_id(_tagged({"id": "abc", "kind": "ack"}, b"any key")) == "abc"
-    assert peek_kind(_tagged({"id": "abc", "kind": "ack"}, b"any key")) == "ack"
-    assert peek_id(_tagged({"id": "a b"})) is None
-    assert peek_id(b"junk") is None

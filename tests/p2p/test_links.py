@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
 
+from mnemonet.p2p import handshake
 from mnemonet.p2p.envelope import Codec, Envelope, Kind
 from mnemonet.p2p.links import DialledLink, LinkClosed
 from mnemonet.p2p.membership import Member, MemberState
@@ -42,11 +44,19 @@ async def test_send_to_a_peer_that_stops_reading_fails_within_the_timeout() -> N
 
 async def test_a_call_on_a_stuck_link_times_out_within_its_own_timeout() -> None:
     # The caller's timeout bounds the send too, and so short a budget does not drop the link.
+    key = "k" * 32
+
     async def never_reads(conn: ServerConnection) -> None:
+        # Answers the link handshake (so the transport links at all), then never reads again.
+        hello = json.loads(await conn.recv())
+        nonce = handshake.new_nonce()
+        await conn.send(json.dumps({"node_id": "peer", "nonce": nonce, "proof": handshake.proof(
+            key.encode(), "accept", hello["nonce"], nonce, hello["node_id"], "peer")}))
+        await conn.recv()  # the dialler's proof
         await conn.wait_closed()
 
     settings = Settings(link_send_timeout=2.0)
-    codec = Codec("k" * 32, max_bytes=1 << 22, max_age=30.0, replay_entries=100)
+    codec = Codec(key, max_bytes=1 << 22, max_age=30.0, replay_entries=100)
     transport = Transport("caller", codec, settings, handler=lambda _env: asyncio.sleep(0))
     await transport.start()
     try:

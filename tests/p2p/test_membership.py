@@ -298,6 +298,9 @@ INVALID = [
     {**wire("b"), "incarnation": True},
     {**wire("b"), "incarnation": "3"},
     {**wire("b"), "incarnation": 2**64},
+    {**wire("b"), "incarnation": 2**63 - 1},
+    {**wire("b"), "incarnation": 2**62 + 1},
+    {**wire("b", 1 + 2**20 + 1), "state": "dead"},
     {**wire("b"), "state": "zombie"},
     {**wire("b"), "state": None},
 ]
@@ -313,6 +316,101 @@ def test_invalid_update_is_refused_and_changes_nothing(bad: object) -> None:
         m.apply(bad)  # type: ignore[arg-type]
     assert m.snapshot() == before
     assert m.take_piggyback() == []
+
+
+JUMP = MembershipConfig().max_incarnation_jump
+
+
+def test_a_death_claim_far_above_a_members_incarnation_is_refused() -> None:
+    # Issue 17: one gossip "dead at 2**63-1" evicted a member for good (its refutation could not be higher).
+    m, _ = make()
+    m.apply(wire("b", 3))
+    for inc in (2**63 - 1, 2**62, 3 + JUMP + 1):
+        with pytest.raises(ValueError):
+            m.apply(wire("b", inc, "dead"))
+        assert view(m, "b") == (3, ALIVE)
+    assert m.apply(wire("b", 3 + JUMP, "suspect")) is True  # a jump within the bound is a plain update
+    assert view(m, "b") == (3 + JUMP, SUSPECT)
+
+
+def test_a_claim_about_the_local_node_beyond_the_bound_is_never_adopted() -> None:
+    m, _ = make()
+    with pytest.raises(ValueError):
+        m.apply(wire("me", JUMP + 1, "dead"))
+    assert m.local.incarnation == 0 and m.local.state is ALIVE
+    m.apply(wire("me", JUMP, "dead"))  # within the bound: refuted by raising our own, one past the claim
+    assert m.local.incarnation == JUMP + 1 and m.local.state is ALIVE
+
+
+def test_a_tombstone_bounds_the_incarnation_a_member_may_come_back_with() -> None:
+    m, clock = make(MembershipConfig(dead_member_reap=1.0))
+    m.apply(wire("b", 3))
+    m.apply(wire("b", 3, "dead"))
+    clock.now += 2
+    m.tick()
+    assert m.get("b") is None and m.tombstone("b") is not None
+    with pytest.raises(ValueError):
+        m.apply(wire("b", 3 + JUMP + 1))
+    assert m.apply(wire("b", 4)) is True
+
+
+def test_a_message_over_the_update_cap_is_refused_whole() -> None:
+    m, _ = make(MembershipConfig(max_updates_per_message=3))
+    with pytest.raises(ValueError, match="limit 3"):
+        m.apply_many([wire(f"n{i}") for i in range(4)])
+    assert [x.node_id for x in m.members()] == ["me"]
+    assert m.apply_many([wire(f"n{i}") for i in range(3)]) == 3
+
+
+def test_members_are_capped_in_total() -> None:
+    m, _ = make(MembershipConfig(max_members=3))
+    assert m.apply_many([wire(f"n{i}") for i in range(5)]) == 2  # "me" takes one place
+    assert m.invalid_updates == 3 and len(m.members()) == 3
+
+
+def test_snapshot_is_cut_to_the_update_cap_keeping_the_newest_tombstones() -> None:
+    m, clock = make(MembershipConfig(max_updates_per_message=4, dead_member_reap=1.0))
+    for i in range(4):
+        m.apply(wire(f"d{i}", 0, "dead"))  # deaths of unknown members: tombstones, oldest first
+    m.apply(wire("b"))
+    snap = m.snapshot()
+    assert [u["node_id"] for u in snap] == ["me", "b", "d2", "d3"]
+
+
+ADMIT = MembershipConfig(admission_timeout=5.0, max_pending_members=2)
+
+
+def test_a_member_heard_of_second_hand_is_pending_until_it_answers_itself() -> None:
+    m, _ = make(ADMIT)
+    drain(m)
+    assert m.apply(wire("b", 1, caps=["store"])) is True
+    assert [x.node_id for x in m.pending()] == ["b"]
+    # Pending: not routed to, not probed by the detector (alive), not relayed, not in snapshots.
+    assert m.alive("store") == [] and [x.node_id for x in m.members()] == ["me"]
+    assert m.take_piggyback() == [] and [u["node_id"] for u in m.snapshot()] == ["me"]
+    assert m.get("b") is not None  # but known, so updates about it merge as usual
+    m.apply(wire("b", 2, caps=["store"]))
+    assert m.admit("b") is True and m.admit("b") is False
+    assert [x.node_id for x in m.alive("store")] == ["b"] and m.pending() == []
+    assert m.take_piggyback() == [wire("b", 2, caps=["store"])]
+
+
+def test_pending_members_are_capped_and_forgotten_when_they_never_answer() -> None:
+    m, clock = make(ADMIT)
+    assert m.apply_many([wire("b"), wire("c"), wire("d")]) == 2
+    assert m.invalid_updates == 1
+    clock.now += 5.0
+    m.tick()
+    assert m.pending() == [] and m.get("b") is None and m.tombstone("b") is None
+    assert m.apply(wire("d")) is True  # room again; heard of again, pending again
+
+
+def test_a_pending_member_declared_dead_is_no_longer_pending() -> None:
+    m, _ = make(ADMIT)
+    m.apply(wire("b"))
+    m.apply(wire("b", 0, "dead"))
+    assert m.pending() == [] and m.get("b").state is DEAD
+    assert m.alive() == [m.local]
 
 
 def test_apply_many_skips_and_counts_invalid_updates() -> None:

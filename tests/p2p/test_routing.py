@@ -33,16 +33,29 @@ def test_every_allowed_method_has_a_spec() -> None:
 
 def test_bind_validates_into_interface_types() -> None:
     spec = method_spec("llm.judge_pairs")
-    bound = spec.bind({"pairs": [{"a": "x", "b": "y"}]})
+    bound = spec.bind({"pairs": [{"a": "x", "b": "y"}]}, 32)
     assert bound == {"pairs": [CandidatePair(a="x", b="y")]}
     with pytest.raises(ValueError, match="unexpected keyword"):
-        method_spec("stats").bind({"x": 1})
+        method_spec("stats").bind({"x": 1}, 32)
     with pytest.raises(ValueError, match="missing a required argument"):
-        method_spec("observe").bind({})
+        method_spec("observe").bind({}, 32)
     with pytest.raises(ValueError, match="'limit'"):
-        method_spec("get_concepts").bind({"limit": "many"})
+        method_spec("get_concepts").bind({"limit": "many"}, 32)
     with pytest.raises(ValueError, match="JSON object"):
-        method_spec("stats").bind([1])
+        method_spec("stats").bind([1], 32)
+
+
+def test_bind_refuses_nul_and_deep_nesting_with_a_clear_error() -> None:
+    spec = method_spec("observe")
+    for kwargs in ({"text": "a\x00b"}, {"text": "t", "metadata": {"k\x00": "v"}}, {"text": "t", "source": "\x00"}):
+        with pytest.raises(ValueError, match="NUL"):
+            spec.bind(kwargs, 32)
+    deep: object = "x"
+    for _ in range(40):
+        deep = [deep]
+    with pytest.raises(ValueError, match="deeper than 32"):
+        spec.bind({"text": "t", "metadata": deep}, 32)
+    assert spec.bind({"text": "t", "metadata": {"k": "v"}}, 32)["metadata"] == {"k": "v"}
 
 
 def test_results_round_trip_through_json() -> None:

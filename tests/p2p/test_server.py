@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import httpx
 import pytest
 from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory
-from websockets.asyncio.client import connect
 
+from mnemonet.p2p import handshake
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.envelope import TAG_CHARS, Codec, Envelope, Kind
 from mnemonet.p2p.errors import NoCapablePeer, Unauthorized
+from mnemonet.p2p.links import DialledLink
 from mnemonet.p2p.transport import ws_url
 
 
@@ -76,42 +76,39 @@ async def test_node_without_capable_peer_answers_503(make_node: NodeFactory) -> 
             await client.stats()
 
 
-async def test_bad_envelopes_over_a_link_are_refused_and_the_node_keeps_serving(make_node: NodeFactory) -> None:
+async def test_a_refused_envelope_on_a_proven_link_closes_it_and_the_node_keeps_serving(
+        make_node: NodeFactory) -> None:
     node = await make_node({"store"}, providers={"store": InMemoryStore()})
     good, wrong = _codec(), _codec("some other key")
-    async with connect(ws_url(node.url), max_size=None, proxy=None) as ws:
-        async def exchange(raw: bytes) -> dict | None:
-            await ws.send(raw)
-            try:
-                async with asyncio.timeout(0.5):
-                    return json.loads((await ws.recv())[TAG_CHARS:])
-            except TimeoutError:
-                return None
 
-        ping = Envelope(kind=Kind.PING, sender="tester", payload={"piggyback": []})
-        bad_tag = b"0" * TAG_CHARS + good.encode(ping)[TAG_CHARS:]
-        oversize = Envelope(kind=Kind.GOSSIP, sender="tester", payload={"pad": "x" * node.max_body_bytes})
-        refusals = {
-            "bad_tag": bad_tag,
-            "wrong_key": wrong.encode(Envelope(kind=Kind.PING, sender="tester")),
-            "too_large": good.encode(oversize),
-        }
-        for name, raw in refusals.items():
-            reply = await exchange(raw)
-            assert reply is not None and "error" in reply["payload"], name
-            expected = "bad_tag" if name != "too_large" else "too_large"
-            assert reply["payload"]["error"]["code"] == expected
-        assert await exchange(b"\x00\x01 not json at all") is None  # nothing to address a reply to
+    async def proven_link() -> DialledLink:
+        link = await DialledLink.open(node.node_id, ws_url(node.url), timeout=3.0, max_bytes=1 << 24)
+        await handshake.dial(link, CLUSTER_KEY.encode(), "tester", node.node_id, 3.0)
+        return link
 
-        # The same link still serves a valid ping, and answers the replay of it with a refusal.
-        raw_ping = good.encode(ping)
-        ack = await exchange(raw_ping)
-        assert ack is not None and ack["kind"] == "ack" and ack["reply_to"] == ping.id
-        replayed = await exchange(raw_ping)
-        assert replayed is not None and replayed["payload"]["error"]["code"] == "replay"
-
+    ping = Envelope(kind=Kind.PING, sender="tester", payload={"piggyback": []})
+    raw_ping = good.encode(ping)
+    link = await proven_link()
+    await link.send(raw_ping, 3.0)
+    ack = await link.receive()
+    assert ack is not None and json.loads(ack[TAG_CHARS:])["reply_to"] == ping.id
+    oversize = Envelope(kind=Kind.GOSSIP, sender="tester", payload={"pad": "x" * node.max_body_bytes})
+    refusals = {
+        "bad_tag": b"0" * TAG_CHARS + raw_ping[TAG_CHARS:],
+        "wrong_key": wrong.encode(Envelope(kind=Kind.PING, sender="tester")),
+        "too_large": good.encode(oversize),
+        "junk": b"\x00\x01 not json at all",
+        "replay": raw_ping,
+        "wrong_sender": good.encode(Envelope(kind=Kind.PING, sender="someone-else")),
+    }
+    for name, raw in refusals.items():
+        link = await proven_link()
+        await link.send(raw, 3.0)
+        assert await link.receive() is None, f"{name}: the node answered instead of closing the link"
     refused = node.health()["refused_envelopes"]
-    assert refused == {"bad_tag": 2, "too_large": 1, "malformed": 1, "replay": 1}
+    assert refused == {"bad_tag": 2, "too_large": 1, "malformed": 1, "replay": 1, "wrong_sender": 1}
+    async with httpx.AsyncClient(trust_env=False) as http:  # the node serves on
+        assert (await http.get(f"{node.url}/health")).status_code == 200
 
 
 async def test_bad_envelopes_over_http_are_refused(make_node: NodeFactory) -> None:
@@ -146,3 +143,20 @@ def test_refuses_public_bind_without_key() -> None:
     PeerNode(fast_settings(host="127.0.0.1", cluster_key=""), {"cli"})
     with pytest.raises(ValueError, match="unknown"):
         PeerNode(fast_settings(), {"telepathy"})
+
+
+async def test_nul_characters_and_deep_nesting_answer_400_not_500(make_node: NodeFactory) -> None:
+    # Issue 17: NUL in names and deeply nested JSON answered 500.
+    node = await make_node({"store"}, providers={"store": InMemoryStore()})
+    headers = {"authorization": f"Bearer {CLUSTER_KEY}"}
+    bodies = {
+        "search": b'{"query": "a\\u0000b"}',
+        "get_concept_statements": b'{"name": "x\\u0000"}',
+        "observe": b'{"text": "t", "metadata": {"k": "v\\u0000"}}',
+        "recall": b'{"query": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+        "stats": b"[" * 100_000,
+    }
+    async with httpx.AsyncClient(base_url=node.url, headers=headers, trust_env=False) as http:
+        for method, body in bodies.items():
+            resp = await http.post(f"/v1/{method}", content=body)
+            assert (resp.status_code, resp.json()["error"]["code"]) == (400, "bad_input"), (method, resp.text)

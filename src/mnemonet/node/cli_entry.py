@@ -30,7 +30,8 @@ WORKER_FLAGS = (
     "validation_predicates_file", "validation_candidate_limit", "validation_search_k",
     "consolidation_min_new_statements", "consolidation_quiet_period", "consolidation_max_interval",
 )
-MAIN_FLAGS = ("capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key", "data_dir", "log_level")
+MAIN_FLAGS = ("capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key", "cluster_key_file",
+              "data_dir", "log_level")
 
 
 def _help(name: str) -> str:
@@ -76,6 +77,9 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, Path | None]:
     parser = build_parser()
     args: dict[str, Any] = vars(parser.parse_args(argv))
     script = args.pop("script", None)
+    if "cluster_key" in args:
+        log.warning("--cluster-key is visible to every user of this machine (ps, /proc); "
+                    "prefer --cluster-key-file PATH or MNEMONET_CLUSTER_KEY")
     if script is not None and str(script) != "-" and not script.is_file():
         parser.error(f"--script: no such file {str(script)!r}")
     return load_settings(**args), script

@@ -18,7 +18,7 @@ from mnemonet.p2p.client import P2PMemoryClient
 from mnemonet.p2p.cluster import Cluster, membership_config
 from mnemonet.p2p.envelope import Codec, Envelope, Kind
 from mnemonet.p2p.events import EventBus
-from mnemonet.p2p.limits import KeyedLimiter
+from mnemonet.p2p.limits import KeyedLimiter, ReadBudget
 from mnemonet.p2p.membership import Member, Membership, MemberState
 from mnemonet.p2p.metrics import NodeMetrics
 from mnemonet.p2p.neighbours import Neighbours
@@ -91,6 +91,10 @@ class PeerNode:
         self.client_limits = KeyedLimiter(
             "client", max_in_flight=settings.max_inflight_per_client, rate=settings.client_rate_limit,
             burst=settings.client_rate_burst, max_keys=settings.limiter_max_keys, retry_after=settings.busy_retry_after)
+        self.peer_reads = ReadBudget(max_reads=settings.max_unauthenticated_reads,
+                                     max_bytes=settings.unauthenticated_read_budget_bytes,
+                                     retry_after=settings.busy_retry_after)
+        self.peer_read_timeout = settings.peer_read_timeout
         self.vector_sync = VectorSync(self.providers, settings.vector_sync_interval, settings.vector_sync_limit)
         self.client = P2PMemoryClient(self)
         self.url = ""
@@ -157,7 +161,7 @@ class PeerNode:
         if "store" in self.capabilities or s.ui:
             mount_dashboard(app, self)  # the web dashboard: /ui, /v1/ws, /v1/graph, /v1/stats
         self._http = HttpServer(app, s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
-                                graceful_timeout=s.shutdown_timeout)
+                                graceful_timeout=s.shutdown_timeout, idle_timeout=s.http_idle_timeout)
         port = await self._http.start()
         self.url = (s.advertise_url or f"http://{self._advertised_host()}:{port}").rstrip("/")
         local = Member(self.node_id, self.url, self.capabilities, 0, MemberState.ALIVE, time.monotonic())
@@ -177,6 +181,7 @@ class PeerNode:
             asyncio.create_task(self._cluster.detector.run(), name=f"detector-{self.node_id}"),
             asyncio.create_task(self._cluster.gossip_loop(), name=f"gossip-{self.node_id}"),
             asyncio.create_task(self._cluster.bootstrap_loop(), name=f"bootstrap-{self.node_id}"),
+            asyncio.create_task(self._cluster.admission_loop(), name=f"admission-{self.node_id}"),
             asyncio.create_task(neighbours.run(), name=f"neighbours-{self.node_id}"),
         ]
         if "store" in self.capabilities:

@@ -7,7 +7,9 @@ module carries their messages through the transport and runs their loops.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 import random
 import time
 from pathlib import Path
@@ -36,6 +38,11 @@ def membership_config(settings: Settings) -> MembershipConfig:
         dead_member_reap=settings.dead_member_reap,
         suspicion_max_mult=settings.suspicion_max_mult,
         suspicion_confirmations=settings.suspicion_confirmations,
+        max_incarnation_jump=settings.max_incarnation_jump,
+        max_updates_per_message=settings.max_updates_per_message,
+        max_members=settings.max_members,
+        admission_timeout=settings.member_admission_timeout,
+        max_pending_members=settings.max_pending_members,
     )
 
 
@@ -139,10 +146,16 @@ class Cluster:
             [url.strip() for url in settings.bootstrap.split(",") if url.strip()],
             peer_file(settings), rejoin_config(settings), time.monotonic, rng,
         )
+        self._probes = NetworkProbes(transport, membership.local.node_id, settings.control_timeout)
         self.detector = FailureDetector(
-            membership, NetworkProbes(transport, membership.local.node_id, settings.control_timeout),
-            detector_config(settings), time.monotonic, asyncio.sleep, rng,
+            membership, self._probes, detector_config(settings), time.monotonic, asyncio.sleep, rng,
         )
+        self._heard_of = asyncio.Event()  # a member was listed pending: probe it now, not at the next round
+        membership.add_listener(self._on_change)
+
+    def _on_change(self, member: Member, old_state: MemberState | None) -> None:
+        if old_state is None:
+            self._heard_of.set()
 
     @property
     def node_id(self) -> str:
@@ -179,6 +192,7 @@ class Cluster:
             return False  # our own URL is among the seeds
         incarnation = self.membership.local.incarnation
         self.membership.apply_many(_updates(reply.payload, "members"))
+        self.membership.admit(reply.sender)  # it answered us itself, at this address
         # The peer may advertise an address we cannot use (NAT, Docker); keep the one that worked.
         self._transport.remember_url(reply.sender, url)
         if self.membership.local.incarnation != incarnation:
@@ -232,6 +246,36 @@ class Cluster:
                 if not any(joined) and not self.membership.alive(include_local=False):
                     log.warning("no seed or remembered peer reachable among %s", due)
             await asyncio.sleep(self._settings.link_maintenance_interval)
+
+    # -- admission -----------------------------------------------------------------
+    async def admission_loop(self) -> None:
+        """Probe members heard of from others; admit each that answers itself (``Membership.admit``).
+
+        Forged gossip can name thousands of members at addresses no node
+        answers at; none is routed to before it proves it is there. Each
+        pending member is probed at most once per ``probe_interval``; the
+        membership forgets those that never answer.
+        """
+        tried: dict[str, float] = {}
+        limit = asyncio.Semaphore(self._settings.admission_concurrency)
+
+        async def probe(member: Member) -> None:
+            async with limit:
+                if await self._probes.ping(member, [], self._settings.probe_timeout) is not None:
+                    if self.membership.admit(member.node_id):
+                        log.info("admitted %s (%s): it answered a probe", member.node_id, member.url)
+
+        while True:
+            self._heard_of.clear()
+            now = time.monotonic()
+            pending = self.membership.pending()
+            due = [m for m in pending if now - tried.get(m.node_id, -math.inf) >= self._settings.probe_interval]
+            tried = {m.node_id: tried[m.node_id] for m in pending if m.node_id in tried}  # drop admitted/expired
+            tried.update((m.node_id, now) for m in due)
+            await asyncio.gather(*(probe(m) for m in due))
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._settings.probe_interval):
+                    await self._heard_of.wait()
 
     # -- gossip --------------------------------------------------------------------
     async def gossip_loop(self) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 import time
 import uuid
@@ -115,27 +114,6 @@ def _body(raw: bytes) -> bytes | None:
     return raw[TAG_CHARS:]
 
 
-def _peek(raw: bytes | str, field: str) -> str | None:
-    body = _body(raw.encode() if isinstance(raw, str) else raw)
-    try:
-        data = json.loads(body) if body is not None else None
-    except (ValueError, TypeError):
-        return None
-    value = data.get(field) if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
-
-
-def peek_id(raw: bytes | str) -> str | None:
-    """The claimed id of a (possibly invalid) envelope, to address an error reply; None if unreadable."""
-    value = _peek(raw, "id")
-    return value if value is not None and _ID_RE.match(value) else None
-
-
-def peek_kind(raw: bytes | str) -> str | None:
-    """The claimed kind of a (possibly invalid) envelope; None if unreadable."""
-    return _peek(raw, "kind")
-
-
 class ReplayCache:
     """Envelope ids seen recently; bounded in size and in age (older ids are refused as stale anyway)."""
 
@@ -207,6 +185,11 @@ class Codec:
         self._clock = clock
         self._replay = ReplayCache(replay_entries, max_age)
         self.refused: Counter[str] = Counter()
+
+    @property
+    def key(self) -> bytes:
+        """The cluster key (the link handshake proves it too)."""
+        return self._key
 
     def encode(self, env: Envelope) -> bytes:
         """Tag and serialise ``env``."""

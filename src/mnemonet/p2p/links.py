@@ -29,7 +29,6 @@ class Link:
     def __init__(self, peer_id: str | None, outbound: bool) -> None:
         self.peer_id = peer_id
         self.outbound = outbound
-        self.bad_envelopes = 0
         self.in_flight = 0
         self.closed = asyncio.Event()
         self._send_lock = asyncio.Lock()
@@ -65,6 +64,14 @@ class Link:
         self.closed.set()
         if self._reader is not None:
             self._reader.cancel()  # its owner then closes the socket
+
+    async def receive(self) -> bytes | None:
+        """One message, or None once the link is closed (the handshake reads this way, before ``run``)."""
+        try:
+            return await self._recv()
+        except (ConnectionClosed, WebSocketDisconnect, OSError):
+            self.closed.set()
+            return None
 
     async def run(self, on_message: OnMessage) -> None:
         """Read until the link closes, handing each message to ``on_message``."""

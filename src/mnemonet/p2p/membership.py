@@ -42,7 +42,6 @@ _WIRE_KEYS = frozenset({"node_id", "url", "capabilities", "incarnation", "state"
 _SUSPECT_KEYS = _WIRE_KEYS | {"by"}  # a suspicion names its suspecter, so confirmations can be counted
 _NODE_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@-]*")
 _CAPABILITY_RE = re.compile(r"[a-z][a-z0-9_-]*")
-_MAX_INCARNATION = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -75,6 +74,26 @@ class MembershipConfig:
     max_tombstones: most tombstones kept; the oldest are dropped first.
     max_node_id_chars, max_url_chars, max_capabilities,
     max_capability_chars: size limits of a member record on the wire.
+    max_incarnation: largest incarnation accepted. 2**62 leaves room to
+        refute any accepted claim within a signed 64-bit integer; a member
+        refuting once a second would need 10**11 years to reach it.
+    max_incarnation_jump: most an update may raise the incarnation of a
+        member we list or keep a tombstone of (ourselves included): one
+        gossip claiming 2**63-1 once evicted a node for good, as its
+        refutation could not be higher. A live member raises its own by one
+        per refutation, so a million is far beyond any real jump, and an
+        attacker needs 2**42 messages to reach the cap.
+    max_updates_per_message: most member records one message may carry;
+        a longer list is refused whole (20,000 forged members in one 2.3 MB
+        message once broke routing cluster-wide). Snapshots are cut to fit.
+    max_members: most members listed at once (pending ones included); news
+        of more is refused until some are gone.
+    admission_timeout: seconds a member heard of second-hand stays
+        *pending* (listed, but not routed to, probed by the detector,
+        relayed or sent in snapshots) until it answers a probe itself
+        (``admit``); then it is forgotten without a trace. None admits at
+        once (simulations that model no addresses).
+    max_pending_members: most members pending at once.
     """
 
     suspicion_timeout: float = 5.0
@@ -89,14 +108,23 @@ class MembershipConfig:
     max_url_chars: int = 2048
     max_capabilities: int = 32
     max_capability_chars: int = 32
+    max_incarnation: int = 2**62
+    max_incarnation_jump: int = 2**20
+    max_updates_per_message: int = 4096
+    max_members: int = 4096
+    admission_timeout: float | None = None
+    max_pending_members: int = 256
 
     def __post_init__(self) -> None:
         if self.suspicion_timeout <= 0 or self.dead_member_reap < 0:
             raise ValueError("suspicion_timeout must be > 0 and dead_member_reap >= 0")
         if self.suspicion_max_mult < 1 or self.suspicion_confirmations < 0:
             raise ValueError("suspicion_max_mult must be >= 1 and suspicion_confirmations >= 0")
+        if self.admission_timeout is not None and self.admission_timeout <= 0:
+            raise ValueError("admission_timeout must be > 0 (or None)")
         for name in ("retransmit_mult", "max_piggyback", "max_tombstones", "max_node_id_chars",
-                     "max_url_chars", "max_capabilities", "max_capability_chars"):
+                     "max_url_chars", "max_capabilities", "max_capability_chars", "max_incarnation",
+                     "max_incarnation_jump", "max_updates_per_message", "max_members", "max_pending_members"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1")
 
@@ -152,8 +180,8 @@ class Member:
             if not isinstance(cap, str) or len(cap) > config.max_capability_chars or not _CAPABILITY_RE.fullmatch(cap):
                 raise ValueError(f"invalid capability name {cap!r}")
         # bool is an int subclass; True is not an incarnation.
-        if type(inc) is not int or not 0 <= inc <= _MAX_INCARNATION:
-            raise ValueError("incarnation must be a non-negative 64-bit integer")
+        if type(inc) is not int or not 0 <= inc <= config.max_incarnation:
+            raise ValueError(f"incarnation must be an integer in 0..{config.max_incarnation}")
         try:
             member_state = MemberState(state)
         except ValueError:
@@ -283,17 +311,32 @@ class Membership:
         return self._members.get(node_id)
 
     def members(self, include_dead: bool = False) -> list[Member]:
-        """All listed members, the local one included; dead/left only if asked."""
-        return [m for m in self._members.values() if include_dead or m.state in _ROUTABLE]
+        """All admitted listed members, the local one included; dead/left only if asked."""
+        return [m for m in self._members.values()
+                if (include_dead or m.state in _ROUTABLE) and m.node_id not in self._pending]
 
     def alive(self, capability: str | None = None, include_local: bool = True) -> list[Member]:
-        """Routable members (alive or suspect), optionally only those with ``capability``."""
+        """Routable members (alive or suspect, admitted), optionally only those with ``capability``."""
         return [
             m for m in self._members.values()
             if m.state in _ROUTABLE
             and (capability is None or capability in m.capabilities)
             and (include_local or m.node_id != self.local.node_id)
+            and m.node_id not in self._pending
         ]
+
+    def pending(self) -> list[Member]:
+        """Members heard of from others, waiting to answer a probe themselves before they are routed to."""
+        return [self._members[node_id] for node_id in self._pending]
+
+    def admit(self, node_id: str) -> bool:
+        """``node_id`` answered a probe itself: route to it, relay it. False if it was not pending."""
+        if self._pending.pop(node_id, None) is None:
+            return False
+        member = self._members[node_id]
+        self._routable += member.state in _ROUTABLE
+        self._queue.put(self._wire_of(node_id) or member.to_wire())
+        return True
 
     def tombstone(self, node_id: str) -> Member | None:
         """The last record of a reaped dead/left member, if one is kept."""
@@ -305,8 +348,11 @@ class Membership:
         Tombstones travel too, so a peer holding a stale "alive" learns of the
         death, and a restarted node reusing its id refutes its own tombstone.
         """
-        listed = [wire for wire in map(self._wire_of, self._members) if wire is not None]
-        return [*listed, *(t.to_wire() for t in self._tombstones.values())]
+        listed = [wire for node_id in self._members
+                  if node_id not in self._pending and (wire := self._wire_of(node_id)) is not None]
+        room = max(0, self.config.max_updates_per_message - len(listed))
+        tombs = list(self._tombstones.values())
+        return [*listed, *(t.to_wire() for t in tombs[max(0, len(tombs) - room):])]  # the newest that fit
 
     def suspicion_timeout(self) -> float:
         """Seconds a suspect has to refute, scaled with cluster size if configured."""
@@ -341,6 +387,7 @@ class Membership:
             return False
         now = self._clock()
         incoming = Member.from_wire(update, now, self.config)
+        self._check_jump(incoming)
         if incoming.node_id == self.local.node_id:
             return self._about_local(incoming)
         current = self._members.get(incoming.node_id)
@@ -362,6 +409,9 @@ class Membership:
         """
         if not isinstance(updates, list):
             raise ValueError("updates must be a list")
+        if len(updates) > self.config.max_updates_per_message:
+            raise ValueError(f"{len(updates)} member updates in one message (limit "
+                             f"{self.config.max_updates_per_message}); refused whole")
         changed = 0
         for update in updates:
             try:
@@ -369,6 +419,12 @@ class Membership:
             except ValueError:
                 self.invalid_updates += 1
         return changed
+
+    def _check_jump(self, incoming: Member) -> None:
+        known = self._members.get(incoming.node_id) or self._tombstones.get(incoming.node_id)
+        if known is not None and incoming.incarnation > known.incarnation + self.config.max_incarnation_jump:
+            raise ValueError(f"incarnation {incoming.incarnation} of {incoming.node_id} jumps more than "
+                             f"{self.config.max_incarnation_jump} past {known.incarnation}")
 
     def _about_local(self, incoming: Member) -> bool:
         local = self.local
@@ -380,6 +436,8 @@ class Membership:
             threatened = incoming.incarnation >= local.incarnation
         if not threatened:
             return False
+        if incoming.incarnation >= self.config.max_incarnation:
+            raise ValueError("a claim at the largest incarnation cannot be refuted; refused")
         # Only the node itself raises its incarnation, and only to refute.
         self._store(dataclasses.replace(local, incarnation=incoming.incarnation + 1), local)
         return True
@@ -393,6 +451,13 @@ class Membership:
             # "alive" cannot bring the member in later.
             self._bury(incoming)
             return False
+        if len(self._members) >= self.config.max_members:
+            raise ValueError(f"already listing {len(self._members)} members (limit {self.config.max_members})")
+        if self.config.admission_timeout is not None:
+            if len(self._pending) >= self.config.max_pending_members:
+                raise ValueError(f"{len(self._pending)} members already wait for admission "
+                                 f"(limit {self.config.max_pending_members})")
+            self._pending[incoming.node_id] = self._clock()
         self._tombstones.pop(incoming.node_id, None)
         self._store(incoming, None)
         return True
@@ -445,6 +510,10 @@ class Membership:
     def tick(self) -> None:
         """Promote expired suspects to dead; reap long-dead members to tombstones."""
         now = self._clock()
+        if self.config.admission_timeout is not None:
+            for node_id, since in list(self._pending.items()):
+                if now - since >= self.config.admission_timeout:
+                    self._forget_pending(node_id)
         for member in [self._members[node_id] for node_id in self._timed]:
             if member.state is MemberState.SUSPECT:
                 deadline = self.suspicion_deadline(member.node_id)
@@ -474,15 +543,26 @@ class Membership:
         """
         self._listeners.append(fn)
 
+    def _forget_pending(self, node_id: str) -> None:
+        # Never admitted, so never relayed: forgetting it leaves no trace to clean up elsewhere.
+        del self._pending[node_id]
+        del self._members[node_id]
+        self._wire.pop(node_id, None)
+        self._timed.discard(node_id)
+
     def _store(self, member: Member, previous: Member | None) -> None:
         old_state = previous.state if previous is not None else None
+        was_routable = old_state in _ROUTABLE and member.node_id not in self._pending
+        if member.state in _GONE:
+            self._pending.pop(member.node_id, None)  # a death needs no admission; it is reaped like any other
+        pending = member.node_id in self._pending
         # A new suspicion (even at a higher incarnation) restarts the timer;
         # an alive member that refuted keeps its "alive since".
         if previous is not None and member.state is old_state is not MemberState.SUSPECT:
             member.state_since = previous.state_since
         else:
             member.state_since = self._clock()
-        self._routable += (member.state in _ROUTABLE) - (old_state in _ROUTABLE)
+        self._routable += (member.state in _ROUTABLE and not pending) - was_routable
         if member.state is not MemberState.ALIVE and member.node_id != self.local.node_id:
             self._timed.add(member.node_id)
         else:
@@ -499,7 +579,8 @@ class Membership:
         wire = self._wire[member.node_id] = member.to_wire()
         if member.node_id == self.local.node_id:
             self.local = member
-        self._queue.put(wire)
+        if not pending:  # a member no one has heard from itself is not news we vouch for
+            self._queue.put(wire)
         for fn in self._listeners:
             fn(member, old_state)
 

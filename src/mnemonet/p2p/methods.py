@@ -30,10 +30,11 @@ class MethodSpec:
     params: dict[str, TypeAdapter[Any]]
     result: TypeAdapter[Any]
 
-    def bind(self, kwargs: object) -> dict[str, Any]:
+    def bind(self, kwargs: object, max_depth: int) -> dict[str, Any]:
         """Validated keyword arguments; ``ValueError`` naming the first bad one."""
         if not isinstance(kwargs, dict):
             raise ValueError(f"{self.name}: arguments must be a JSON object")
+        check_plain(kwargs, max_depth, self.name)
         try:
             self.signature.bind(**kwargs)
         except TypeError as exc:
@@ -54,6 +55,26 @@ class MethodSpec:
     def load_result(self, data: Any) -> Any:
         """A result from the wire, re-validated into the interface's types."""
         return self.result.validate_python(data)
+
+
+def check_plain(value: object, max_depth: int, where: str) -> None:
+    """``ValueError`` for a NUL character in any string (keys included) or nesting deeper than ``max_depth``.
+
+    Both once reached the stores and answered 500: FalkorDB and PostgreSQL
+    refuse NUL in text with an internal error, and deep nesting exhausts
+    recursion in validators. Walked without recursion, for the same reason.
+    """
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if "\x00" in item:
+                raise ValueError(f"{where}: text must not contain NUL characters")
+        elif isinstance(item, dict | list | tuple):
+            if depth > max_depth:
+                raise ValueError(f"{where}: arguments nested deeper than {max_depth} levels")
+            children = [*item, *item.values()] if isinstance(item, dict) else list(item)
+            stack.extend((child, depth + 1) for child in children)
 
 
 def _interface(capability: str, name: str) -> tuple[type, str]:

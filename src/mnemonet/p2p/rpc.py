@@ -111,6 +111,7 @@ class RpcServer:
         self._max_concurrent = settings.max_concurrent_requests
         self._busy_retry_after = settings.busy_retry_after
         self._max_batch = settings.max_batch_items
+        self._max_depth = settings.max_argument_depth
         self._on_write = on_write
         self._metrics = metrics
         self.peer_limits = KeyedLimiter(
@@ -171,7 +172,7 @@ class RpcServer:
             if env.method is None:
                 raise ValueError("request without a method")
             spec = method_spec(env.method)
-            kwargs = spec.bind(env.payload.get("kwargs", {}))
+            kwargs = spec.bind(env.payload.get("kwargs", {}), self._max_depth)
             try:
                 self.peer_limits.acquire(env.sender)
             except Busy:
@@ -199,6 +200,7 @@ class RpcClient:
         self._transport = transport
         self._timeout = settings.request_timeout
         self._attempts = settings.rpc_attempts
+        self._max_depth = settings.max_argument_depth
         self._metrics = metrics
 
     @staticmethod
@@ -213,7 +215,7 @@ class RpcClient:
     async def call(self, method: str, kwargs: dict[str, Any], *, idempotency_key: str | None = None) -> Any:
         """The method's result in the interface's types; errors as the provider would raise them."""
         spec = method_spec(method)
-        bound = spec.bind(kwargs)
+        bound = spec.bind(kwargs, self._max_depth)
         if self._server.can_serve(method):
             return await self._server.invoke(spec, bound)
         wire = {k: spec.params[k].dump_python(v, mode="json") for k, v in bound.items()}

@@ -30,7 +30,7 @@ from fastapi.responses import JSONResponse, Response
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.errors import STATUS_BY_CODE, Busy, P2PError
-from mnemonet.p2p.limits import KeyedLimiter, retry_after_header
+from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
 from mnemonet.p2p.routing import CLIENT_METHODS
@@ -48,6 +48,8 @@ class ServedNode(Protocol):
     cluster_key: str
     max_body_bytes: int
     client_limits: KeyedLimiter
+    peer_reads: ReadBudget
+    peer_read_timeout: float
     metrics: NodeMetrics
 
     def health(self) -> dict[str, Any]:
@@ -78,8 +80,9 @@ class BodyTooLarge(Exception):
     """A request body over the size limit."""
 
 
-async def _read_body(request: Request, limit: int) -> bytes:
-    # Read in chunks and stop at the limit, so a huge body is never held in memory.
+async def _read_body(request: Request, limit: int, charge: Callable[[int], None] | None = None) -> bytes:
+    # Read in chunks and stop at the limit, so a huge body is never held in memory;
+    # ``charge`` books each chunk against a shared budget (it raises ``Busy`` when that is spent).
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge
@@ -89,6 +92,8 @@ async def _read_body(request: Request, limit: int) -> bytes:
         size += len(chunk)
         if size > limit:
             raise BodyTooLarge
+        if charge is not None:
+            charge(len(chunk))
         chunks.append(chunk)
     return b"".join(chunks)
 
@@ -117,10 +122,18 @@ def create_app(node: ServedNode) -> FastAPI:
         return Response(node.metrics.render(), media_type=CONTENT_TYPE)
 
     async def peer_envelope(request: Request, accept: Callable[[Kind], bool]) -> Response:
+        # The body is authenticated only once it is read whole: bound how many are read at once,
+        # the bytes they hold together, and how long one may take (a slow or unfinished upload).
         try:
-            raw = await _read_body(request, node.max_body_bytes)
+            with node.peer_reads.read() as charge:
+                async with asyncio.timeout(node.peer_read_timeout):
+                    raw = await _read_body(request, node.max_body_bytes, charge)
         except BodyTooLarge:
             return _error(413, "too_large", f"body exceeds {node.max_body_bytes} bytes")
+        except Busy as exc:
+            return _busy(exc)
+        except TimeoutError:
+            return _error(408, "timeout", f"body not received within {node.peer_read_timeout}s")
         status, body = await node.transport.handle_http(raw, accept)
         media = "application/octet-stream" if status == 200 else "application/json"
         return Response(body, status_code=status, media_type=media)
@@ -162,6 +175,8 @@ def create_app(node: ServedNode) -> FastAPI:
             kwargs = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             return _error(400, "bad_input", f"body is not JSON: {exc}")
+        except RecursionError:  # deeper than the parser can go: bad input, not a server fault
+            return _error(400, "bad_input", "body is not JSON this node reads: nested too deeply")
         if not isinstance(kwargs, dict):
             return _error(400, "bad_input", "body must be a JSON object of keyword arguments")
         # Per client address: programs that are not peers share nothing else a limit could key on.
@@ -213,8 +228,10 @@ def _bind(host: str, port: int) -> socket.socket:
 class HttpServer:
     """uvicorn serving one app in a task of the running event loop."""
 
-    def __init__(self, app: FastAPI, host: str, port: int, *, ws_max_bytes: int, graceful_timeout: float) -> None:
+    def __init__(self, app: FastAPI, host: str, port: int, *, ws_max_bytes: int, graceful_timeout: float,
+                 idle_timeout: float) -> None:
         self._app = app
+        self._idle_timeout = idle_timeout
         self._host = host
         self._port = port
         self._ws_max_bytes = ws_max_bytes
@@ -230,6 +247,7 @@ class HttpServer:
         config = uvicorn.Config(
             self._app, lifespan="off", log_level="warning", ws_max_size=self._ws_max_bytes,
             timeout_graceful_shutdown=max(1, int(self._graceful_timeout)), access_log=False,
+            timeout_keep_alive=max(1, int(self._idle_timeout)),
         )
         self._server = _Server(config)
         self._task = asyncio.create_task(self._server.serve(sockets=[sock]), name=f"uvicorn-{self.port}")

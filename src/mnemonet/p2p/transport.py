@@ -1,10 +1,13 @@
 """Moving envelopes between peers: over a WebSocket link when one exists, else one HTTP POST.
 
 ``call`` sends an envelope and waits for the envelope whose ``reply_to``
-names it; ``send`` is one-way. Incoming envelopes are decoded (refusals get
-an error reply where one is possible and are counted), replies resolve the
-waiting call, and everything else goes to the node's handler in its own task
-so a slow request never holds up pings on the same link.
+names it; ``send`` is one-way. A link carries envelopes only once both ends
+have proven the cluster key (``handshake``), and only from the peer it proved
+to be. Incoming envelopes are decoded (refusals are counted: over HTTP they
+get an unsigned error body, on a link the link is closed, never a signed reply
+that could be replayed elsewhere), replies resolve the waiting call, and
+everything else goes to the node's handler in its own task so a slow request
+never holds up pings on the same link.
 """
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from starlette.websockets import WebSocket
 
+from mnemonet.p2p import handshake
+from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind
 from mnemonet.p2p.errors import RemoteError
-from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind, peek_id, peek_kind
 from mnemonet.p2p.links import AcceptedLink, DialledLink, Link, LinkClosed
 from mnemonet.settings import Settings
 
@@ -31,9 +35,6 @@ log = logging.getLogger(__name__)
 Handler = Callable[[Envelope], Awaitable[Envelope | None]]
 
 PEER_PATH = "/v1/peer"
-# Kinds that answer another envelope: never answered themselves, so two nodes
-# with different keys cannot bounce error replies at each other forever.
-_REPLY_KINDS = {Kind.RESPONSE.value, Kind.ACK.value, Kind.WELCOME.value}
 _HTTP_STATUS = {"too_large": 413, "bad_tag": 401, "stale": 401, "replay": 401, "malformed": 400, "invalid": 400}
 
 
@@ -77,7 +78,8 @@ class Transport:
         self._settings = settings
         self._handler = handler
         self._links: dict[str, list[Link]] = {}
-        self._accepted: set[AcceptedLink] = set()
+        self._accepted: set[AcceptedLink] = set()  # inbound links past the handshake
+        self._handshaking = 0  # inbound sockets still proving themselves: their own small cap
         self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
         self._url_overrides: dict[str, str] = {}
@@ -97,11 +99,14 @@ class Transport:
     async def close(self, abort: bool = False) -> None:
         """Close every link, fail pending calls and cancel handler tasks; ``abort`` drops sockets like a crash."""
         self._closing = True
+        closing = []
         for link in self.links():
             if abort and isinstance(link, DialledLink):
                 link.abort()
             else:
-                await link.close(1001, "node stopping")
+                closing.append(link.close(1001, "node stopping"))
+        # Together: a peer that never answers the close costs one close timeout, not one per link.
+        await asyncio.gather(*closing)
         for task in list(self._tasks):
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -131,10 +136,8 @@ class Transport:
         return self._url_overrides.get(member.node_id, member.url.rstrip("/"))
 
     def links(self) -> list[Link]:
-        """Every open link, identified or not."""
-        out: list[Link] = [link for group in self._links.values() for link in group if link.is_open]
-        out.extend(link for link in self._accepted if link.is_open and link.peer_id is None)
-        return out
+        """Every open link (each past its handshake, so each knows its peer)."""
+        return [link for group in self._links.values() for link in group if link.is_open]
 
     def link_to(self, peer_id: str) -> Link | None:
         """An open link to ``peer_id``, if any."""
@@ -173,6 +176,13 @@ class Transport:
             member.node_id, ws_url(self.address(member)),
             timeout=self._settings.link_connect_timeout, max_bytes=2 * self._settings.max_envelope_bytes,
         )
+        try:
+            async with asyncio.timeout(self._settings.link_handshake_timeout):
+                await handshake.dial(link, self._codec.key, self.node_id, member.node_id,
+                                     self._settings.link_send_timeout)
+        except (handshake.HandshakeFailed, TimeoutError) as exc:
+            await link.close(handshake.POLICY, "handshake failed")
+            raise PeerUnavailable(f"no link to {member.node_id}: {exc or 'handshake timed out'}") from None
         if self._closing:
             await link.close()
             raise PeerUnavailable("node stopping")
@@ -187,13 +197,34 @@ class Transport:
             self._forget(link)
 
     async def accept(self, websocket: WebSocket) -> None:
-        """Serve a link a peer opened; returns when it closes."""
-        if self._closing or len(self._accepted) >= self._settings.max_inbound_links:
+        """Serve a link a peer opened: handshake, then read until it closes.
+
+        Sockets still in their handshake have their own cap and deadline, and
+        only proven links take an inbound slot: idle sockets from anyone
+        cannot crowd out peers.
+        """
+        s = self._settings
+        if self._closing or self._handshaking >= s.max_pending_links or len(self._accepted) >= s.max_inbound_links:
             await websocket.close(1013, "too many links")  # 1013: try again later
             return
-        await websocket.accept()
+        self._handshaking += 1
         link = AcceptedLink(websocket)
+        try:
+            async with asyncio.timeout(s.link_handshake_timeout):
+                await websocket.accept()
+                link.peer_id = await handshake.accept(link, self._codec.key, self.node_id, s.link_send_timeout)
+        except (handshake.HandshakeFailed, TimeoutError, OSError) as exc:  # OSError: gone before the accept
+            self._codec.refused["handshake"] += 1
+            log.warning("refused a link: %s", exc or "handshake timed out")
+            await link.close(handshake.POLICY, "handshake failed")
+            return
+        finally:
+            self._handshaking -= 1
+        if self._closing or len(self._accepted) >= s.max_inbound_links:
+            await link.close(1013, "too many links")
+            return
         self._accepted.add(link)
+        self._register(link)
         await self._read(link)
 
     async def close_links_to(self, peer_id: str) -> None:
@@ -285,11 +316,13 @@ class Transport:
         try:
             env = self._codec.decode(raw)
         except EnvelopeError as exc:
-            await self._refuse(link, raw, exc)
+            await self._refuse(link, exc)
             return
-        if link.peer_id is None:
-            link.peer_id = env.sender
-            self._register(link)
+        if env.sender != link.peer_id:
+            # The link proved who is at its other end; a signed envelope in another's name is not theirs to send.
+            self._codec.refused["wrong_sender"] += 1
+            await self._refuse(link, EnvelopeError("wrong_sender", f"{env.sender} on the link of {link.peer_id}"))
+            return
         if env.reply_to is not None:
             pending = self._pending.get(env.reply_to)
             if pending is not None and not pending[0].done():
@@ -326,16 +359,11 @@ class Transport:
         except PeerUnavailable:
             log.debug("could not reply on closed link to %s", link.peer_id)
 
-    async def _refuse(self, link: Link, raw: bytes, exc: EnvelopeError) -> None:
-        link.bad_envelopes += 1
-        log.warning("refused envelope from link %s: %s", link.peer_id or "(unidentified)", exc)
-        msg_id = peek_id(raw)
-        if msg_id is not None and peek_kind(raw) not in _REPLY_KINDS:
-            reply = Envelope(kind=Kind.RESPONSE, sender=self.node_id, reply_to=msg_id,
-                             payload=error_payload(exc.code, exc.message))
-            self.spawn(self._try_send(link, reply), "reply-refused")  # the reader never waits on a send
-        if link.bad_envelopes >= self._settings.max_bad_envelopes_per_link:
-            await link.close(1008, "too many refused envelopes")  # 1008: policy violation
+    async def _refuse(self, link: Link, exc: EnvelopeError) -> None:
+        # Only the proven peer writes on this link, and it holds the key: a refused envelope means a broken
+        # or hostile peer. Close with a code; a signed error reply could be replayed to another node.
+        log.warning("refused envelope from link %s, closing it: %s", link.peer_id, exc)
+        await link.close(handshake.POLICY, f"refused: {exc.code}")
 
     async def handle_http(self, raw: bytes, accept: Callable[[Kind], bool]) -> tuple[int, bytes]:
         """Serve one POSTed envelope whose kind ``accept`` allows: (status, body)."""
