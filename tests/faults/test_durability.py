@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from faultsupport import FakeServer
-from netsupport import HangAfterWrite, NodeFactory, eventually, sees_all
+from netsupport import HangAfterWrite, NodeFactory, client_token, eventually, sees_all
 
 from mnemonet.embed import make_embedder
 from mnemonet.embed.errors import EmbeddingError
@@ -189,7 +189,7 @@ async def test_language_model_failure_reaches_an_http_caller_as_a_clear_error(
         fake_server.push(500, {"type": "error", "error": {"type": "api_error", "message": "boom"}})
     async with httpx.AsyncClient(trust_env=False) as http:
         resp = await http.post(f"{node.url}/v1/observe", json={"text": "x is y"},
-                               headers={"authorization": f"Bearer {node.cluster_key}"})
+                               headers={"authorization": f"Bearer {client_token(key=node.cluster_key)}"})
     assert resp.status_code == 502 and resp.json()["error"]["code"] == "provider_error"
     assert await _observation_count(svc) == 0
     await llm.aclose()

@@ -18,9 +18,19 @@ from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.views import ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.tokens import create_token
 from mnemonet.settings import Settings
 
 CLUSTER_KEY = "test-cluster-key"
+
+
+def client_token(scopes: str = "read,write", name: str = "tester", key: str = CLUSTER_KEY, ttl: float = 3600.0) -> str:
+    """A client token of the test cluster (clients hold tokens; the cluster key is the peers')."""
+    return create_token(key, name, scopes.split(","), ttl)[0]
+
+
+# A token with every scope, for tests about something other than authorisation.
+ADMIN_TOKEN = client_token("read,write,admin,speak-for", name="admin")
 
 # Fast timers so multi-node scenarios finish in seconds on two cores.
 FAST = dict(
@@ -44,6 +54,7 @@ class InMemoryStore:
         self.observations: dict[str, ObservationView] = {}
         self.statements: dict[str, StatementView] = {}
         self.calls: list[str] = []
+        self.revoked: list[str] = []
 
     async def observe(self, text: str, source: str = "user", *, idempotency_key: str | None = None,
                       metadata: dict[str, str] | None = None) -> ObserveResult:
@@ -115,6 +126,15 @@ class InMemoryStore:
     async def clear(self) -> None:
         self.observations.clear()
         self.statements.clear()
+
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        created = token_id not in self.revoked
+        if created:
+            self.revoked.append(token_id)
+        return created
+
+    async def revoked_tokens(self) -> list[str]:
+        return self.revoked[::-1]
 
 
 class HangAfterWrite:

@@ -112,6 +112,14 @@ class MemoryAPI(Protocol):
 
     async def clear(self) -> None: ...
 
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        """Record a client token as revoked; False if it was already."""
+        ...
+
+    async def revoked_tokens(self) -> list[str]:
+        """Ids of revoked client tokens, newest first."""
+        ...
+
     # -- worker agents: structured writes, and reading back what a worker has done --
 
     async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:

@@ -291,6 +291,14 @@ class MemoryService:
             "embedder": self.embedder.model,
         }
 
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        """Admin only: record a client token as revoked (nodes read the list back); False if it was already."""
+        return await self.graph.revoke_token(token_id, by)
+
+    async def revoked_tokens(self) -> list[str]:
+        """Ids of revoked client tokens, newest first (at most ``token_revocations_max``)."""
+        return await self.graph.revoked_tokens(self.settings.token_revocations_max)
+
     async def clear(self) -> None:
         """Admin only: erase the graph and the vector index."""
         await self.graph.clear()

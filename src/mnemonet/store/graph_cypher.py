@@ -392,6 +392,18 @@ RETURN sid AS seed, c.name AS concept, degree, n.id AS id, CASE WHEN n:Observati
 ORDER BY degree, seed, id
 LIMIT $limit""".strip()
 
+# Token revocations: kept by ``clear`` (erasing memories must not bring revoked tokens back).
+REVOKE_TOKEN = """
+MERGE (r:TokenRevocation {id: $id})
+ON CREATE SET r.revoked_at = $now, r.revoked_by = $by
+RETURN r.id AS id""".strip()
+
+REVOKED_TOKENS = """
+MATCH (r:TokenRevocation)
+RETURN r.id AS id
+ORDER BY r.revoked_at DESC
+LIMIT $limit""".strip()
+
 LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source")
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",

@@ -97,7 +97,7 @@ class FalkorDriver:
 
     async def clear(self) -> None:
         async with self._write_lock:
-            await self._run("MATCH (n) DETACH DELETE n", {}, read_only=False)
+            await self._run("MATCH (n) WHERE NOT n:TokenRevocation DETACH DELETE n", {}, read_only=False)
 
     async def close(self) -> None:
         await self._db.connection.aclose()
