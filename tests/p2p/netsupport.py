@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.views import ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
 from mnemonet.node.peer_node import PeerNode
@@ -63,6 +64,8 @@ class InMemoryStore:
             raise ValueError("text: must not be empty")
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
         created = obs_id not in self.observations
+        if not created and (self.observations[obs_id].text, self.observations[obs_id].source) != (text, source):
+            raise IdempotencyConflict("idempotency_key", obs_id)  # as the service does
         if created:
             self.observations[obs_id] = ObservationView(id=obs_id, text=text, source=source,
                                                         created_at=int(time.time() * 1000), metadata=metadata or {})

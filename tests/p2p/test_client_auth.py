@@ -171,3 +171,21 @@ async def test_health_and_metrics_details_need_a_read_token(make_node: NodeFacto
     assert detailed.json()["node_id"] == node.node_id and detailed.json()["members"]
     assert metrics_anonymous.status_code == 401 and node.node_id not in metrics_anonymous.text
     assert metrics.status_code == 200 and "mnemonet_" in metrics.text
+
+
+async def test_a_reused_idempotency_key_with_other_text_answers_409_with_the_stored_id(make_node: NodeFactory) -> None:
+    store = InMemoryStore()
+    seed = await make_node({"store"}, providers={"store": store})
+    front = await make_node({"cli"}, seed=seed)  # routed: the conflict crosses the peer protocol too
+    await eventually(lambda: sees_all([seed, front]), 5.0, "joined")
+    async with httpx.AsyncClient(headers=_bearer(client_token("write"))) as http:
+        first = await http.post(f"{front.url}/v1/observe", json={"text": "Bob lives in Paris", "idempotency_key": "k"})
+        retry = await http.post(f"{front.url}/v1/observe", json={"text": "Bob lives in Paris", "idempotency_key": "k"})
+        other = await http.post(f"{front.url}/v1/observe", json={"text": "Bob lives in Rome", "idempotency_key": "k"})
+        here = await http.post(f"{seed.url}/v1/observe", json={"text": "Bob lives in Rome", "idempotency_key": "k"})
+    stored_id = first.json()["result"]["observation_id"]
+    assert retry.status_code == 200 and retry.json()["result"] == {**first.json()["result"], "created": False}
+    for refused in (other, here):
+        assert (refused.status_code, refused.json()["error"]["code"]) == (409, "conflict")
+        assert stored_id in refused.json()["error"]["message"]
+    assert [o.text for o in store.observations.values()] == ["Bob lives in Paris"]

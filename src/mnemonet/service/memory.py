@@ -34,6 +34,7 @@ from mnemonet.model.records import (
     check_name,
     check_text,
 )
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.secrets import check_no_secrets
 from mnemonet.model.views import (
     ConceptView,
@@ -85,6 +86,8 @@ class MemoryService:
         text = self._check_input(text, "text")
         source_spec = SourceSpec(name=check_name(source, "source"), kind="user")
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
+        if idempotency_key:
+            await self._check_retry(obs_id, text, source_spec.name)  # before paying the language model
         extraction = await self._llm("observe", self.llm.extract_observation(text, source_spec.name))
         statements = [
             _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
@@ -95,6 +98,8 @@ class MemoryService:
             created_at=_now_ms(),
         )
         result = await self.graph.write_observation(record)
+        if not result.created:
+            await self._check_retry(obs_id, text, source_spec.name)  # a concurrent first write won the race
         stored = await self.graph.statements_from_observation(obs_id)
         await self._index_observation(record, stored, result.concept_ids)
         return ObserveResult(
@@ -312,6 +317,12 @@ class MemoryService:
         return await self.indexer.index(entries)
 
     # -- helpers -------------------------------------------------------------
+
+    async def _check_retry(self, obs_id: str, text: str, source: str) -> None:
+        """A stored observation under this id must hold the same text from the same source (a true retry)."""
+        stored = await self.graph.get_observations([obs_id])
+        if stored and (stored[0].text != text or stored[0].source != source):
+            raise IdempotencyConflict("idempotency_key", obs_id)
 
     def _check_input(self, value: object, field: str, *, secrets: bool = True) -> str:
         text = check_text(value, field, self.settings.max_text_chars)
