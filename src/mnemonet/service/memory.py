@@ -24,6 +24,7 @@ from mnemonet.model.api import (
     ObserveResult,
     Recall,
 )
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
     ClaimRecord,
@@ -34,7 +35,6 @@ from mnemonet.model.records import (
     check_name,
     check_text,
 )
-from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.secrets import check_no_secrets
 from mnemonet.model.views import (
     ConceptView,
