@@ -101,6 +101,28 @@ async def test_secret_is_refused_before_storage_or_model(service: MemoryService)
     assert (await service.stats())["graph"].get("Observation", 0) == 0
 
 
+async def test_secrets_are_refused_in_every_field_that_is_stored_or_sent_to_the_model(service: MemoryService) -> None:
+    aws = "AKIAIOSFODNN7EXAMPLE"
+    first = await service.observe("I prefer morning meetings", source="user")
+    second = await service.observe("actually I hate mornings, afternoon is better", source="user")
+    a, b = first.statements[0].id, second.statements[0].id
+    attempts = {
+        "source": lambda: service.observe("hello", source=f"bot {aws}"),
+        "metadata": lambda: service.observe("hello", metadata={"note": f"the password for db01 is {aws}"}),
+        "claim source": lambda: service.claim("Bob lives in Paris", source=f"bot {aws}"),
+        "query": lambda: service.remember(f"what is the password for db01? it was Tr0ub4dor&3 {aws}"),
+        "reason": lambda: service.link_statements("CONTRADICTS", a, b, f"see token {aws}", "validation"),
+        "summary": lambda: service.record_summary("c1", f"user key {aws}", [a], "consolidation"),
+    }
+    for field, attempt in attempts.items():
+        with pytest.raises(SecretRefused) as err:
+            await attempt()
+        assert aws not in str(err.value), field
+    graph = (await service.stats())["graph"]
+    assert graph["Observation"] == 2 and graph.get("CONTRADICTS", 0) == 0
+    assert service.llm_calls["remember"] == 0
+
+
 async def test_search_and_load_round_trip(service: MemoryService) -> None:
     await service.observe("Carol enjoys hiking in the Alps")
     hits = await service.search("who likes hiking?", k=10)  # extracted statements follow other hits

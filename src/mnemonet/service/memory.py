@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from typing import Any
+from typing import Any, Literal
 
 from mnemonet.embed.base import Embedder
 from mnemonet.llm.base import LanguageModel, Triple
@@ -84,7 +84,8 @@ class MemoryService:
     ) -> ObserveResult:
         """Record raw text, with the concepts and statements the language model extracts from it."""
         text = self._check_input(text, "text")
-        source_spec = SourceSpec(name=check_name(source, "source"), kind="user")
+        source_spec = _source(source, "user")
+        metadata = _checked_metadata(metadata)
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
         if idempotency_key:
             await self._check_retry(obs_id, text, source_spec.name)  # before paying the language model
@@ -113,7 +114,7 @@ class MemoryService:
     ) -> ClaimResult:
         """Assert a statement; its basis and the statements it contradicts are found by search."""
         text = self._check_input(text, "text")
-        source_spec = SourceSpec(name=check_name(source, "source"), kind="agent")
+        source_spec = _source(source, "agent")
         statement_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
         parsed = await self._llm("claim", self.llm.parse_claim(text, source_spec.name))
         triple = parsed.triple
@@ -188,6 +189,8 @@ class MemoryService:
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
         """SUPERSEDES or CONTRADICTS between existing statements; False when the link exists (either way for CONTRADICTS)."""
+        if isinstance(reason, str):
+            check_no_secrets(reason, "reason")  # type and length are the graph's to check
         return await self.graph.link_statements(kind, from_id, to_id, reason, _worker(source))
 
     async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
@@ -209,6 +212,7 @@ class MemoryService:
         """
         worker = _worker(source)
         text = check_text(text, "text", self.settings.llm_summary_max_chars)
+        check_no_secrets(text, "text")
         if not isinstance(derived_from, list) or not derived_from or len(derived_from) > MAX_LIMIT:
             raise ValueError(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
         statement_id = derived_id("st", worker.name, check_id(concept_id, "concept_id"), *sorted(set(derived_from)))
@@ -221,7 +225,8 @@ class MemoryService:
 
     async def recall(self, query: str) -> Recall:
         """The structured memory behind ``remember``: current statements, what they replaced, open conflicts."""
-        query = self._check_input(query, "query", secrets=False)
+        # Scanned: remember sends the query to the language model, which may be a remote service.
+        query = self._check_input(query, "query")
         hits = await self.retriever.search(query, k=self.settings.search_k)
         return await build_recall(self.graph, query, hits)
 
@@ -390,7 +395,28 @@ def _observation_entry(o: ObservationView) -> IndexEntry:
 
 
 def _worker(source: str) -> SourceSpec:
-    return SourceSpec(name=check_name(source, "source"), kind="agent")
+    return _source(source, "agent")
+
+
+def _source(name: str, kind: Literal["user", "agent", "system"]) -> SourceSpec:
+    """A source by name; names are stored and shown to every reader, so they are scanned for secrets too."""
+    checked = check_name(name, "source")
+    check_no_secrets(checked, "source")
+    return SourceSpec(name=checked, kind=kind)
+
+
+def _checked_metadata(metadata: dict[str, str] | None) -> dict[str, str] | None:
+    """Metadata is stored and indexed beside the text: its keys and values are scanned like it."""
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict):
+        raise ValueError("metadata: must be an object of strings")
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError("metadata: keys and values must be strings")
+        check_no_secrets(key, "metadata")
+        check_no_secrets(value, f"metadata[{key[:40]!r}]")
+    return metadata
 
 
 def _limit(limit: int) -> int:
