@@ -265,6 +265,9 @@ class Settings(BaseSettings):
         "on every node within this plus one request timeout (at once on the node that revoked it)."
     )
     token_revocations_max: int = Field(100_000, description="Most revoked token ids a node reads and keeps.")
+    audit_detail_max_chars: int = Field(
+        500, description="Longest detail (the ids a call wrote) one audit record keeps; never the text itself."
+    )
     max_neighbours: int = Field(8, description="WebSocket links this node dials to random live peers.")
     max_inbound_links: int = Field(32, description="Most WebSocket links this node accepts from peers.")
     link_maintenance_interval: float = Field(

@@ -17,7 +17,7 @@ from typing import Any
 from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
 from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
-from mnemonet.model.views import ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
+from mnemonet.model.views import AuditView, ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.tokens import create_token
 from mnemonet.settings import Settings
@@ -56,6 +56,7 @@ class InMemoryStore:
         self.statements: dict[str, StatementView] = {}
         self.calls: list[str] = []
         self.revoked: list[str] = []
+        self.audit: list[AuditView] = []
 
     async def observe(self, text: str, source: str = "user", *, idempotency_key: str | None = None,
                       metadata: dict[str, str] | None = None) -> ObserveResult:
@@ -138,6 +139,13 @@ class InMemoryStore:
 
     async def revoked_tokens(self) -> list[str]:
         return self.revoked[::-1]
+
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+        self.audit.append(AuditView(id=new_id("audit"), at=int(time.time() * 1000), who=who, method=method,
+                                    node=node, outcome=outcome, detail=detail))
+
+    async def audit_log(self, limit: int = 50) -> list[AuditView]:
+        return self.audit[::-1][:limit]
 
 
 class HangAfterWrite:

@@ -58,7 +58,8 @@ async def test_each_method_needs_its_scope(make_node: NodeFactory) -> None:
     assert written.status_code == 200 and cleared.status_code == 200
     assert store.calls.count("observe") == 1 and store.observations == {}  # the admin clear ran, nothing else did
     # Every MemoryAPI method a client may call has exactly one scope; admin covers clear and the token methods.
-    assert {m for m, s in METHOD_SCOPE.items() if s == "admin"} == {"clear", "revoke_token", "revoked_tokens"}
+    admin_methods = {m for m, s in METHOD_SCOPE.items() if s == "admin"}
+    assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log"}
 
 
 class WorkerStore(InMemoryStore):
@@ -189,3 +190,29 @@ async def test_a_reused_idempotency_key_with_other_text_answers_409_with_the_sto
         assert (refused.status_code, refused.json()["error"]["code"]) == (409, "conflict")
         assert stored_id in refused.json()["error"]["message"]
     assert [o.text for o in store.observations.values()] == ["Bob lives in Paris"]
+
+
+async def test_write_and_admin_calls_leave_an_audit_trail_only_admins_read(make_node: NodeFactory) -> None:
+    store = InMemoryStore()
+    seed = await make_node({"store"}, providers={"store": store})
+    front = await make_node({"cli"}, seed=seed)
+    await eventually(lambda: sees_all([seed, front]), 5.0, "joined")
+    writer, admin = client_token("read,write", name="alice"), client_token("admin", name="ops")
+    async with httpx.AsyncClient() as http:
+        observed = await http.post(f"{front.url}/v1/observe", json={"text": "tea is hot"}, headers=_bearer(writer))
+        await http.post(f"{front.url}/v1/stats", json={}, headers=_bearer(writer))  # a read: not audited
+        spoofed = await http.post(f"{front.url}/v1/observe", json={"text": "x", "source": "bob"},
+                                  headers=_bearer(writer))
+        await http.post(f"{seed.url}/v1/clear", json={}, headers=_bearer(admin))
+        denied = await http.post(f"{seed.url}/v1/audit_log", json={}, headers=_bearer(writer))
+        log = await http.post(f"{seed.url}/v1/audit_log", json={"limit": 10}, headers=_bearer(admin))
+    assert spoofed.status_code == 403 and denied.status_code == 403
+    entries = [(e["who"], e["method"], e["node"], e["outcome"], e["detail"]) for e in log.json()["result"]]
+    assert entries == [
+        ("ops", "clear", seed.node_id, "ok", ""),
+        ("alice", "observe", front.node_id, "ok", observed.json()["result"]["observation_id"]),
+    ]
+    async with HttpMemoryClient(seed.url, admin) as client:
+        newest = (await client.audit_log(10))[0]
+    assert (newest.who, newest.method, newest.outcome) == ("ops", "audit_log", "ok")  # reading it is admin too
+    assert newest.at > 0

@@ -132,3 +132,19 @@ async def test_search_and_load_round_trip(service: MemoryService) -> None:
     assert [i["id"] for i in items] == [h.id for h in hits if h.kind in ("statement", "observation", "concept")]
     statement = next(i for i in items if i["kind"] == "statement")
     assert statement["derived_from"], "a loaded statement carries its provenance"
+
+
+async def test_audit_records_and_revocations_outlive_clear(service: MemoryService) -> None:
+    await service.observe("Bob lives in Paris", source="alice")
+    await service.record_audit("alice", "observe", "node-a", "ok", "obs-1")
+    await service.revoke_token("0" * 32, "ops")
+    await service.record_audit("ops", "clear", "node-b", "ok", "")
+    await service.clear()
+    log = await service.audit_log(10)
+    assert [(e.who, e.method, e.node, e.outcome) for e in log] == [
+        ("ops", "clear", "node-b", "ok"), ("alice", "observe", "node-a", "ok")]
+    assert log[0].at >= log[1].at > 0 and log[0].id != log[1].id
+    assert await service.revoked_tokens() == ["0" * 32]
+    assert (await service.stats())["graph"].get("Observation", 0) == 0
+    with pytest.raises(ValueError, match="detail"):
+        await service.record_audit("ops", "clear", "node-b", "ok", "x" * 10_000)

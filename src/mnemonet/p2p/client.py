@@ -26,6 +26,7 @@ from mnemonet.model.api import (
     Recall,
 )
 from mnemonet.model.views import (
+    AuditView,
     ConceptView,
     ContradictionView,
     ObservationView,
@@ -123,6 +124,15 @@ class _MemoryMethods:
     async def revoked_tokens(self) -> list[str]:
         """Admin: ids of revoked client tokens, newest first."""
         return await self._call("revoked_tokens", {})
+
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+        """Append an audit record on a store peer (nodes do this for the client calls they serve)."""
+        await self._call("record_audit", {"who": who, "method": method, "node": node, "outcome": outcome,
+                                          "detail": detail})
+
+    async def audit_log(self, limit: int = 50) -> list[AuditView]:
+        """Admin: audit records of client write and admin calls, newest first."""
+        return await self._call("audit_log", {"limit": limit})
 
     async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
         """A worker's claims about an observation plus its done-marker; a repeat is absorbed by the store."""

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 STORE_METHODS = (
     "observe", "claim", "remember", "recall", "search", "load", "get_recent_observations",
     "get_recent_statements", "get_unresolved_contradictions", "get_concepts",
-    "get_concept_statements", "stats", "clear", "revoke_token", "revoked_tokens",
+    "get_concept_statements", "stats", "clear", "revoke_token", "revoked_tokens", "record_audit", "audit_log",
     "record_inference", "pending_observations", "pending_statements", "mark_processed", "link_statements",
     "pending_consolidation", "record_summary",
 )

@@ -50,6 +50,7 @@ log = logging.getLogger(__name__)
 class ServedNode(Protocol):
     """What the server needs from the node."""
 
+    node_id: str
     transport: Transport
     cluster_key: str
     max_body_bytes: int
@@ -116,6 +117,19 @@ def check_source(caller: Token, kwargs: dict[str, Any]) -> str | None:
     if source != caller.name and not caller.allows("speak-for"):
         return f"source {source!r} is not this token's name {caller.name!r} (needs the speak-for scope)"
     return None
+
+
+AUDITED_SCOPES = frozenset({"write", "admin"})
+
+
+def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
+    """What an audited call wrote, by id (never its text)."""
+    if method == "revoke_token":
+        return str(kwargs.get("token_id", ""))
+    for attr in ("observation_id", "statement_id"):
+        if (value := getattr(result, attr, None)) is not None:
+            return str(value)
+    return ""
 
 
 def create_app(node: ServedNode) -> FastAPI:
@@ -215,17 +229,31 @@ def create_app(node: ServedNode) -> FastAPI:
         except Busy as exc:
             return _busy(exc)
         except P2PError as exc:
+            await audit(caller, method, exc.code, "")
             return _error(exc.status, exc.code, exc.message)
         except Exception as exc:
             code = error_code(exc)
             if code is None:
                 raise  # a bug: FastAPI answers 500 and logs it
+            await audit(caller, method, code, "")
             return _error(STATUS_BY_CODE.get(code, 502), code, str(exc))
         finally:
             node.client_limits.release(client)
         if method == "revoke_token":
             node.tokens.revoke([kwargs["token_id"]])  # here at once; elsewhere at the next refresh
+        await audit(caller, method, "ok", _written(method, kwargs, result))
         return JSONResponse({"result": method_spec(method).dump_result(result)})
+
+    async def audit(caller: Token, method: str, outcome: str, detail: str) -> None:
+        """Append the audit record of a write or admin call this node served (reads are not audited)."""
+        if METHOD_SCOPE[method] not in AUDITED_SCOPES:
+            return
+        record = {"who": caller.name or "local", "method": method, "node": node.node_id, "outcome": outcome,
+                  "detail": detail}
+        try:
+            await node.call("record_audit", record)
+        except Exception as exc:  # the call itself is done: its answer must not depend on the audit write
+            log.error("audit record not written for %s by %s: %r", method, record["who"], exc)
 
     return app
 

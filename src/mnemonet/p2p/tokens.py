@@ -56,6 +56,7 @@ METHOD_SCOPE: dict[str, str] = {
     "clear": "admin",
     "revoke_token": "admin",
     "revoked_tokens": "admin",
+    "audit_log": "admin",
 }
 
 

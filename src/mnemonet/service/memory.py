@@ -37,6 +37,7 @@ from mnemonet.model.records import (
 )
 from mnemonet.model.secrets import check_no_secrets
 from mnemonet.model.views import (
+    AuditView,
     ConceptView,
     ContradictionView,
     ObservationView,
@@ -309,8 +310,23 @@ class MemoryService:
         """Ids of revoked client tokens, newest first (at most ``token_revocations_max``)."""
         return await self.graph.revoked_tokens(self.settings.token_revocations_max)
 
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+        """Append an audit record of a client's write or admin call (the node that served it writes it)."""
+        limit = self.settings.audit_detail_max_chars
+        if not isinstance(detail, str) or len(detail) > limit:
+            raise ValueError(f"detail: must be a string of at most {limit} characters")
+        record = {
+            "id": new_id("audit"), "at": _now_ms(), "who": check_name(who, "who"), "method": check_id(method, "method"),
+            "node": check_id(node, "node"), "outcome": check_id(outcome, "outcome"), "detail": detail,
+        }
+        await self.graph.record_audit(record)
+
+    async def audit_log(self, limit: int = 50) -> list[AuditView]:
+        """Admin only: audit records, newest first."""
+        return await self.graph.audit_log(_limit(limit))
+
     async def clear(self) -> None:
-        """Admin only: erase the graph and the vector index."""
+        """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
         await self.graph.clear()
         await self.vectors.clear()
 

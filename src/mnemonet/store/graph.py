@@ -13,6 +13,7 @@ import time
 from typing import Any, Literal
 
 from mnemonet.model import (
+    AuditView,
     ClaimRecord,
     ConceptRelationView,
     ConceptView,
@@ -431,8 +432,17 @@ class GraphStore:
         rows = await self.driver.read(q.REVOKED_TOKENS, {"limit": int(limit)})
         return [str(r["id"]) for r in rows]
 
+    async def record_audit(self, record: dict[str, Any]) -> None:
+        """Append one audit record (fields as in ``AUDIT_WRITE``, checked by the caller)."""
+        await self.driver.write(q.AUDIT_WRITE, record)
+
+    async def audit_log(self, limit: int) -> list[AuditView]:
+        """Audit records, newest first."""
+        rows = await self.driver.read(q.AUDIT_LOG, {"limit": self._limit(limit)})
+        return [AuditView(**r) for r in rows]
+
     async def clear(self) -> None:
-        """Delete every node and relationship but token revocations. Admin only; nothing else deletes."""
+        """Delete every node and relationship but token revocations and the audit log. Admin only."""
         log.warning("graph.clear backend=%s", self.driver.name)
         await self.driver.clear()
 

@@ -404,6 +404,18 @@ RETURN r.id AS id
 ORDER BY r.revoked_at DESC
 LIMIT $limit""".strip()
 
+# The audit log: append-only records of client write and admin calls, kept by ``clear``.
+AUDIT_WRITE = """
+CREATE (:AuditRecord {id: $id, at: $at, who: $who, method: $method, node: $node, outcome: $outcome,
+                      detail: $detail})""".strip()
+
+AUDIT_LOG = """
+MATCH (a:AuditRecord)
+RETURN a.id AS id, a.at AS at, a.who AS who, a.method AS method, a.node AS node, a.outcome AS outcome,
+       a.detail AS detail
+ORDER BY a.at DESC, a.id DESC
+LIMIT $limit""".strip()
+
 LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source")
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
