@@ -282,13 +282,30 @@ class Settings(BaseSettings):
     )
     bootstrap: str = Field("", description="Comma-separated seed URLs to join through; empty starts a new network.")
     cluster_key: str = Field(
-        "", description="Shared secret: HMAC key for every envelope and the bearer token of the client HTTP API."
+        "", description="Shared secret of the peers: HMAC key for every envelope, and the key client tokens are "
+        "signed with (clients never send it; they hold tokens from `run_node.py token create`)."
     )
     cluster_key_file: Path | None = Field(
         None, description="File whose first line is the cluster key: keeps the key out of `ps` and of the "
         "environment (a Docker/Kubernetes secret). Read once at start; not with cluster_key.",
     )
     insecure: bool = Field(False, description="Allow binding a non-loopback host without a cluster key.")
+    allowed_hosts: str = Field(
+        "", description="Comma-separated extra names HTTP clients may use in the Host header (besides loopback names, "
+        "the bind host, the machine name and the advertise URL's host); checked on keyless nodes, and on keyed "
+        "nodes when set, so DNS rebinding cannot reach the node from a web page."
+    )
+    token_ttl_default: float = Field(
+        7_776_000.0, description="Seconds a client token from `run_node.py token create` is valid without --ttl (90 days)."
+    )
+    token_revocation_refresh: float = Field(
+        10.0, description="Seconds between reads of the revocation list from the store: a revoked token stops working "
+        "on every node within this plus one request timeout (at once on the node that revoked it)."
+    )
+    token_revocations_max: int = Field(100_000, description="Most revoked token ids a node reads and keeps.")
+    audit_detail_max_chars: int = Field(
+        500, description="Longest detail (the ids a call wrote) one audit record keeps; never the text itself."
+    )
     max_neighbours: int = Field(8, description="WebSocket links this node dials to random live peers.")
     max_inbound_links: int = Field(32, description="Most WebSocket links this node accepts from peers.")
     link_maintenance_interval: float = Field(

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from mnemonet.cli.commands import Command, parse_line
-from mnemonet.cli.session import describe_error
+from mnemonet.cli.console import TerminalHistory
+from mnemonet.cli.render import terminal_safe
+from mnemonet.cli.session import CliSession, describe_error
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.secrets import SecretRefused
+from mnemonet.model.views import StatementView
 from mnemonet.p2p.errors import NoCapablePeer, RemoteError, RequestTimeout
+from mnemonet.settings import Settings
 
 
 def parse(line: str) -> Command | None:
@@ -66,3 +72,60 @@ def test_observed_and_claimed_show_pending_and_superseding() -> None:
     assert lines[1] == "  kept; extraction pending (no language model answered): a worker extracts it once one does"
     claim = ClaimResult(statement_id="st-" + "b" * 32, created=True, supersedes=["st-" + "c" * 32])
     assert any(line.startswith("  superseding ") for line in render.claimed(claim))
+@pytest.mark.parametrize(("stored", "shown"), [
+    ("\x1b[2J\x1b[31mred\x1b[0m text", "red text"),  # CSI: clear screen, colours
+    ("click \x1b]8;;https://evil.example\x07here\x1b]8;;\x07", "click here"),  # OSC 8 hyperlink
+    ("\x1b]0;owned title\x1b\\tail", "tail"),  # OSC window title ended by ST
+    ("name\u202egnp.exe", "name?gnp.exe"),  # right-to-left override
+    ("a\u2066b\u2069c\u200fd", "a?b?c?d"),  # isolates and marks
+    ("bell\x07 c1\x9b31m nul\x00", "bell? c1?31m nul?"),
+    ("café, 東京 and tabs\tstay", "café, 東京 and tabs\tstay"),
+])
+def test_stored_text_cannot_drive_the_terminal(stored: str, shown: str) -> None:
+    assert terminal_safe(stored) == shown
+
+
+class _Api:
+    """The two calls these tests make: an observe the store refuses, a read of hostile stored text."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    async def observe(self, text: str, source: str = "user", **kwargs: object) -> object:
+        self.calls.append(text)
+        raise SecretRefused("text", ["aws_access_key"])
+
+    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]:
+        return [StatementView(id="st-1", subject="\x1b]0;pwned\x07user", predicate="likes",
+                              object="tea\x1b[8m", confidence=0.9, source="bob\u202e")]
+
+
+async def test_the_session_prints_only_safe_text_and_forgets_refused_lines() -> None:
+    out: list[str] = []
+    forgotten: list[str] = []
+    api = _Api()
+    session = CliSession(api, dict, Settings(), out.append, forget=forgotten.append)  # type: ignore[arg-type]
+    await session.run_line("my key is AKIAIOSFODNN7EXAMPLE")
+    await session.run_line("/concept user")
+    assert api.calls == ["my key is AKIAIOSFODNN7EXAMPLE"]
+    assert forgotten == ["my key is AKIAIOSFODNN7EXAMPLE"]  # not kept in the history file
+    assert out[0].startswith("error: refused, nothing stored")
+    assert all("\x1b" not in line and "\u202e" not in line for line in out)
+    assert "user likes tea  (0.90, bob?, st-1)" in out[-1]
+
+
+def test_the_history_file_does_not_keep_a_forgotten_line(tmp_path: Path) -> None:
+    import readline
+
+    readline.clear_history()
+    try:
+        history = TerminalHistory(tmp_path / "cli_history", 100)
+        for line in ("I prefer tea", "my key is AKIAIOSFODNN7EXAMPLE"):
+            readline.add_history(line)  # as input() does
+        history.forget("something else")  # not the newest line: nothing dropped
+        history.forget("my key is AKIAIOSFODNN7EXAMPLE")
+        history.save()
+        kept = (tmp_path / "cli_history").read_text()
+    finally:
+        readline.clear_history()
+    assert "I prefer tea" in kept and "AKIA" not in kept

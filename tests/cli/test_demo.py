@@ -9,6 +9,8 @@ import sys
 import uuid
 from pathlib import Path
 
+from mnemonet.p2p.tokens import TokenVerifier
+
 REPO = Path(__file__).resolve().parents[2]
 START_AND_STOP_WITHIN = 120.0  # seconds, a generous bound for a cold start on two busy cores
 
@@ -21,6 +23,11 @@ async def _demo(data_dir: Path, commands: str) -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(commands.encode()), START_AND_STOP_WITHIN)
     return proc.returncode or 0, out.decode(), err.decode()
+
+
+def _printed_token(transcript: str) -> str:
+    [line] = [line for line in transcript.splitlines() if line.strip().startswith("client token")]
+    return line.rsplit(" ", 1)[1]
 
 
 def _after(transcript: str, command: str) -> list[str]:
@@ -43,9 +50,18 @@ async def test_demo_answers_and_keeps_its_data() -> None:
         assert err == ""  # logs went to the data dir's log file
         assert (data_dir / "logs" / "demo.log").stat().st_size > 0
         assert any((data_dir / "falkordb").rglob("*.aof"))
+        # A key kept for the owner only, a client token and a dashboard URL carrying it.
+        key_file = data_dir / "cluster.key"
+        assert key_file.stat().st_mode & 0o777 == 0o600
+        token = _printed_token(out)
+        assert f"/ui#key={token}" in out
+        verified = TokenVerifier(key_file.read_text().strip()).verify(token)
+        assert (verified.name, verified.scopes) == ("user", frozenset({"read", "write"}))
 
         code, out, err = await _demo(data_dir, "/recent\n")  # end of input quits too
         assert code == 0, err + out
+        TokenVerifier(key_file.read_text().strip()).verify(token)  # the same key: earlier tokens still work
+        assert _printed_token(out) != token
         assert '"I prefer morning meetings"  (user, obs-' in "\n".join(_after(out, "/recent"))
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from mnemonet.p2p.tokens import create_token
+
 REPO = Path(__file__).resolve().parents[2]
 START_WITHIN = 120.0  # seconds a run_node.py process may take to serve on a loaded machine
 FAST_FLAGS = ["--probe-interval", "0.25", "--probe-timeout", "0.15", "--gossip-interval", "0.1",
@@ -24,8 +26,13 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
+KEY = "process-test-key"
+# /health shows members only to a client token with the read scope.
+READ = {"authorization": f"Bearer {create_token(KEY, 'e2e', ['read'], 3600)[0]}"}
+
+
 async def _spawn(*args: str) -> asyncio.subprocess.Process:
-    env = {**os.environ, "MNEMONET_CLUSTER_KEY": "process-test-key", "MNEMONET_LLM": "offline",
+    env = {**os.environ, "MNEMONET_CLUSTER_KEY": KEY, "MNEMONET_LLM": "offline",
            "PYTHONPATH": str(REPO / "src")}
     return await asyncio.create_subprocess_exec(
         sys.executable, str(REPO / "run_node.py"), *args, *FAST_FLAGS,
@@ -45,7 +52,7 @@ async def test_two_processes_join_and_leave_on_sigterm() -> None:
     b = await _spawn("--capabilities", "cli", "--port", str(port_b), "--bootstrap", f"http://127.0.0.1:{port_a}")
     seen: dict[str, dict | None] = {}
     try:
-        async with httpx.AsyncClient(trust_env=False) as http:
+        async with httpx.AsyncClient(trust_env=False, headers=READ) as http:
             async def poll() -> None:
                 seen["a"] = await _health(http, port_a)
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from faultsupport import FakeServer
-from netsupport import HangAfterWrite, NodeFactory, eventually, sees_all
+from netsupport import HangAfterWrite, NodeFactory, client_token, eventually, sees_all
 
 from mnemonet.embed import make_embedder
 from mnemonet.embed.errors import EmbeddingError
@@ -193,7 +193,7 @@ async def test_language_model_failure_reaches_an_http_caller_as_a_pending_acknow
         fake_server.push(500, {"type": "error", "error": {"type": "api_error", "message": "boom"}})
     async with httpx.AsyncClient(trust_env=False) as http:
         resp = await http.post(f"{node.url}/v1/observe", json={"text": "x is y"},
-                               headers={"authorization": f"Bearer {node.cluster_key}"})
+                               headers={"authorization": f"Bearer {client_token(key=node.cluster_key)}"})
         assert resp.status_code == 200, resp.text
         body = resp.json()["result"]
         assert body["pending"] is True and "HTTP 500" in body["extraction_error"]
@@ -201,7 +201,7 @@ async def test_language_model_failure_reaches_an_http_caller_as_a_pending_acknow
         for _ in range(2):  # remember still needs the model: a clear 503 saying it is unavailable
             fake_server.push(500, {"type": "error", "error": {"type": "api_error", "message": "boom"}})
         resp = await http.post(f"{node.url}/v1/remember", json={"query": "what is x?"},
-                               headers={"authorization": f"Bearer {node.cluster_key}"})
+                               headers={"authorization": f"Bearer {client_token(key=node.cluster_key)}"})
     assert resp.status_code == 503 and resp.json()["error"]["code"] == "model_unavailable"
     await llm.aclose()
 

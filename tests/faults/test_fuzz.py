@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory, eventually
+from netsupport import ADMIN_TOKEN, CLUSTER_KEY, InMemoryStore, NodeFactory, eventually
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -129,7 +129,7 @@ def _check_reply(resp: httpx.Response) -> int:
 async def test_client_http_api_answers_every_generated_body(make_node: NodeFactory) -> None:
     node = await make_node({"store"}, providers={"store": InMemoryStore()}, client_rate_limit=0.0)
     app = create_app(node)
-    headers = {"authorization": f"Bearer {CLUSTER_KEY}"}
+    headers = {"authorization": f"Bearer {ADMIN_TOKEN}", "content-type": "application/json"}
     statuses: dict[int, int] = {}
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     loop = asyncio.get_running_loop()

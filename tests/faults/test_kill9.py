@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from mnemonet.model.ids import derived_id
+from mnemonet.p2p.tokens import create_token
 from mnemonet.store.dialects.falkordb import FalkorDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
@@ -70,7 +71,7 @@ async def test_kill9_of_a_store_process_loses_and_duplicates_nothing(
     acked: set[str] = set()
     failed: set[str] = set()
     killed = asyncio.Event()
-    headers = {"authorization": f"Bearer {KEY}"}
+    headers = {"authorization": f"Bearer {create_token(KEY, 'kill9', ['read', 'write'], 3600)[0]}"}
     try:
         async with httpx.AsyncClient(headers=headers, trust_env=False, timeout=CALL_TIMEOUT) as http:
             await asyncio.gather(*(_ready(http, url, 120.0) for url in urls))

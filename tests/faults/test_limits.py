@@ -8,13 +8,13 @@ from typing import Any
 
 import httpx
 import pytest
-from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory, eventually, sees_all
+from netsupport import ADMIN_TOKEN, InMemoryStore, NodeFactory, eventually, sees_all
 
 from mnemonet.p2p.envelope import Envelope, Kind, encode
 from mnemonet.p2p.limits import KeyedLimiter, TokenBucket
 from mnemonet.p2p.tracing import RequestIdFilter, current_request_id
 
-AUTH = {"authorization": f"Bearer {CLUSTER_KEY}"}
+AUTH = {"authorization": f"Bearer {ADMIN_TOKEN}"}
 log = logging.getLogger("tests.faults.store")
 
 
@@ -71,7 +71,7 @@ async def test_peer_over_its_rate_is_refused_busy_and_the_router_tries_another(m
     await asyncio.gather(*(client.client.observe(f"fact {i}", idempotency_key=f"k{i}") for i in range(10)))
     assert len(strict.observations) + len(relaxed.observations) == 10
     assert len(strict.observations) <= 1  # one token, then busy: the rest went to the other peer
-    async with httpx.AsyncClient(trust_env=False) as http:
+    async with httpx.AsyncClient(trust_env=False, headers=AUTH) as http:
         served = (await http.get(f"{seed.url}/metrics")).text
         routed = (await http.get(f"{client.url}/metrics")).text
     assert 'mnemonet_requests_total{method="observe",outcome="busy"}' in served
@@ -86,7 +86,7 @@ async def test_metrics_show_members_refusals_and_latency(make_node: NodeFactory)
     async with httpx.AsyncClient(trust_env=False) as http:
         assert (await http.post(f"{seed.url}/v1/peer", content=forged)).status_code == 401
         await http.post(f"{seed.url}/v1/observe", json={"text": "metrics see this"}, headers=AUTH)
-        resp = await http.get(f"{seed.url}/metrics")
+        resp = await http.get(f"{seed.url}/metrics", headers=AUTH)
     assert resp.headers["content-type"].startswith("text/plain")
     text = resp.text
     assert 'mnemonet_members{state="alive"} 2.0' in text

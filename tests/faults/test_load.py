@@ -15,7 +15,7 @@ import random
 import statistics
 import time
 
-from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory, eventually, sees_all
+from netsupport import ADMIN_TOKEN, InMemoryStore, NodeFactory, eventually, sees_all
 
 from mnemonet.model.ids import derived_id
 from mnemonet.p2p.client import HttpMemoryClient
@@ -41,7 +41,7 @@ async def test_twenty_clients_through_five_nodes(make_node: NodeFactory) -> None
 
     async def client(index: int) -> None:
         nonlocal busy
-        async with HttpMemoryClient(nodes[index % len(nodes)].url, CLUSTER_KEY) as api:
+        async with HttpMemoryClient(nodes[index % len(nodes)].url, ADMIN_TOKEN) as api:
             for op in range(OPS_PER_CLIENT):
                 key = f"c{index}-{op}"
                 write = rng.random() < WRITE_SHARE

@@ -30,6 +30,7 @@ from ledger import Ledger, observation_text, read_ledger
 from netns import NetnsPair, Side, TcpRelay, unavailable
 from partition_scenario import View, WorkerCounters, run_scenario
 
+from mnemonet.p2p.tokens import create_token
 from mnemonet.settings import Settings
 from mnemonet.store.dialects.falkordb import FalkorDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
@@ -203,7 +204,8 @@ async def netns_network(netns_pair: NetnsPair, falkordb_server: EmbeddedFalkorDB
               "MNEMONET_FALKORDB_PORT": str(relay_port), "MNEMONET_LOG_LEVEL": "WARNING",
               **{f"MNEMONET_{name.upper()}": str(value) for name, value in TIMERS.items()}}
     env_a, env_b = ({**common, "MNEMONET_FALKORDB_HOST": side.gateway_ip} for side in (a, b))
-    async with httpx.AsyncClient(headers={"authorization": f"Bearer {KEY}"}, trust_env=False, timeout=30.0) as http:
+    token, _ = create_token(KEY, "netns", ["read", "write", "speak-for"], 3600)
+    async with httpx.AsyncClient(headers={"authorization": f"Bearer {token}"}, trust_env=False, timeout=30.0) as http:
         net = NetnsNetwork(netns_pair, http, driver)
         try:
             store_a = await net.start_node(a, 9000, "store,llm,embed", "store-a", env_a, logs)

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from mnemonet.model.secrets import MAX_SCAN_CHARS, SecretRefused, check_no_secrets, find_secrets
+
+# A PEM private key wrapped in base64 once more, as pasted from a Kubernetes secret.
+PEM_B64 = base64.b64encode(b"-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n"
+                           b"-----END OPENSSH PRIVATE KEY-----\n").decode()
 
 # (text, the secret inside it, expected kind)
 POSITIVES: list[tuple[str, str, str]] = [
@@ -32,6 +38,13 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("Authorization: Bearer aB3dE5fG7hJ9kL1mN3pQ5r", "aB3dE5fG7hJ9kL1mN3pQ5r", "secret_near_keyword"),
     ("the secret key 9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "secret_near_keyword"),
     ('config x = "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L"', "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L", "high_entropy_string"),
+    # Found in the attack pass (issue 17): each was stored before.
+    ("the password for db01 is Tr0ub4dor", "Tr0ub4dor", "credential_assignment"),
+    ("the root password on web-2 was hunter2", "hunter2", "credential_assignment"),
+    ("-----BEGIN RSA\u00a0PRIVATE KEY-----\nMIIEow", "-----BEGIN RSA\u00a0PRIVATE KEY-----", "private_key"),
+    (f"deploy key {PEM_B64[:60]}\n{PEM_B64[60:]}", PEM_B64[:60], "private_key"),
+    ("alerts go to https://hooks.slack.com/services/T0AB12CDE/B0FG34HIJ/aBcDeFgHiJkLmNoPqRsTuVwX",
+     "hooks.slack.com/services/T0AB12CDE/B0FG34HIJ/aBcDeFgHiJkLmNoPqRsTuVwX", "slack_webhook"),
 ]
 
 NEGATIVES: list[str] = [
@@ -57,6 +70,8 @@ NEGATIVES: list[str] = [
     "tokens are counted per request; the key insight is caching",
     "ThisIsAVeryLongCamelCaseClassNameWithoutDigits",
     "set MNEMONET_LLM_MAX_RETRIES to 3",
+    "the password for db01 is in the vault",
+    "see https://hooks.slack.com/ for the docs",
 ]
 
 

@@ -15,12 +15,23 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
-from mnemonet.model.views import ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
+from mnemonet.model.views import AuditView, ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.tokens import create_token
 from mnemonet.settings import Settings
 
 CLUSTER_KEY = "test-cluster-key"
+
+
+def client_token(scopes: str = "read,write", name: str = "tester", key: str = CLUSTER_KEY, ttl: float = 3600.0) -> str:
+    """A client token of the test cluster (clients hold tokens; the cluster key is the peers')."""
+    return create_token(key, name, scopes.split(","), ttl)[0]
+
+
+# A token with every scope, for tests about something other than authorisation.
+ADMIN_TOKEN = client_token("read,write,admin,speak-for", name="admin")
 
 # Fast timers so multi-node scenarios finish in seconds on two cores.
 FAST = dict(
@@ -44,6 +55,8 @@ class InMemoryStore:
         self.observations: dict[str, ObservationView] = {}
         self.statements: dict[str, StatementView] = {}
         self.calls: list[str] = []
+        self.revoked: list[str] = []
+        self.audit: list[AuditView] = []
 
     async def observe(self, text: str, source: str = "user", *, idempotency_key: str | None = None,
                       metadata: dict[str, str] | None = None) -> ObserveResult:
@@ -52,6 +65,8 @@ class InMemoryStore:
             raise ValueError("text: must not be empty")
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
         created = obs_id not in self.observations
+        if not created and (self.observations[obs_id].text, self.observations[obs_id].source) != (text, source):
+            raise IdempotencyConflict("idempotency_key", obs_id)  # as the service does
         if created:
             self.observations[obs_id] = ObservationView(id=obs_id, text=text, source=source,
                                                         created_at=int(time.time() * 1000), metadata=metadata or {})
@@ -115,6 +130,22 @@ class InMemoryStore:
     async def clear(self) -> None:
         self.observations.clear()
         self.statements.clear()
+
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        created = token_id not in self.revoked
+        if created:
+            self.revoked.append(token_id)
+        return created
+
+    async def revoked_tokens(self) -> list[str]:
+        return self.revoked[::-1]
+
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+        self.audit.append(AuditView(id=new_id("audit"), at=int(time.time() * 1000), who=who, method=method,
+                                    node=node, outcome=outcome, detail=detail))
+
+    async def audit_log(self, limit: int = 50) -> list[AuditView]:
+        return self.audit[::-1][:limit]
 
 
 class HangAfterWrite:

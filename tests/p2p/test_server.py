@@ -6,7 +6,8 @@ import json
 
 import httpx
 import pytest
-from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory
+from netsupport import ADMIN_TOKEN, CLUSTER_KEY, InMemoryStore, NodeFactory
+from websockets.asyncio.client import connect
 
 from mnemonet.p2p import handshake
 from mnemonet.p2p.client import HttpMemoryClient
@@ -20,10 +21,10 @@ def _codec(key: str = CLUSTER_KEY) -> Codec:
     return Codec(key, max_bytes=10**8, max_age=30.0, replay_entries=1000)
 
 
-async def test_health_needs_no_key_and_lists_members(make_node: NodeFactory) -> None:
+async def test_health_with_a_read_token_lists_members(make_node: NodeFactory) -> None:
     node = await make_node({"store", "cli"}, providers={"store": InMemoryStore()})
     async with httpx.AsyncClient() as http:
-        body = (await http.get(f"{node.url}/health")).json()
+        body = (await http.get(f"{node.url}/health", headers={"authorization": f"Bearer {ADMIN_TOKEN}"})).json()
         schema = (await http.get(f"{node.url}/openapi.json")).json()
     assert body["node_id"] == node.node_id
     assert body["capabilities"] == ["cli", "store"]
@@ -34,10 +35,10 @@ async def test_health_needs_no_key_and_lists_members(make_node: NodeFactory) -> 
     assert "/v1/{method}" in schema["paths"] and "/health" in schema["paths"]
 
 
-async def test_client_api_with_and_without_key(make_node: NodeFactory) -> None:
+async def test_client_api_with_and_without_a_token(make_node: NodeFactory) -> None:
     store = InMemoryStore()
     node = await make_node({"store"}, providers={"store": store})
-    async with HttpMemoryClient(node.url, CLUSTER_KEY) as client:
+    async with HttpMemoryClient(node.url, ADMIN_TOKEN) as client:
         first = await client.observe("the sky is blue", idempotency_key="k1")
         again = await client.observe("the sky is blue", idempotency_key="k1")
         recent = await client.get_recent_observations(limit=5)
@@ -45,13 +46,14 @@ async def test_client_api_with_and_without_key(make_node: NodeFactory) -> None:
             await client.observe("   ")
     assert first.created and not again.created and first.observation_id == again.observation_id
     assert [o.text for o in recent] == ["the sky is blue"]
-    async with HttpMemoryClient(node.url) as anonymous, HttpMemoryClient(node.url, "wrong") as wrong:
-        for client in (anonymous, wrong):
+    async with HttpMemoryClient(node.url) as anonymous, HttpMemoryClient(node.url, "wrong") as wrong, \
+            HttpMemoryClient(node.url, CLUSTER_KEY) as with_key:
+        for client in (anonymous, wrong, with_key):
             with pytest.raises(Unauthorized):
                 await client.stats()
     assert len(store.observations) == 1
 
-    headers = {"authorization": f"Bearer {CLUSTER_KEY}"}
+    headers = {"authorization": f"Bearer {ADMIN_TOKEN}", "content-type": "application/json"}
     async with httpx.AsyncClient(base_url=node.url, headers=headers) as http:
         cases = {
             "/v1/close": (json.dumps({}), 404, "unknown_method"),
@@ -71,7 +73,7 @@ async def test_client_api_with_and_without_key(make_node: NodeFactory) -> None:
 
 async def test_node_without_capable_peer_answers_503(make_node: NodeFactory) -> None:
     node = await make_node({"cli"})
-    async with HttpMemoryClient(node.url, CLUSTER_KEY) as client:
+    async with HttpMemoryClient(node.url, ADMIN_TOKEN) as client:
         with pytest.raises(NoCapablePeer, match="'store'"):
             await client.stats()
 

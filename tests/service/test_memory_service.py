@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mnemonet.model.ids import short_id
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.secrets import SecretRefused
 from mnemonet.service import MemoryService
 
@@ -70,6 +71,19 @@ async def test_retried_observe_writes_once(service: MemoryService) -> None:
     assert counts["Statement"] == len(a.statements)
 
 
+async def test_a_reused_idempotency_key_with_other_content_is_a_conflict(service: MemoryService) -> None:
+    first = await service.observe("Bob lives in Paris", source="alice", idempotency_key="req-2")
+    for text, source in (("Bob lives in Rome", "alice"), ("Bob lives in Paris", "mallory")):
+        with pytest.raises(IdempotencyConflict, match=first.observation_id) as caught:
+            await service.observe(text, source=source, idempotency_key="req-2")
+        assert caught.value.stored_id == first.observation_id
+    again = await service.observe("Bob lives in Paris", source="alice", idempotency_key="req-2")
+    assert again.observation_id == first.observation_id and not again.created  # a true retry is still fine
+    [stored] = await service.graph.get_observations([first.observation_id])
+    assert (stored.text, stored.source) == ("Bob lives in Paris", "alice")
+    assert (await service.stats())["graph"]["Observation"] == 1
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [("", "text: must not be empty"), ("   ", "text: must not be empty"), ("x" * 20_001, "longer than"),
@@ -92,6 +106,28 @@ async def test_secret_is_refused_before_storage_or_model(service: MemoryService)
     assert (await service.stats())["graph"].get("Observation", 0) == 0
 
 
+async def test_secrets_are_refused_in_every_field_that_is_stored_or_sent_to_the_model(service: MemoryService) -> None:
+    aws = "AKIAIOSFODNN7EXAMPLE"
+    first = await service.observe("I prefer morning meetings", source="user")
+    second = await service.observe("actually I hate mornings, afternoon is better", source="user")
+    a, b = first.statements[0].id, second.statements[0].id
+    attempts = {
+        "source": lambda: service.observe("hello", source=f"bot {aws}"),
+        "metadata": lambda: service.observe("hello", metadata={"note": f"the password for db01 is {aws}"}),
+        "claim source": lambda: service.claim("Bob lives in Paris", source=f"bot {aws}"),
+        "query": lambda: service.remember(f"what is the password for db01? it was Tr0ub4dor&3 {aws}"),
+        "reason": lambda: service.link_statements("CONTRADICTS", a, b, f"see token {aws}", "validation"),
+        "summary": lambda: service.record_summary("c1", f"user key {aws}", [a], "consolidation"),
+    }
+    for field, attempt in attempts.items():
+        with pytest.raises(SecretRefused) as err:
+            await attempt()
+        assert aws not in str(err.value), field
+    graph = (await service.stats())["graph"]
+    assert graph["Observation"] == 2 and graph.get("CONTRADICTS", 0) == 0
+    assert service.llm_calls["remember"] == 0
+
+
 async def test_search_and_load_round_trip(service: MemoryService) -> None:
     await service.observe("Carol enjoys hiking in the Alps")
     hits = await service.search("who likes hiking?", k=10)  # extracted statements follow other hits
@@ -101,3 +137,19 @@ async def test_search_and_load_round_trip(service: MemoryService) -> None:
     assert [i["id"] for i in items] == [h.id for h in hits if h.kind in ("statement", "observation", "concept")]
     statement = next(i for i in items if i["kind"] == "statement")
     assert statement["derived_from"], "a loaded statement carries its provenance"
+
+
+async def test_audit_records_and_revocations_outlive_clear(service: MemoryService) -> None:
+    await service.observe("Bob lives in Paris", source="alice")
+    await service.record_audit("alice", "observe", "node-a", "ok", "obs-1")
+    await service.revoke_token("0" * 32, "ops")
+    await service.record_audit("ops", "clear", "node-b", "ok", "")
+    await service.clear()
+    log = await service.audit_log(10)
+    assert [(e.who, e.method, e.node, e.outcome) for e in log] == [
+        ("ops", "clear", "node-b", "ok"), ("alice", "observe", "node-a", "ok")]
+    assert log[0].at >= log[1].at > 0 and log[0].id != log[1].id
+    assert await service.revoked_tokens() == ["0" * 32]
+    assert (await service.stats())["graph"].get("Observation", 0) == 0
+    with pytest.raises(ValueError, match="detail"):
+        await service.record_audit("ops", "clear", "node-b", "ok", "x" * 10_000)

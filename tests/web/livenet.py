@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
-from netsupport import CLUSTER_KEY, NodeFactory, node_factory  # noqa: E402
+from netsupport import CLUSTER_KEY, NodeFactory, client_token, node_factory  # noqa: E402
 
 from mnemonet.embed import make_embedder  # noqa: E402
 from mnemonet.llm import make_language_model  # noqa: E402
@@ -26,7 +26,10 @@ from mnemonet.service import MemoryService, build_memory_service  # noqa: E402
 from mnemonet.settings import Settings  # noqa: E402
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 
-__all__ = ["CLUSTER_KEY", "NodeFactory", "make_node", "service", "write_meeting_scenario"]
+__all__ = ["CLUSTER_KEY", "READ_TOKEN", "NodeFactory", "make_node", "service", "write_meeting_scenario"]
+
+# What the dashboard holds: a client token with the read scope (never the cluster key).
+READ_TOKEN = client_token("read", name="viewer")
 
 
 @functools.cache

@@ -9,17 +9,17 @@ from typing import Any
 import httpx
 import pytest
 import websockets
-from livenet import CLUSTER_KEY, NodeFactory, write_meeting_scenario
-from netsupport import eventually, sees_all
+from livenet import CLUSTER_KEY, READ_TOKEN, NodeFactory, write_meeting_scenario
+from netsupport import client_token, eventually, sees_all
 
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.service import MemoryService
 from mnemonet.web.hub import RESYNC, DashboardClient
 
-AUTH = {"authorization": f"Bearer {CLUSTER_KEY}"}
+AUTH = {"authorization": f"Bearer {READ_TOKEN}"}
 
 
-def _ws_url(node: PeerNode, key: str | None = CLUSTER_KEY) -> str:
+def _ws_url(node: PeerNode, key: str | None = READ_TOKEN) -> str:
     return node.url.replace("http://", "ws://") + "/v1/ws" + (f"?key={key}" if key is not None else "")
 
 
@@ -67,6 +67,7 @@ async def test_live_socket_refuses_a_missing_key_and_a_foreign_origin(
     for url, headers, code in [
         (_ws_url(store, key=None), None, 4401),
         (_ws_url(store, key="wrong"), None, 4401),
+        (_ws_url(store, key=CLUSTER_KEY), None, 4401),  # the peers' secret is not a dashboard credential
         (_ws_url(store), {"origin": "http://evil.example"}, 4403),
     ]:
         async with websockets.connect(url, additional_headers=headers) as ws:
@@ -113,6 +114,9 @@ async def test_data_routes_need_the_key_and_valid_input(make_node: NodeFactory, 
             assert refused.status_code == 401 and refused.json()["error"]["code"] == "unauthorized"
             wrong = await http.get(path, headers={"authorization": "Bearer nope"})
             assert wrong.status_code == 401
+            for not_a_reader in (CLUSTER_KEY, client_token("write")):
+                denied = await http.get(path, headers={"authorization": f"Bearer {not_a_reader}"})
+                assert denied.status_code == 401
         for concept in ("", "   ", "x" * 51):
             bad = await http.get("/v1/graph", params={"concept": concept}, headers=AUTH)
             assert bad.status_code == 400 and bad.json()["error"]["code"] == "bad_input"

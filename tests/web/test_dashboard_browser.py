@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from cdp import browser_page
-from livenet import CLUSTER_KEY, NodeFactory, write_meeting_scenario
+from livenet import READ_TOKEN, NodeFactory, write_meeting_scenario
 from netsupport import eventually, sees_all
 
 from mnemonet.service import MemoryService
@@ -41,15 +41,15 @@ async def test_dashboard_shows_members_contradictions_graph_and_live_feed(
         # Without the key the page asks for it; the form puts it in the URL fragment and connects.
         await page.send("Page.navigate", {"url": f"{store.url}/ui"})
         await page.wait_for('document.getElementById("status").textContent + (document.getElementById("auth").hidden)',
-                            lambda v: v == "key neededfalse", within=10.0, what="the key form")
-        await page.evaluate(f'document.getElementById("auth-key").value = "{CLUSTER_KEY}";'
+                            lambda v: v == "token neededfalse", within=10.0, what="the token form")
+        await page.evaluate(f'document.getElementById("auth-key").value = "{READ_TOKEN}";'
                             'document.getElementById("auth").requestSubmit()')
         state = json.loads(await page.wait_for(
             PAGE_STATE,
             lambda v: v is not None and set(json.loads(v)["members"]) >= {n.node_id for n in nodes}
             and json.loads(v)["contradictions"] and json.loads(v)["contradicted"] >= 2,
             within=15.0, what="members, contradiction and graph on the page"))
-        assert state["status"] == "live" and await page.evaluate("location.hash") == f"#key={CLUSTER_KEY}"
+        assert state["status"] == "live" and await page.evaluate("location.hash") == f"#key={READ_TOKEN}"
         assert state["states"] == ["alive"] * 3
         [conflict] = state["contradictions"]
         assert "user prefers morning meetings" in conflict and "user prefers afternoon" in conflict

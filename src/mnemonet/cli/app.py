@@ -88,7 +88,6 @@ async def attach_cli(node: PeerNode, stop: asyncio.Event, script: Path | None = 
     settings = node.settings
     interactive = script is None and stdin.isatty()
     await wait_for_store(node, settings.cli_store_wait, write, stop)
-    session = CliSession(node.client, node.health, settings, write)
     history: TerminalHistory | None = None
     with contextlib.ExitStack() as cleanup:
         if interactive:
@@ -101,6 +100,8 @@ async def attach_cli(node: PeerNode, stop: asyncio.Event, script: Path | None = 
             stream = stdin if script is None or str(script) == "-" else cleanup.enter_context(
                 open(script, encoding="utf-8", errors="replace"))
             reader = LineReader(bounded_file_reader(stream, settings.max_text_chars))
+        session = CliSession(node.client, node.health, settings, write,
+                             forget=history.forget if history is not None else None)
         write("type /help for commands, /quit to leave")
         while True:
             line = await _until(reader.read(session.prompt), stop)

@@ -99,6 +99,12 @@ class TerminalHistory:
         with contextlib.suppress(FileNotFoundError):
             self._readline.read_history_file(self.path)
 
+    def forget(self, line: str) -> None:
+        """Drop ``line`` if it is the newest entry (``input()`` added it before the store refused it)."""
+        newest = self._readline.get_current_history_length()
+        if newest > 0 and self._readline.get_history_item(newest) == line:
+            self._readline.remove_history_item(newest - 1)  # get_ is 1-based, remove_ is 0-based
+
     def save(self) -> None:
         """Write the history (readline truncates it to the configured length)."""
         try:

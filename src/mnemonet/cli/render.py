@@ -1,10 +1,12 @@
 """Plain-text rendering of MemoryAPI results for the CLI: compact, one fact per line (pure, no I/O).
 
 Output is ASCII-only so it prints on any terminal encoding (containers often run with LANG=C).
+Stored text is printed through ``terminal_safe`` (no escape sequences, no control characters).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -12,6 +14,22 @@ from mnemonet.cli.commands import COMMANDS
 from mnemonet.model.api import Answer, ClaimResult, ObserveResult
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, StatementView
+
+# Terminal escape sequences in stored text: CSI (colours, cursor, clear screen), OSC (window
+# title, hyperlinks, clipboard writes) ended by BEL or ST (or by the end of the text), other ESC pairs.
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]?")
+# What is left that a terminal would act on: C0 (but tab), DEL, C1, and the bidi controls that
+# reorder what is shown (a right-to-left override turns "gnp.exe" into "exe.png").
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def terminal_safe(line: str) -> str:
+    """``line`` with terminal escape sequences removed and other control characters shown as ``?``.
+
+    Everything the CLI prints passes through here: stored text is written by other agents, and
+    a stored escape sequence must not retitle, clear or hyperlink the reader's terminal.
+    """
+    return _CONTROLS.sub("?", _ESCAPES.sub("", line))
 
 
 def _plural(n: int, word: str) -> str:

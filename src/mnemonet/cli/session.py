@@ -33,8 +33,7 @@ def describe_error(exc: Exception) -> str:
         line = f"timed out: {detail}"
     elif isinstance(exc, P2PError):
         line = f"network ({exc.code}): {detail}"
-    elif isinstance(exc, SecretRefused) or "appears to contain a secret" in detail:
-        # A remote refusal arrives as a plain ValueError carrying the same message.
+    elif _is_secret_refusal(exc):
         line = f"refused, nothing stored: {detail}"
     elif isinstance(exc, ValueError):
         line = f"invalid input: {detail}"
@@ -46,16 +45,23 @@ def describe_error(exc: Exception) -> str:
     return line if len(line) <= MAX_ERROR_CHARS else line[: MAX_ERROR_CHARS - 3] + "..."
 
 
+def _is_secret_refusal(exc: Exception) -> bool:
+    # A remote refusal arrives as a plain ValueError carrying the same message.
+    return isinstance(exc, SecretRefused) or "appears to contain a secret" in str(exc)
+
+
 class CliSession:
     """Parses and runs CLI lines; ``source`` is who plain text is recorded as."""
 
     def __init__(self, api: MemoryAPI, health: Callable[[], dict[str, Any]], settings: Settings,
-                 write: Callable[[str], None], source: str = "user") -> None:
+                 write: Callable[[str], None], source: str = "user",
+                 forget: Callable[[str], None] | None = None) -> None:
         self.api = api
         self.source = source
         self._health = health
         self._settings = settings
-        self._write = write
+        self._write = lambda line: write(render.terminal_safe(line))  # stored text is other agents' text
+        self._forget = forget  # drops a line from the input history (one the store refused as a secret)
 
     @property
     def prompt(self) -> str:
@@ -74,6 +80,8 @@ class CliSession:
         except Exception as exc:  # CancelledError is a BaseException and passes through
             if not isinstance(exc, (ValueError, P2PError)):
                 log.warning("cli command failed", exc_info=exc)
+            if self._forget is not None and _is_secret_refusal(exc):
+                self._forget(line)
             self._write(describe_error(exc))
         return True
 

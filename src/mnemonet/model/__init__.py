@@ -13,6 +13,7 @@ from mnemonet.model.records import (
     normalise_name,
 )
 from mnemonet.model.views import (
+    AuditView,
     ConceptRelationView,
     ConceptView,
     ContradictionView,
@@ -23,7 +24,7 @@ from mnemonet.model.views import (
 )
 
 __all__ = [
-    "Answer", "ClaimRecord", "ClaimResult", "ConceptComponent", "ConceptRelationView", "ConceptSpec",
+    "Answer", "AuditView", "ClaimRecord", "ClaimResult", "ConceptComponent", "ConceptRelationView", "ConceptSpec",
     "ConceptView", "ContradictionView", "InferredClaim", "MemoryAPI", "ObservationRecord",
     "ObservationView", "ObserveResult", "Recall", "SearchHit", "SourceSpec", "StatementLink",
     "StatementSpec", "StatementView", "WriteResult", "derived_id", "new_id", "normalise_name",

@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from mnemonet.model.views import (
+    AuditView,
     ConceptView,
     ContradictionView,
     ObservationView,
@@ -138,6 +139,22 @@ class MemoryAPI(Protocol):
     async def stats(self) -> dict[str, Any]: ...
 
     async def clear(self) -> None: ...
+
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        """Record a client token as revoked; False if it was already."""
+        ...
+
+    async def revoked_tokens(self) -> list[str]:
+        """Ids of revoked client tokens, newest first."""
+        ...
+
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+        """Append one audit record of a client's write or admin call."""
+        ...
+
+    async def audit_log(self, limit: int = 50) -> list[AuditView]:
+        """Audit records, newest first."""
+        ...
 
     # -- worker agents: structured writes, and reading back what a worker has done --
 

@@ -2,11 +2,12 @@
 
 Four detectors, strongest first; a span found by one is not reported again:
 
-1. known token shapes: AWS access key ids, GitHub, Slack, Stripe live,
-   Anthropic and OpenAI keys, Google API keys, private key blocks, JWTs,
-   and URLs with a password (``scheme://user:pass@host``);
+1. known token shapes: AWS access key ids, GitHub, Slack (tokens and
+   webhook URLs), Stripe live, Anthropic and OpenAI keys, Google API keys,
+   private key blocks (any whitespace in the header, also base64-wrapped
+   PEM), JWTs, and URLs with a password (``scheme://user:pass@host``);
 2. credential assignments: ``password=...``, ``api_key: ...``,
-   ``token = "..."``, and "my password is ...";
+   ``token = "..."``, "my password is ..." and "the password for db01 is ...";
 3. a high-entropy token (16+ chars, letters and digits) within a few words
    after token/secret/password/key/bearer/credential;
 4. a long high-entropy token anywhere (24+ chars, upper and lower case and
@@ -22,6 +23,8 @@ input longer than ``MAX_SCAN_CHARS`` is refused.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections import Counter
@@ -30,10 +33,13 @@ from dataclasses import dataclass
 MAX_SCAN_CHARS = 1_000_000
 
 _KNOWN: list[tuple[str, re.Pattern[str]]] = [
-    ("private_key", re.compile(r"-----BEGIN (?:[A-Z0-9]{1,20} ){0,3}PRIVATE KEY(?: BLOCK)?-----")),
+    # ``\s``, not a space: a non-breaking space in the header must not hide the block.
+    ("private_key", re.compile(
+        r"-----BEGIN\s{1,3}(?:[A-Z0-9]{1,20}\s{1,3}){0,3}PRIVATE\s{1,3}KEY(?:\s{1,3}BLOCK)?-----")),
     ("aws_access_key", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[A-Z0-9]{16}\b")),
     ("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,255}|github_pat_[A-Za-z0-9_]{22,255})")),
     ("slack_token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,250}")),
+    ("slack_webhook", re.compile(r"\bhooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/-]{20,300}")),
     ("stripe_key", re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{16,247}")),
     ("anthropic_key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,250}")),
     ("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,250}")),
@@ -47,7 +53,12 @@ _ASSIGNMENT = re.compile(
     r"(?P<val>[^\s\"',;()\[\]{}<>]{6,500})(?=$|[\s\"',;)])",
     re.I,
 )
-_SPOKEN = re.compile(r"\b(?:password|passcode|passphrase|api key|pin code)\s{1,5}(?:is|was)\s{1,5}(?P<val>\S{4,200})", re.I)
+_SPOKEN = re.compile(
+    r"\b(?:password|passcode|passphrase|api key|pin code)(?:\s{1,5}(?:for|of|on|to)\s{1,5}[\w.@:/-]{1,60})?"
+    r"\s{1,5}(?:is|was)\s{1,5}(?P<val>\S{4,200})", re.I)
+# Base64 of "-----BEGIN" (a PEM block wrapped once more); the start is decoded to see which block it is.
+_BASE64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=\s]{20,20000}")
+_BASE64_PEM_PREFIX = 96  # base64 characters decoded: enough for the longest BEGIN line
 _NEAR = re.compile(rf"\b(?:{_KEYWORD}|key|bearer)\b\W{{1,20}}(?:\w{{1,20}}\W{{1,5}}){{0,3}}?(?P<val>[A-Za-z0-9+/_=.-]{{16,500}})", re.I)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{24,2000}")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
@@ -100,6 +111,15 @@ def _looks_random(value: str, *, min_len: int, min_entropy: float, need_mixed_ca
     return has_digit and (has_lower or has_upper)
 
 
+def _wrapped_private_key(blob: str) -> bool:
+    compact = "".join(blob.split())[:_BASE64_PEM_PREFIX]
+    try:
+        head = base64.b64decode(compact[: len(compact) // 4 * 4])
+    except (ValueError, binascii.Error):
+        return False
+    return b"PRIVATE KEY" in head
+
+
 def find_secrets(text: str) -> list[SecretFinding]:
     """Every suspected secret in ``text``, ordered by position, spans not overlapping."""
     if not isinstance(text, str):
@@ -115,6 +135,9 @@ def find_secrets(text: str) -> list[SecretFinding]:
     for kind, pattern in _KNOWN:
         for m in pattern.finditer(text):
             add(kind, m.start(), m.end())
+    for m in _BASE64_PEM.finditer(text):
+        if _wrapped_private_key(m.group()):
+            add("private_key", m.start(), m.end())
     for pattern in (_ASSIGNMENT, _SPOKEN):
         for m in pattern.finditer(text):
             value = m.group("val").strip("\"'")

@@ -90,6 +90,18 @@ class WriteResult(_View):
     concept_ids: list[str] = Field(default_factory=list)
 
 
+class AuditView(_View):
+    """One audited client call: who (the token's name), what, when (Unix ms), through which node, how it ended."""
+
+    id: str
+    at: int
+    who: str
+    method: str
+    node: str
+    outcome: str
+    detail: str = ""
+
+
 class SearchHit(_View):
     """A compact search result, with why it matched."""
 

@@ -45,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="run_node.py",
         description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables. "
         "`run_node.py demo [flags]` instead starts a whole local network in one process with the CLI attached; "
-        "`run_node.py mcp --bootstrap URL` serves the memory to an MCP client over stdio.",
+        "`run_node.py mcp --bootstrap URL` serves the memory to an MCP client over stdio; "
+        "`run_node.py token create NAME --scopes read,write` prints a client token.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=argparse.SUPPRESS,
     )
@@ -130,6 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemonet.mcp.cli import main as mcp_main
 
         return mcp_main(argv[1:])
+    if argv[:1] == ["token"]:
+        from mnemonet.node.token_command import main as token_main
+
+        return token_main(argv[1:])
     if argv[:1] == ["reembed"]:
         from mnemonet.node.reembed_command import main as reembed_main
 

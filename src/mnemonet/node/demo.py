@@ -8,6 +8,11 @@ PostgreSQL in ``data_dir``) before the prompt appears, so the first command
 is not slow. ``/quit``, end of input, Ctrl-C or SIGTERM stop every node
 gracefully (leave, databases stopped, FalkorDB's append-only file rewritten);
 the data stays in ``data_dir`` for the next start.
+
+The network has a cluster key (the one given, else one kept in
+``data_dir/cluster.key``, made on the first run and readable by its owner
+only), so the demo is never a keyless node a web page could reach. It prints
+a client token (read, write) and the dashboard URL carrying it.
 """
 
 from __future__ import annotations
@@ -24,10 +29,30 @@ from typing import Any, TextIO
 
 from mnemonet.cli.app import attach_cli, log_to_file, printer
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.tokens import create_token
 from mnemonet.settings import Settings
 
 STORE_CAPABILITIES = frozenset({"store", "llm", "embed"})
 WORKER_NODES = ("inference", "validation", "consolidation")
+KEY_FILE = "cluster.key"
+# The demo's client token: the name is the source of what it writes (as the CLI's default source).
+DEMO_TOKEN_NAME = "user"
+DEMO_TOKEN_SCOPES = ("read", "write")
+
+
+def demo_cluster_key(data_dir: Path) -> str:
+    """The key kept in ``data_dir``, made (owner-only) on the first run so tokens outlive a restart."""
+    path = data_dir / KEY_FILE
+    if path.is_file():
+        key = path.read_text().strip()
+        if key:
+            return key
+    data_dir.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(32)
+    path.touch(mode=0o600)
+    path.chmod(0o600)  # touch keeps an existing file's mode
+    path.write_text(key + "\n")
+    return key
 
 
 class Progress:
@@ -82,9 +107,8 @@ async def run_demo(settings: Settings, stop: asyncio.Event, script: Path | None 
     out = out or sys.stdout
     write = printer(out)
     progress = Progress(write, out)
-    # One process, loopback links: a fresh key per run unless the user gave one to let other nodes in.
-    base = settings.model_copy(update={"cluster_key": settings.cluster_key or secrets.token_urlsafe(24),
-                                       "bootstrap": ""})
+    key = settings.cluster_key or demo_cluster_key(settings.data_dir)
+    base = settings.model_copy(update={"cluster_key": key, "bootstrap": ""})
     write(f"mnemonet demo: a local network in one process; data in {base.data_dir.resolve()}")
     nodes: list[PeerNode] = []
     try:
@@ -97,7 +121,10 @@ async def run_demo(settings: Settings, stop: asyncio.Event, script: Path | None 
                                     {name})
                     nodes.append(node)
                     await node.start()
-            write(f"  {len(nodes)} nodes up; store node at {store.url} (dashboard: {store.url}/ui)")
+            token, _ = create_token(key, DEMO_TOKEN_NAME, DEMO_TOKEN_SCOPES, settings.token_ttl_default)
+            write(f"  {len(nodes)} nodes up; store node at {store.url}")
+            write(f"  dashboard: {store.url}/ui#key={token}")
+            write(f"  client token ({DEMO_TOKEN_NAME!r}: {', '.join(DEMO_TOKEN_SCOPES)}): {token}")
             await attach_cli(nodes[-1], stop, script, stdin=stdin, out=out)
     finally:
         if nodes:

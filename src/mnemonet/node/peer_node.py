@@ -25,7 +25,9 @@ from mnemonet.p2p.neighbours import Neighbours
 from mnemonet.p2p.routing import Router
 from mnemonet.p2p.rpc import RpcClient, RpcServer
 from mnemonet.p2p.server import HttpServer, create_app
+from mnemonet.p2p.tokens import TokenVerifier
 from mnemonet.p2p.transport import Transport, error_payload
+from mnemonet.p2p.web_guard import own_names
 from mnemonet.settings import Settings
 from mnemonet.store.datadir import DataDirLock, uses_embedded_servers
 from mnemonet.web import mount_dashboard
@@ -75,6 +77,12 @@ class PeerNode:
         self.node_id = settings.node_id or uuid.uuid4().hex
         self.cluster_key = settings.cluster_key
         self.max_body_bytes = settings.max_envelope_bytes
+        self.tokens = TokenVerifier(settings.cluster_key, fetch_revoked=self._revoked_tokens,
+                                    refresh=settings.token_revocation_refresh, fetch_timeout=settings.control_timeout)
+        extra_hosts = [h for h in settings.allowed_hosts.split(",") if h.strip()]
+        # Keyless nodes have only the Host check between them and a DNS-rebinding page.
+        self.host_names = (own_names(settings.host, settings.advertise_url, extra_hosts)
+                           if not settings.cluster_key or extra_hosts else None)
         self.codec = Codec(settings.cluster_key, max_bytes=settings.max_envelope_bytes,
                            max_age=settings.max_message_age, replay_entries=settings.replay_cache_size)
         self.transport = Transport(self.node_id, self.codec, settings, self._dispatch)
@@ -189,6 +197,10 @@ class PeerNode:
         self.state = "alive"
         for worker in self._workers:
             await worker.start()
+
+    async def _revoked_tokens(self) -> list[str]:
+        result: list[str] = await self.call("revoked_tokens", {})
+        return result
 
     def _advertised_host(self) -> str:
         host = self.settings.host

@@ -27,6 +27,7 @@ from mnemonet.model.api import (
     Recall,
 )
 from mnemonet.model.views import (
+    AuditView,
     ConceptView,
     ContradictionView,
     ObservationView,
@@ -116,6 +117,23 @@ class _MemoryMethods:
     async def clear(self) -> None:
         """Admin: delete everything."""
         await self._call("clear", {})
+
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        """Admin: revoke a client token on every node; False if it was revoked already."""
+        return await self._call("revoke_token", {"token_id": token_id, "by": by})
+
+    async def revoked_tokens(self) -> list[str]:
+        """Admin: ids of revoked client tokens, newest first."""
+        return await self._call("revoked_tokens", {})
+
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+        """Append an audit record on a store peer (nodes do this for the client calls they serve)."""
+        await self._call("record_audit", {"who": who, "method": method, "node": node, "outcome": outcome,
+                                          "detail": detail})
+
+    async def audit_log(self, limit: int = 50) -> list[AuditView]:
+        """Admin: audit records of client write and admin calls, newest first."""
+        return await self._call("audit_log", {"limit": limit})
 
     async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
         """A worker's claims about an observation plus its done-marker; a repeat is absorbed by the store."""
@@ -275,10 +293,13 @@ class RemoteEmbedder:
 
 
 class HttpMemoryClient(_MemoryMethods):
-    """``MemoryAPI`` over a node's ``POST /v1/{method}``; use as ``async with``."""
+    """``MemoryAPI`` over a node's ``POST /v1/{method}`` with a client token; use as ``async with``.
 
-    def __init__(self, base_url: str, key: str = "", *, timeout: float = 120.0) -> None:
-        headers = {"authorization": f"Bearer {key}"} if key else {}
+    Worker-internal methods are not served to clients: calling them here raises ``UnknownMethod``.
+    """
+
+    def __init__(self, base_url: str, token: str = "", *, timeout: float = 120.0) -> None:
+        headers = {"authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
 
     async def __aenter__(self) -> HttpMemoryClient:
@@ -290,6 +311,22 @@ class HttpMemoryClient(_MemoryMethods):
     async def aclose(self) -> None:
         """Close the HTTP connection pool."""
         await self._http.aclose()
+
+    async def observe(
+        self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
+        metadata: dict[str, str] | None = None,
+    ) -> ObserveResult:
+        """Record an observation; the source is the token's name unless ``source`` (speak-for) says otherwise."""
+        key = idempotency_key or uuid.uuid4().hex
+        return await self._call("observe", _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
+
+    async def claim(
+        self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
+        basis: list[str] | None = None,
+    ) -> ClaimResult:
+        """Assert a claim; the source is the token's name unless ``source`` (speak-for) says otherwise."""
+        key = idempotency_key or uuid.uuid4().hex
+        return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         spec = method_spec(method)

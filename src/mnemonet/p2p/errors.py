@@ -77,8 +77,8 @@ class RemoteError(P2PError):
 STATUS_BY_CODE: dict[str, int] = {
     "bad_input": 400, "unknown_method": 404, "missing_capability": 503, "no_capable_peer": 503,
     "busy": 503, "unavailable": 503, "timeout": 504, "unauthorized": 401, "bad_tag": 401,
-    "stale": 401, "replay": 401, "too_large": 413, "malformed": 400, "invalid": 400, "provider_error": 502,
-    "model_unavailable": 503,
+    "stale": 401, "replay": 401, "too_large": 413, "conflict": 409, "forbidden": 403, "malformed": 400,
+    "invalid": 400, "provider_error": 502, "model_unavailable": 503,
 }
 _CLASSES = {cls.code: cls for cls in (UnknownMethod, MissingCapability, NoCapablePeer, Busy, RequestTimeout, Unauthorized)}
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mnemonet.p2p.errors import UnknownMethod
+from mnemonet.p2p.tokens import METHOD_SCOPE
 
 if TYPE_CHECKING:
     from mnemonet.p2p.membership import Member, Membership
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 STORE_METHODS = (
     "observe", "claim", "remember", "recall", "search", "load", "get_recent_observations",
     "get_recent_statements", "get_unresolved_contradictions", "get_concepts",
-    "get_concept_statements", "stats", "clear",
+    "get_concept_statements", "stats", "clear", "revoke_token", "revoked_tokens", "record_audit", "audit_log",
     "record_inference", "pending_observations", "pending_statements", "mark_processed", "link_statements",
     "pending_consolidation", "record_summary", "pending_extractions", "complete_extraction",
     "predicate_profile", "record_predicate",
@@ -36,8 +37,10 @@ METHOD_CAPABILITY: dict[str, str] = {
     "embed.embed": "embed",
 }
 
-# The methods the client HTTP API exposes: the MemoryAPI surface, not the provider proxies.
-CLIENT_METHODS: frozenset[str] = frozenset((*STORE_METHODS, "infer"))
+# The methods the client HTTP API exposes, each behind a token scope; worker-internal methods
+# (record_inference, pending_*, mark_processed, link_statements, record_summary) are not among them.
+CLIENT_METHODS: frozenset[str] = frozenset(METHOD_SCOPE)
+
 
 
 def capability_of(method: str) -> str:

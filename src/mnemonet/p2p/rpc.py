@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from mnemonet.embed.errors import EmbeddingError
 from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import InferredClaim
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import (
     Busy,
@@ -56,6 +57,8 @@ OnWrite = Callable[[str, list[str]], Awaitable[None]]
 def error_code(exc: BaseException) -> str | None:
     """The wire code of an error a caller should see as such; None for a bug (answered as ``internal``)."""
     if isinstance(exc, P2PError):
+        return exc.code
+    if isinstance(exc, IdempotencyConflict):
         return exc.code
     if isinstance(exc, ValueError):
         return "bad_input"

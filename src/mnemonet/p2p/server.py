@@ -1,22 +1,26 @@
 """The node's HTTP + WebSocket server: health, join, the peer endpoint and the client API.
 
 Routes:
-- ``GET /health`` (no auth): node id, capabilities, state, members, local dependencies, and
-  ``status`` ok/degraded/failing from a round trip to each database (503 while failing).
-- ``GET /metrics`` (no auth, like ``/health``): Prometheus text format.
+- ``GET /health``: without a token only ``state`` and ``status`` (ok/degraded/failing from a round
+  trip to each database; 503 while failing); with a ``read`` token also the node id, capabilities,
+  members, local dependencies, workers and each check.
+- ``GET /metrics``: Prometheus text format (``read`` token).
 - ``POST /v1/join``: a join envelope in, a welcome envelope out.
 - ``POST /v1/peer`` / ``WS /v1/peer``: peer envelopes, one-shot or over a neighbour link.
 - ``POST /v1/{method}``: the MemoryAPI for programs that are not peers, JSON keyword
-  arguments in, ``{"result": ...}`` or ``{"error": {"code", "message"}}`` out. A saturated node
-  answers 503 ``busy`` with ``Retry-After``; ``X-Request-Id`` (given or made) names the call in
-  every log line of every node it reaches.
+  arguments in (``application/json`` only), ``{"result": ...}`` or ``{"error": {"code", "message"}}``
+  out. Each method needs a token scope (``mnemonet.p2p.tokens.METHOD_SCOPE``); the token's name
+  is the ``source`` of its writes. A saturated node answers 503 ``busy`` with ``Retry-After``;
+  ``X-Request-Id`` (given or made) names the call in every log line of every node it reaches.
+
+A keyless node (loopback only) verifies no tokens: every local call acts with every scope, and
+only the Host, Origin and content-type checks (``web_guard``) keep web pages out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 import logging
 import socket
@@ -26,6 +30,7 @@ from typing import Any, Protocol
 import uvicorn
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
+from starlette.datastructures import Headers
 
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.envelope import Kind
@@ -35,8 +40,10 @@ from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
 from mnemonet.p2p.routing import CLIENT_METHODS
 from mnemonet.p2p.rpc import error_code
+from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
+from mnemonet.p2p.web_guard import HostGuard, cross_origin, is_json
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +51,7 @@ log = logging.getLogger(__name__)
 class ServedNode(Protocol):
     """What the server needs from the node."""
 
+    node_id: str
     transport: Transport
     cluster_key: str
     max_body_bytes: int
@@ -51,6 +59,9 @@ class ServedNode(Protocol):
     peer_reads: ReadBudget
     peer_read_timeout: float
     metrics: NodeMetrics
+    tokens: TokenVerifier
+    # Names the Host header may carry; None when the node does not check (keyed, no allowed_hosts set).
+    host_names: frozenset[str] | None
 
     def health(self) -> dict[str, Any]:
         """The ``/health`` document."""
@@ -98,27 +109,68 @@ async def _read_body(request: Request, limit: int, charge: Callable[[int], None]
     return b"".join(chunks)
 
 
-def _authorised(request: Request, key: str) -> bool:
-    if not key:
-        return True  # no key configured: loopback-only development mode
-    header = request.headers.get("authorization", "")
-    scheme, _, token = header.partition(" ")
-    return scheme.lower() == "bearer" and hmac.compare_digest(token.strip().encode(), key.encode())
+def bearer(headers: Headers) -> str:
+    """The credential of an ``Authorization: Bearer`` header, or an empty string."""
+    scheme, _, token = headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def _forbidden(message: str) -> JSONResponse:
+    return _error(403, "forbidden", message)
+
+
+def check_source(caller: Token, kwargs: dict[str, Any]) -> str | None:
+    """Make the token's name the ``source`` of a write; the refusal message if another one is asked for."""
+    if not caller.name:
+        return None  # keyless local caller: speaks for anyone
+    source = kwargs.setdefault("source", caller.name)
+    if source != caller.name and not caller.allows("speak-for"):
+        return f"source {source!r} is not this token's name {caller.name!r} (needs the speak-for scope)"
+    return None
+
+
+AUDITED_SCOPES = frozenset({"write", "admin"})
+
+
+def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
+    """What an audited call wrote, by id (never its text)."""
+    if method == "revoke_token":
+        return str(kwargs.get("token_id", ""))
+    for attr in ("observation_id", "statement_id"):
+        if (value := getattr(result, attr, None)) is not None:
+            return str(value)
+    return ""
 
 
 def create_app(node: ServedNode) -> FastAPI:
     """The FastAPI app of one node."""
     app = FastAPI(title="mnemonet node", version="1", description=__doc__)
+    if node.host_names is not None:
+        app.add_middleware(HostGuard, names=node.host_names)
+
+    async def reader(request: Request) -> bool:
+        try:
+            return (await node.tokens.authenticate(bearer(request.headers))).allows("read")
+        except TokenError:
+            return False
 
     @app.get("/health")
-    async def health() -> JSONResponse:
-        """Node id, capabilities, state, members, and ``status`` ok/degraded/failing from each dependency's
-        round trip (``checks``); answered 503 while a dependency is failing, so health checks see it."""
-        doc = {**node.health(), **await node.health_checks()}
-        return JSONResponse(doc, status_code=503 if doc["status"] == "failing" else 200)
+    async def health(request: Request) -> JSONResponse:
+        """``state`` and ``status`` (ok/degraded/failing from each dependency's round trip) for anyone,
+        answered 503 while a dependency is failing so health checks see it; with a read token also
+        node id, capabilities, members, dependencies and each check."""
+        checks = await node.health_checks()
+        document = node.health()
+        if await reader(request):
+            document = {**document, **checks}
+        else:
+            document = {"state": document["state"], "status": checks["status"]}
+        return JSONResponse(document, status_code=503 if checks["status"] == "failing" else 200)
 
     @app.get("/metrics", include_in_schema=False)
-    async def metrics() -> Response:
+    async def metrics(request: Request) -> Response:
+        if not await reader(request):
+            return _error(401, "unauthorized", "metrics need 'Authorization: Bearer <token with read scope>'")
         return Response(node.metrics.render(), media_type=CONTENT_TYPE)
 
     async def peer_envelope(request: Request, accept: Callable[[Kind], bool]) -> Response:
@@ -152,7 +204,7 @@ def create_app(node: ServedNode) -> FastAPI:
 
     @app.post("/v1/{method}")
     async def client_call(method: str, request: Request) -> JSONResponse:
-        """Call a MemoryAPI method with its keyword arguments as a JSON object (bearer cluster key)."""
+        """Call a MemoryAPI method with its keyword arguments as a JSON object (bearer token with its scope)."""
         token = start_request(request.headers.get("x-request-id"))
         try:
             response = await _client_call(method, request)
@@ -163,10 +215,19 @@ def create_app(node: ServedNode) -> FastAPI:
         return response
 
     async def _client_call(method: str, request: Request) -> JSONResponse:
-        if not _authorised(request, node.cluster_key):
-            return _error(401, "unauthorized", "missing or wrong 'Authorization: Bearer <cluster key>'")
+        if cross_origin(request.headers):
+            return _forbidden("cross-origin calls are refused (Origin is not this node)")
+        try:
+            caller = await node.tokens.authenticate(bearer(request.headers))
+        except TokenError as exc:
+            return _error(401, "unauthorized", str(exc))
         if method not in CLIENT_METHODS:
             return _error(404, "unknown_method", f"unknown method {method!r}")
+        if not caller.allows(scope := METHOD_SCOPE[method]):
+            return _forbidden(f"{method} needs a token with the {scope!r} scope")
+        if not is_json(request.headers):
+            # A web page can send text/plain or a form anywhere without asking; JSON needs a preflight.
+            return _error(415, "unsupported_media_type", "send the arguments as 'content-type: application/json'")
         try:
             raw = await _read_body(request, node.max_body_bytes)
         except BodyTooLarge:
@@ -179,6 +240,10 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error(400, "bad_input", "body is not JSON this node reads: nested too deeply")
         if not isinstance(kwargs, dict):
             return _error(400, "bad_input", "body must be a JSON object of keyword arguments")
+        if method in ("observe", "claim") and (refusal := check_source(caller, kwargs)) is not None:
+            return _forbidden(refusal)
+        if method == "revoke_token":
+            kwargs["by"] = caller.name or "local"  # who revoked is the caller, never what it says
         # Per client address: programs that are not peers share nothing else a limit could key on.
         client = request.client.host if request.client is not None else "unknown"
         try:
@@ -191,15 +256,31 @@ def create_app(node: ServedNode) -> FastAPI:
         except Busy as exc:
             return _busy(exc)
         except P2PError as exc:
+            await audit(caller, method, exc.code, "")
             return _error(exc.status, exc.code, exc.message)
         except Exception as exc:
             code = error_code(exc)
             if code is None:
                 raise  # a bug: FastAPI answers 500 and logs it
+            await audit(caller, method, code, "")
             return _error(STATUS_BY_CODE.get(code, 502), code, str(exc))
         finally:
             node.client_limits.release(client)
+        if method == "revoke_token":
+            node.tokens.revoke([kwargs["token_id"]])  # here at once; elsewhere at the next refresh
+        await audit(caller, method, "ok", _written(method, kwargs, result))
         return JSONResponse({"result": method_spec(method).dump_result(result)})
+
+    async def audit(caller: Token, method: str, outcome: str, detail: str) -> None:
+        """Append the audit record of a write or admin call this node served (reads are not audited)."""
+        if METHOD_SCOPE[method] not in AUDITED_SCOPES:
+            return
+        record = {"who": caller.name or "local", "method": method, "node": node.node_id, "outcome": outcome,
+                  "detail": detail}
+        try:
+            await node.call("record_audit", record)
+        except Exception as exc:  # the call itself is done: its answer must not depend on the audit write
+            log.error("audit record not written for %s by %s: %r", method, record["who"], exc)
 
     return app
 

@@ -14,7 +14,7 @@ import logging
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
 from mnemonet.embed.base import Embedder
 from mnemonet.llm.base import LanguageModel, Triple
@@ -30,6 +30,7 @@ from mnemonet.model.api import (
     PredicateProfile,
     Recall,
 )
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
     ClaimRecord,
@@ -44,6 +45,7 @@ from mnemonet.model.records import (
 )
 from mnemonet.model.secrets import check_no_secrets
 from mnemonet.model.views import (
+    AuditView,
     ConceptView,
     ContradictionView,
     ObservationView,
@@ -117,13 +119,18 @@ class MemoryService:
         a model is back. A retry of a pending observation tries the extraction again.
         """
         text = self._check_input(text, "text")
-        source_spec = SourceSpec(name=check_name(source, "source"), kind="user")
+        source_spec = _source(source, "user")
+        metadata = _checked_metadata(metadata)
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
+        if idempotency_key:
+            await self._check_retry(obs_id, text, source_spec.name)  # a reused key with other content: 409
         record = ObservationRecord(
             id=obs_id, text=text, source=source_spec, metadata=metadata or {}, created_at=_now_ms(),
             extraction_pending=True,
         )
         result = await self.graph.write_observation(record)
+        if not result.created:
+            await self._check_retry(obs_id, text, source_spec.name)  # a concurrent first write won the race
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
         if state == "pending":
             # A new observation is embedded with its extraction, in one index call.
@@ -223,7 +230,7 @@ class MemoryService:
         existing statements.
         """
         text = self._check_input(text, "text")
-        source_spec = SourceSpec(name=check_name(source, "source"), kind="agent")
+        source_spec = _source(source, "agent")
         statement_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
         said = split_supersession(text)
         claim_text = text
@@ -346,6 +353,8 @@ class MemoryService:
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
         """SUPERSEDES or CONTRADICTS between existing statements; False when the link exists (either way for CONTRADICTS)."""
+        if isinstance(reason, str):
+            check_no_secrets(reason, "reason")  # type and length are the graph's to check
         return await self.graph.link_statements(kind, from_id, to_id, reason, _worker(source))
 
     async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
@@ -370,6 +379,7 @@ class MemoryService:
         """
         worker = _worker(source)
         text = check_text(text, "text", self.settings.llm_summary_max_chars)
+        check_no_secrets(text, "text")
         if not isinstance(derived_from, list) or not derived_from or len(derived_from) > MAX_LIMIT:
             raise ValueError(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
         concept_id = check_id(concept_id, "concept_id")
@@ -384,7 +394,8 @@ class MemoryService:
 
     async def recall(self, query: str) -> Recall:
         """The structured memory behind ``remember``: current statements, what they replaced, open conflicts."""
-        query = self._check_input(query, "query", secrets=False)
+        # Scanned: remember sends the query to the language model, which may be a remote service.
+        query = self._check_input(query, "query")
         hits = await self.retriever.search(query, k=self.settings.search_k)
         return await build_recall(self.graph, query, hits)
 
@@ -475,8 +486,31 @@ class MemoryService:
             "embedder": self.embedder.model,
         }
 
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        """Admin only: record a client token as revoked (nodes read the list back); False if it was already."""
+        return await self.graph.revoke_token(token_id, by)
+
+    async def revoked_tokens(self) -> list[str]:
+        """Ids of revoked client tokens, newest first (at most ``token_revocations_max``)."""
+        return await self.graph.revoked_tokens(self.settings.token_revocations_max)
+
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+        """Append an audit record of a client's write or admin call (the node that served it writes it)."""
+        limit = self.settings.audit_detail_max_chars
+        if not isinstance(detail, str) or len(detail) > limit:
+            raise ValueError(f"detail: must be a string of at most {limit} characters")
+        record = {
+            "id": new_id("audit"), "at": _now_ms(), "who": check_name(who, "who"), "method": check_id(method, "method"),
+            "node": check_id(node, "node"), "outcome": check_id(outcome, "outcome"), "detail": detail,
+        }
+        await self.graph.record_audit(record)
+
+    async def audit_log(self, limit: int = 50) -> list[AuditView]:
+        """Admin only: audit records, newest first."""
+        return await self.graph.audit_log(_limit(limit))
+
     async def clear(self) -> None:
-        """Admin only: erase the graph and the vector index."""
+        """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
         await self.graph.clear()
         await self.vectors.clear()
 
@@ -488,6 +522,12 @@ class MemoryService:
         return await self.indexer.index(entries)
 
     # -- helpers -------------------------------------------------------------
+
+    async def _check_retry(self, obs_id: str, text: str, source: str) -> None:
+        """A stored observation under this id must hold the same text from the same source (a true retry)."""
+        stored = await self.graph.get_observations([obs_id])
+        if stored and (stored[0].text != text or stored[0].source != source):
+            raise IdempotencyConflict("idempotency_key", obs_id)
 
     def _check_input(self, value: object, field: str, *, secrets: bool = True) -> str:
         text = check_text(value, field, self.settings.max_text_chars)
@@ -573,7 +613,28 @@ def _content_words(text: str) -> set[str]:
 
 
 def _worker(source: str) -> SourceSpec:
-    return SourceSpec(name=check_name(source, "source"), kind="agent")
+    return _source(source, "agent")
+
+
+def _source(name: str, kind: Literal["user", "agent", "system"]) -> SourceSpec:
+    """A source by name; names are stored and shown to every reader, so they are scanned for secrets too."""
+    checked = check_name(name, "source")
+    check_no_secrets(checked, "source")
+    return SourceSpec(name=checked, kind=kind)
+
+
+def _checked_metadata(metadata: dict[str, str] | None) -> dict[str, str] | None:
+    """Metadata is stored and indexed beside the text: its keys and values are scanned like it."""
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict):
+        raise ValueError("metadata: must be an object of strings")
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            raise ValueError("metadata: keys and values must be strings")
+        check_no_secrets(key, "metadata")
+        check_no_secrets(value, f"metadata[{key[:40]!r}]")
+    return metadata
 
 
 def _limit(limit: int) -> int:

@@ -13,6 +13,7 @@ import time
 from typing import Any, Literal
 
 from mnemonet.model import (
+    AuditView,
     ClaimRecord,
     ConceptRelationView,
     ConceptView,
@@ -525,8 +526,27 @@ class GraphStore:
             rows = rows[:cap]
         return rows
 
+    async def revoke_token(self, token_id: str, by: str) -> bool:
+        """Record that a client token is revoked; False if it was already."""
+        params = {"id": check_id(token_id, "token_id"), "by": check_name(by, "by"), "now": _now_ms()}
+        return (await self.driver.write(q.REVOKE_TOKEN, params)).nodes_created > 0
+
+    async def revoked_tokens(self, limit: int) -> list[str]:
+        """Ids of revoked client tokens, newest first."""
+        rows = await self.driver.read(q.REVOKED_TOKENS, {"limit": int(limit)})
+        return [str(r["id"]) for r in rows]
+
+    async def record_audit(self, record: dict[str, Any]) -> None:
+        """Append one audit record (fields as in ``AUDIT_WRITE``, checked by the caller)."""
+        await self.driver.write(q.AUDIT_WRITE, record)
+
+    async def audit_log(self, limit: int) -> list[AuditView]:
+        """Audit records, newest first."""
+        rows = await self.driver.read(q.AUDIT_LOG, {"limit": self._limit(limit)})
+        return [AuditView(**r) for r in rows]
+
     async def clear(self) -> None:
-        """Delete every node and relationship. Admin only; nothing else in mnemonet deletes."""
+        """Delete every node and relationship but token revocations and the audit log. Admin only."""
         log.warning("graph.clear backend=%s", self.driver.name)
         await self.driver.clear()
 

@@ -495,6 +495,30 @@ ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
 LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate")
+# Token revocations: kept by ``clear`` (erasing memories must not bring revoked tokens back).
+REVOKE_TOKEN = """
+MERGE (r:TokenRevocation {id: $id})
+ON CREATE SET r.revoked_at = $now, r.revoked_by = $by
+RETURN r.id AS id""".strip()
+
+REVOKED_TOKENS = """
+MATCH (r:TokenRevocation)
+RETURN r.id AS id
+ORDER BY r.revoked_at DESC
+LIMIT $limit""".strip()
+
+# The audit log: append-only records of client write and admin calls, kept by ``clear``.
+AUDIT_WRITE = """
+CREATE (:AuditRecord {id: $id, at: $at, who: $who, method: $method, node: $node, outcome: $outcome,
+                      detail: $detail})""".strip()
+
+AUDIT_LOG = """
+MATCH (a:AuditRecord)
+RETURN a.id AS id, a.at AS at, a.who AS who, a.method AS method, a.node AS node, a.outcome AS outcome,
+       a.detail AS detail
+ORDER BY a.at DESC, a.id DESC
+LIMIT $limit""".strip()
+
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
     "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED",

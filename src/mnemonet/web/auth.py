@@ -1,24 +1,27 @@
-"""Who may read the dashboard data: the cluster key, and the page's own origin for WebSockets.
+"""Who may read the dashboard data: a client token with the ``read`` scope, and the page's own origin for WebSockets.
 
 Browsers cannot set an ``Authorization`` header on a WebSocket, so the page
-sends the key as the ``key`` query parameter there (it keeps the key in the
+sends the token as the ``key`` query parameter there (it keeps the token in the
 URL fragment, ``/ui#key=...``, which browsers never send to the server) and as a
-bearer header on plain requests.
+bearer header on plain requests. A keyless (loopback) node lets every local
+page in; its Host check (``mnemonet.p2p.web_guard``) keeps rebinding pages out.
 """
 
 from __future__ import annotations
 
-import hmac
 from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, QueryParams
 
+from mnemonet.p2p.tokens import TokenError, TokenVerifier
 
-def key_matches(token: str, key: str) -> bool:
-    """True when no key is configured (loopback development mode) or ``token`` is the key."""
-    if not key:
-        return True
-    return hmac.compare_digest(token.strip().encode(), key.encode())
+
+async def may_read(tokens: TokenVerifier, credential: str) -> bool:
+    """True when ``credential`` is a valid token with the read scope (or the node is keyless)."""
+    try:
+        return (await tokens.authenticate(credential.strip())).allows("read")
+    except TokenError:
+        return False
 
 
 def bearer_token(headers: Headers) -> str:

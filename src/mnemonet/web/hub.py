@@ -19,6 +19,7 @@ from mnemonet.model.views import StatementView
 from mnemonet.p2p.errors import P2PError
 from mnemonet.p2p.membership import Member, MemberState
 from mnemonet.p2p.routing import PeerLoad
+from mnemonet.p2p.tokens import TokenVerifier
 from mnemonet.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -52,7 +53,7 @@ class DashboardNode(Protocol):
     url: str
     capabilities: frozenset[str]
     settings: Settings
-    cluster_key: str
+    tokens: TokenVerifier
     client: MemoryAPI
     events: _Events
     rpc_server: _RpcServer

@@ -7,8 +7,8 @@
   (``current``, ``contradicted`` or ``superseded``); without ``concept``, the known concept names.
 - ``GET /v1/stats``: the store's counters.
 
-Data routes take the cluster key like the client API (``Authorization: Bearer``), or as the
-``key`` query parameter on the WebSocket, which browsers cannot give headers.
+Data routes take a client token with the ``read`` scope like the client API (``Authorization:
+Bearer``), or as the ``key`` query parameter on the WebSocket, which browsers cannot give headers.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
+
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from mnemonet.model.views import StatementView
 from mnemonet.p2p.errors import P2PError
-from mnemonet.web.auth import bearer_token, key_matches, request_token, same_origin
+from mnemonet.web.auth import bearer_token, may_read, request_token, same_origin
 from mnemonet.web.hub import RESYNC, DashboardClient, DashboardHub, DashboardNode, TooManyClients
 
 log = logging.getLogger(__name__)
@@ -53,10 +54,10 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
     hub = DashboardHub(node)
     settings = node.settings
 
-    def unauthorised(request: Request) -> JSONResponse | None:
-        if key_matches(bearer_token(request.headers), node.cluster_key):
+    async def unauthorised(request: Request) -> JSONResponse | None:
+        if await may_read(node.tokens, bearer_token(request.headers)):
             return None
-        return _error(401, "unauthorized", "missing or wrong 'Authorization: Bearer <cluster key>'")
+        return _error(401, "unauthorized", "missing or wrong 'Authorization: Bearer <token with read scope>'")
 
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")
 
@@ -70,8 +71,8 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
 
     @app.get("/v1/stats")
     async def stats(request: Request) -> JSONResponse:
-        """The store's counters (bearer cluster key)."""
-        if (denied := unauthorised(request)) is not None:
+        """The store's counters (bearer token, read scope)."""
+        if (denied := await unauthorised(request)) is not None:
             return denied
         try:
             return JSONResponse({"result": await node.client.stats()})
@@ -80,8 +81,8 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
 
     @app.get("/v1/graph")
     async def graph(request: Request, concept: str | None = None) -> JSONResponse:
-        """Statements about ``concept`` with their status; without it, known concept names (bearer key)."""
-        if (denied := unauthorised(request)) is not None:
+        """Statements about ``concept`` with their status; without it, known concept names (read token)."""
+        if (denied := await unauthorised(request)) is not None:
             return denied
         try:
             if concept is None:
@@ -106,8 +107,8 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
         if not same_origin(websocket.headers):
             await websocket.close(CLOSE_FORBIDDEN_ORIGIN, "origin is not this node")
             return
-        if not key_matches(request_token(websocket.headers, websocket.query_params), node.cluster_key):
-            await websocket.close(CLOSE_UNAUTHORIZED, "missing or wrong cluster key")
+        if not await may_read(node.tokens, request_token(websocket.headers, websocket.query_params)):
+            await websocket.close(CLOSE_UNAUTHORIZED, "missing or wrong token (read scope)")
             return
         try:
             client = hub.connect()

@@ -42,7 +42,7 @@ class GraphDriver(Protocol):
         ...
 
     async def clear(self) -> None:
-        """Delete every node and relationship (indexes stay)."""
+        """Delete every node and relationship except token revocations and audit records (indexes stay)."""
         ...
 
     async def close(self) -> None:

@@ -23,6 +23,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from mnemonet.store.dialects.base import WriteOutcome
 from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation
 
+# Token revocations and the audit log stay: erasing memories must not bring revoked tokens back
+# nor erase the record of who erased them.
+CLEAR = "MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord) DETACH DELETE n"
+
 # FalkorDB has no IF NOT EXISTS; an "already indexed" error means done.
 _INDEXES: tuple[tuple[str, str], ...] = (
     ("Concept", "key"), ("Concept", "alias_keys"), ("Concept", "id"),
@@ -103,7 +107,7 @@ class FalkorDriver:
 
     async def clear(self) -> None:
         async with self._write_lock:
-            await self._run("MATCH (n) DETACH DELETE n", {}, read_only=False)
+            await self._run(CLEAR, {}, read_only=False)
 
     async def close(self) -> None:
         await self._db.connection.aclose()

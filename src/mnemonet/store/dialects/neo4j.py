@@ -32,9 +32,12 @@ SCHEMA: tuple[str, ...] = tuple(
 ) + tuple(f"CREATE INDEX {label.lower()}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for label, prop in _INDEXED)
 
 # Large graphs are deleted in batches so no transaction outgrows the heap.
-CLEAR = "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS"
 # The server cannot be reached (the driver's own retries are spent): a 503 "graph unavailable", not a bug.
 _UNREACHABLE = (ServiceUnavailable, SessionExpired, OSError)
+# Token revocations and the audit log stay: erasing memories must not bring revoked tokens back
+# nor erase the record of who erased them.
+CLEAR = ("MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord) "
+         "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
 
 
 def plain(value: Any) -> Any:

@@ -1,5 +1,5 @@
 // mnemonet dashboard: one WebSocket (/v1/ws) for live state, /v1/graph for the concept view.
-// The cluster key lives in the URL fragment (#key=...), which browsers never send to the server;
+// The client token (read scope) lives in the URL fragment (#key=...), which browsers never send to the server;
 // it goes out as a bearer header on fetches and as ?key= on the WebSocket.
 "use strict";
 
@@ -74,7 +74,7 @@ function connect() {
   ws.onmessage = (event) => handle(JSON.parse(event.data));
   ws.onclose = (event) => {
     if (event.code === 4401) {
-      setStatus("key needed", "refused");
+      setStatus("token needed", "refused");
       $("auth").hidden = false;
       return;
     }

@@ -1,0 +1,234 @@
+"""Client tokens: signed, scoped, expiring credentials any node verifies without a lookup.
+
+The cluster key authenticates peers only. Clients (HTTP, scripts, the dashboard)
+hold a token made from it::
+
+    mnt1.<base64url(JSON claims)>.<base64url(HMAC-SHA256(token key, "mnt1." + claims part))>
+
+The token key is ``HMAC-SHA256(cluster key, "mnemonet-token-v1")``, so a token
+never reveals the cluster key and a leaked token cannot sign envelopes or other
+tokens. The claims carry the token id (for revocation), the caller's name (its
+``source``), its scopes and its expiry.
+
+Revocation: ``token revoke`` writes the id into the store (``revoke_token``).
+Each node reads the list back when it checks a token and its copy is older than
+``token_revocation_refresh`` seconds, waiting at most ``control_timeout`` for
+it. So a revoked token stops working on every node within
+``token_revocation_refresh`` seconds (at once on the node it was revoked
+through) wherever a store is reachable; where none is, the node keeps its last
+list, and such a token can reach no memory anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import hmac
+import json
+import logging
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+PREFIX = "mnt1"
+_KEY_LABEL = b"mnemonet-token-v1"
+SCOPES = ("read", "write", "admin", "speak-for")
+# Names become ``source`` names: printable, no spaces at the ends, no control characters.
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9 ._@:+-]{0,199}$")
+_ID = re.compile(r"^[0-9a-f]{32}$")
+# A token string longer than this is refused unread (a name of 200 chars and every scope fit well inside).
+MAX_TOKEN_CHARS = 1024
+
+# The scope each client method needs; a method missing here is not callable by a client at all
+# (worker-internal methods are reached only by peers with the capability, over the peer protocol).
+METHOD_SCOPE: dict[str, str] = {
+    **{m: "read" for m in (
+        "remember", "recall", "search", "load", "get_recent_observations", "get_recent_statements",
+        "get_unresolved_contradictions", "get_concepts", "get_concept_statements", "stats", "infer",
+    )},
+    "observe": "write",
+    "claim": "write",
+    "clear": "admin",
+    "revoke_token": "admin",
+    "revoked_tokens": "admin",
+    "audit_log": "admin",
+}
+
+
+class TokenError(ValueError):
+    """A token that is malformed, badly signed, expired or revoked (an HTTP 401)."""
+
+
+@dataclass(frozen=True)
+class Token:
+    """The verified claims of one token."""
+
+    id: str
+    name: str
+    scopes: frozenset[str]
+    expires: int  # Unix seconds
+
+    def allows(self, scope: str) -> bool:
+        """True if the token carries ``scope``."""
+        return scope in self.scopes
+
+
+# The caller on a keyless (loopback-only) node: no identity of its own, so it may speak for any source.
+LOCAL_CALLER = Token(id="", name="", scopes=frozenset(SCOPES), expires=0)
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def token_key(cluster_key: str) -> bytes:
+    """The signing key of tokens, derived from the cluster key (never the cluster key itself)."""
+    return hmac.new(cluster_key.encode(), _KEY_LABEL, hashlib.sha256).digest()
+
+
+def parse_scopes(text: str | Iterable[str]) -> frozenset[str]:
+    """Scopes from ``read,write`` (or a list); ``ValueError`` naming an unknown one."""
+    items = text.split(",") if isinstance(text, str) else list(text)
+    scopes = frozenset(s.strip() for s in items if s.strip())
+    unknown = sorted(scopes - set(SCOPES))
+    if unknown:
+        raise ValueError(f"unknown scopes {unknown} (expected some of {list(SCOPES)})")
+    if not scopes:
+        raise ValueError(f"a token needs at least one scope of {list(SCOPES)}")
+    return scopes
+
+
+def check_name(name: str) -> str:
+    """``name`` if it can be a token's (and so a source's) name; ``ValueError`` otherwise."""
+    if not isinstance(name, str) or not _NAME.match(name) or name != name.strip():
+        raise ValueError("token name: 1..200 characters of letters, digits, space and ._@:+- "
+                         "starting with a letter or digit")
+    return name
+
+
+def create_token(cluster_key: str, name: str, scopes: Iterable[str], ttl: float,
+                 now: Callable[[], float] = time.time) -> tuple[str, Token]:
+    """A new token string for ``name`` with ``scopes``, valid ``ttl`` seconds, and its claims."""
+    if not cluster_key:
+        raise ValueError("tokens need a cluster key to be signed with (set MNEMONET_CLUSTER_KEY)")
+    if not ttl > 0:
+        raise ValueError("ttl: must be more than 0 seconds")
+    token = Token(id=secrets.token_hex(16), name=check_name(name), scopes=parse_scopes(scopes),
+                  expires=int(now() + ttl))
+    claims = {"id": token.id, "name": token.name, "scopes": sorted(token.scopes), "exp": token.expires}
+    body = f"{PREFIX}.{_b64(json.dumps(claims, separators=(',', ':')).encode())}"
+    signature = hmac.new(token_key(cluster_key), body.encode(), hashlib.sha256).digest()
+    return f"{body}.{_b64(signature)}", token
+
+
+class TokenVerifier:
+    """Checks tokens against the cluster key, the clock and the revocation list."""
+
+    def __init__(self, cluster_key: str, now: Callable[[], float] = time.time, *,
+                 fetch_revoked: Callable[[], Awaitable[list[str]]] | None = None,
+                 refresh: float = 10.0, fetch_timeout: float = 3.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._cluster_key = cluster_key
+        self._key = token_key(cluster_key) if cluster_key else b""
+        self._now = now
+        self.revoked: frozenset[str] = frozenset()
+        self.fetch_revoked = fetch_revoked
+        self._refresh = refresh
+        self._fetch_timeout = fetch_timeout
+        self._clock = clock
+        self._fetched_at: float | None = None
+        self._lock = asyncio.Lock()
+
+    async def authenticate(self, credential: str) -> Token:
+        """``caller``, with the revocation list brought up to date first (see the module docstring).
+
+        Only a correctly signed token makes the node read the list, so junk credentials cost no store reads.
+        """
+        token = self.caller(credential)
+        if token is not LOCAL_CALLER and self.fetch_revoked is not None and self._stale():
+            async with self._lock:  # one read for all the requests that found the list stale
+                if self._stale():
+                    await self._fetch(self.fetch_revoked)
+            if token.id in self.revoked:
+                raise TokenError("token revoked")
+        return token
+
+    def _stale(self) -> bool:
+        return self._fetched_at is None or self._clock() - self._fetched_at >= self._refresh
+
+    async def _fetch(self, fetch: Callable[[], Awaitable[list[str]]]) -> None:
+        try:
+            async with asyncio.timeout(self._fetch_timeout):
+                self.revoke(await fetch())
+        except Exception as exc:  # no store reachable: keep the list we have, try again next period
+            log.warning("cannot read the token revocation list (keeping %d known): %r", len(self.revoked), exc)
+        finally:
+            self._fetched_at = self._clock()
+
+    def caller(self, credential: str) -> Token:
+        """Who a request's bearer credential names; a keyless node treats every (loopback) caller as local.
+
+        Raises ``TokenError`` saying what is wrong; the cluster key itself gets a hint, since it
+        used to be the client password.
+        """
+        if not self._key:
+            return LOCAL_CALLER
+        if not credential:
+            raise TokenError("missing 'Authorization: Bearer <token>' (make one: "
+                             "run_node.py token create NAME --scopes read,write)")
+        if hmac.compare_digest(credential.encode(), self._cluster_key.encode()):
+            raise TokenError("the cluster key authenticates peers only; clients send a token "
+                             "(run_node.py token create NAME --scopes read,write)")
+        return self.verify(credential)
+
+    def revoke(self, ids: Iterable[str]) -> None:
+        """Add token ids to the revocation list (ids from the store, or revoked through this node)."""
+        self.revoked = self.revoked | frozenset(ids)
+
+    def verify(self, text: str) -> Token:
+        """The claims of a valid token; ``TokenError`` saying what is wrong otherwise."""
+        if not self._key:
+            raise TokenError("this node has no cluster key, so it verifies no tokens")
+        text = text.strip()
+        if len(text) > MAX_TOKEN_CHARS or text.count(".") != 2 or not text.startswith(PREFIX + "."):
+            raise TokenError("not a mnemonet token (expected mnt1.<claims>.<signature>; "
+                             "make one with `run_node.py token create NAME --scopes read`)")
+        body, _, signature = text.rpartition(".")
+        expected = hmac.new(self._key, body.encode(), hashlib.sha256).digest()
+        try:
+            given = _unb64(signature)
+        except ValueError:
+            raise TokenError("token signature is not base64url") from None
+        if not hmac.compare_digest(given, expected):
+            raise TokenError("token signature does not match this cluster's key")
+        try:
+            claims = json.loads(_unb64(body.split(".", 1)[1]))
+            token = Token(id=str(claims["id"]), name=check_name(claims["name"]),
+                          scopes=parse_scopes(claims["scopes"]), expires=int(claims["exp"]))
+        except (ValueError, KeyError, TypeError):
+            raise TokenError("token claims are malformed") from None
+        if not _ID.match(token.id):
+            raise TokenError("token id is malformed")
+        if token.expires <= self._now():
+            raise TokenError("token expired")
+        if token.id in self.revoked:
+            raise TokenError("token revoked")
+        return token
+
+
+def parse_ttl(text: str) -> float:
+    """Seconds from ``90d``, ``12h``, ``30m``, ``45s`` or a plain number of seconds."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
+    if match is None:
+        raise ValueError(f"ttl: {text!r} is not a duration such as 90d, 12h, 30m or 3600")
+    unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
+    return float(match.group(1)) * unit

@@ -1,0 +1,118 @@
+"""Client tokens on their own: signed with a key derived from the cluster key, scoped, expiring, revocable."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+from mnemonet.p2p.tokens import (
+    LOCAL_CALLER,
+    TokenError,
+    TokenVerifier,
+    create_token,
+    parse_scopes,
+    parse_ttl,
+    token_key,
+)
+
+KEY = "a-cluster-key"
+
+
+class Clock:
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_token_round_trips_with_its_claims_and_no_lookup() -> None:
+    clock = Clock()
+    text, made = create_token(KEY, "alice", ["read", "write"], 3600, now=clock)
+    token = TokenVerifier(KEY, now=clock).verify(text)
+    assert token == made
+    assert (token.name, token.scopes, token.expires) == ("alice", frozenset({"read", "write"}), 1_003_600)
+    assert token.allows("write") and not token.allows("admin")
+    assert KEY not in text and token_key(KEY).hex() not in text
+
+
+def test_forged_tampered_expired_and_revoked_tokens_are_refused() -> None:
+    clock = Clock()
+    verifier = TokenVerifier(KEY, now=clock)
+    text, token = create_token(KEY, "bob", ["read"], 60, now=clock)
+    prefix, claims, signature = text.split(".")
+    raised = json.loads(base64.urlsafe_b64decode(claims + "=="))
+    raised["scopes"] = ["read", "admin"]
+    widened = base64.urlsafe_b64encode(json.dumps(raised).encode()).rstrip(b"=").decode()
+    refused = {
+        "other cluster": create_token("another-key", "bob", ["read"], 60, now=clock)[0],
+        "scopes widened": f"{prefix}.{widened}.{signature}",
+        "signature cut": f"{prefix}.{claims}.",
+        "garbage": "not-a-token",
+        "too long": text + "A" * 2000,
+        "empty": "",
+    }
+    for bad in refused.values():
+        with pytest.raises(TokenError):
+            verifier.verify(bad)
+    clock.now += 61
+    with pytest.raises(TokenError, match="expired"):
+        verifier.verify(text)
+    clock.now -= 61
+    verifier.revoke([token.id])
+    with pytest.raises(TokenError, match="revoked"):
+        verifier.verify(text)
+
+
+def test_callers_the_cluster_key_is_not_a_client_credential_and_keyless_is_local() -> None:
+    verifier = TokenVerifier(KEY)
+    with pytest.raises(TokenError, match="peers only"):
+        verifier.caller(KEY)
+    with pytest.raises(TokenError, match="missing"):
+        verifier.caller("")
+    assert TokenVerifier("").caller("") is LOCAL_CALLER
+    assert LOCAL_CALLER.allows("admin") and LOCAL_CALLER.allows("speak-for") and LOCAL_CALLER.name == ""
+
+
+def test_bad_names_scopes_and_ttls_are_refused_with_a_reason() -> None:
+    for name in ("", " alice", "a\x00b", "x" * 201, "bob\u202e"):
+        with pytest.raises(ValueError, match="token name"):
+            create_token(KEY, name, ["read"], 60)
+    with pytest.raises(ValueError, match="unknown scopes"):
+        parse_scopes("read,root")
+    with pytest.raises(ValueError, match="at least one"):
+        parse_scopes(" , ")
+    with pytest.raises(ValueError, match="ttl"):
+        create_token(KEY, "a", ["read"], 0)
+    with pytest.raises(ValueError, match="cluster key"):
+        create_token("", "a", ["read"], 60)
+    assert [parse_ttl(t) for t in ("90d", "12h", "30m", "45s", "3600")] == [7_776_000, 43_200, 1_800, 45, 3_600]
+    with pytest.raises(ValueError, match="duration"):
+        parse_ttl("soon")
+
+
+async def test_revocations_are_read_once_per_period_and_a_failing_store_keeps_the_list() -> None:
+    clock = Clock(0.0)
+    fetched: list[float] = []
+    answers: list[list[str] | Exception] = [[], RuntimeError("store down")]
+    text, token = create_token(KEY, "carol", ["read"], 60)
+
+    async def fetch() -> list[str]:
+        fetched.append(clock.now)
+        answer = answers.pop(0) if answers else [token.id]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    verifier = TokenVerifier(KEY, fetch_revoked=fetch, refresh=10.0, clock=clock)
+    assert (await verifier.authenticate(text)).name == "carol"
+    clock.now = 5.0
+    assert (await verifier.authenticate(text)).name == "carol"  # within the period: no read
+    clock.now = 10.0
+    assert (await verifier.authenticate(text)).name == "carol"  # the read failed: last list kept
+    clock.now = 20.0
+    with pytest.raises(TokenError, match="revoked"):
+        await verifier.authenticate(text)
+    assert fetched == [0.0, 10.0, 20.0]
