@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from mnemonet.model.errors import MnemonetError, ProviderFailed
 
-class LanguageModelError(RuntimeError):
+
+class LanguageModelError(ProviderFailed, RuntimeError):
     """A language-model call failed: transport, retries exhausted, or a malformed result."""
 
 
-class PromptError(ValueError):
-    """A prompt template is missing, malformed, or was rendered with a missing variable."""
+class PromptError(MnemonetError, ValueError):
+    """A prompt template is missing, malformed, or was rendered with a missing variable: a deployment fault (500)."""

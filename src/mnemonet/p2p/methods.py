@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from mnemonet.model.errors import InvalidInput
 from mnemonet.p2p.routing import capability_of
 
 
@@ -33,18 +34,18 @@ class MethodSpec:
     def bind(self, kwargs: object) -> dict[str, Any]:
         """Validated keyword arguments; ``ValueError`` naming the first bad one."""
         if not isinstance(kwargs, dict):
-            raise ValueError(f"{self.name}: arguments must be a JSON object")
+            raise InvalidInput(f"{self.name}: arguments must be a JSON object")
         try:
             self.signature.bind(**kwargs)
         except TypeError as exc:
-            raise ValueError(f"{self.name}: {exc}") from None
+            raise InvalidInput(f"{self.name}: {exc}") from None
         out: dict[str, Any] = {}
         for key, value in kwargs.items():
             try:
                 out[key] = self.params[key].validate_python(value)
             except ValidationError as exc:
                 first = exc.errors()[0]
-                raise ValueError(f"{self.name}: argument {key!r}: {first['msg']}") from None
+                raise InvalidInput(f"{self.name}: argument {key!r}: {first['msg']}") from None
         return out
 
     def dump_result(self, value: Any) -> Any:

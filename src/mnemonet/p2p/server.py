@@ -26,14 +26,13 @@ import uvicorn
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 
+from mnemonet.model.errors import Busy, describe, is_expected, status_of
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.envelope import Kind
-from mnemonet.p2p.errors import STATUS_BY_CODE, Busy, P2PError
 from mnemonet.p2p.limits import KeyedLimiter, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
 from mnemonet.p2p.routing import CLIENT_METHODS
-from mnemonet.p2p.rpc import error_code
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
 
@@ -58,13 +57,13 @@ class ServedNode(Protocol):
         ...
 
 
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def _error(code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status_of(code))
 
 
 def _busy(exc: Busy) -> JSONResponse:
     return JSONResponse(
-        {"error": {"code": exc.code, "message": exc.message, "retry_after": exc.retry_after}}, status_code=503,
+        {"error": {"code": exc.code, "message": exc.message, "retry_after": exc.retry_after}}, status_code=exc.status,
         headers={"retry-after": retry_after_header(exc.retry_after)},
     )
 
@@ -113,7 +112,7 @@ def create_app(node: ServedNode) -> FastAPI:
         try:
             raw = await _read_body(request, node.max_body_bytes)
         except BodyTooLarge:
-            return _error(413, "too_large", f"body exceeds {node.max_body_bytes} bytes")
+            return _error("too_large", f"body exceeds {node.max_body_bytes} bytes")
         status, body = await node.transport.handle_http(raw, accept)
         media = "application/octet-stream" if status == 200 else "application/json"
         return Response(body, status_code=status, media_type=media)
@@ -144,19 +143,19 @@ def create_app(node: ServedNode) -> FastAPI:
 
     async def _client_call(method: str, request: Request) -> JSONResponse:
         if not _authorised(request, node.cluster_key):
-            return _error(401, "unauthorized", "missing or wrong 'Authorization: Bearer <cluster key>'")
+            return _error("unauthorized", "missing or wrong 'Authorization: Bearer <cluster key>'")
         if method not in CLIENT_METHODS:
-            return _error(404, "unknown_method", f"unknown method {method!r}")
+            return _error("unknown_method", f"unknown method {method!r}")
         try:
             raw = await _read_body(request, node.max_body_bytes)
         except BodyTooLarge:
-            return _error(413, "too_large", f"body exceeds {node.max_body_bytes} bytes")
+            return _error("too_large", f"body exceeds {node.max_body_bytes} bytes")
         try:
             kwargs = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
-            return _error(400, "bad_input", f"body is not JSON: {exc}")
+            return _error("bad_input", f"body is not JSON: {exc}")
         if not isinstance(kwargs, dict):
-            return _error(400, "bad_input", "body must be a JSON object of keyword arguments")
+            return _error("bad_input", "body must be a JSON object of keyword arguments")
         # Per client address: programs that are not peers share nothing else a limit could key on.
         client = request.client.host if request.client is not None else "unknown"
         try:
@@ -168,13 +167,12 @@ def create_app(node: ServedNode) -> FastAPI:
             result = await node.call(method, kwargs)
         except Busy as exc:
             return _busy(exc)
-        except P2PError as exc:
-            return _error(exc.status, exc.code, exc.message)
         except Exception as exc:
-            code = error_code(exc)
-            if code is None:
-                raise  # a bug: FastAPI answers 500 and logs it
-            return _error(STATUS_BY_CODE.get(code, 502), code, str(exc))
+            if not is_expected(exc) and not getattr(exc, "_mnemonet_logged", False):
+                log.exception("%s failed: %s", method, exc)
+            # A bug answers 500 with the request id only: its text may carry internals (paths, queries, keys).
+            wire = describe(exc, current_request_id())
+            return _error(wire.code, wire.message)
         finally:
             node.client_limits.release(client)
         return JSONResponse({"result": method_spec(method).dump_result(result)})

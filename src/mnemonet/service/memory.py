@@ -24,6 +24,7 @@ from mnemonet.model.api import (
     ObserveResult,
     Recall,
 )
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
     ClaimRecord,
@@ -132,9 +133,9 @@ class MemoryService:
         a, b = await self._find_statement(triple.subject), await self._find_statement(triple.object)
         if a is None or b is None:
             missing = triple.subject if a is None else triple.object
-            raise ValueError(f"text: no statement in memory matches {missing!r}")
+            raise InvalidInput(f"text: no statement in memory matches {missing!r}")
         if a.id == b.id:
-            raise ValueError(f"text: both sides name the same statement {a.id}")
+            raise InvalidInput(f"text: both sides name the same statement {a.id}")
         created = await self.graph.link_statements("CONTRADICTS", a.id, b.id, text, source)
         return ClaimResult(statement_id=a.id, created=created, statement=a, contradicts=[a.id, b.id])
 
@@ -151,11 +152,11 @@ class MemoryService:
         check_id(observation_id, "observation_id")
         source_spec = _worker(source)
         if not isinstance(claims, list) or len(claims) > self.settings.max_statements_per_write:
-            raise ValueError(f"claims: must be a list of at most {self.settings.max_statements_per_write} claims")
+            raise InvalidInput(f"claims: must be a list of at most {self.settings.max_statements_per_write} claims")
         statements = []
         for i, c in enumerate(claims):
             if not isinstance(c, InferredClaim):
-                raise ValueError(f"claims[{i}]: must be an InferredClaim")
+                raise InvalidInput(f"claims[{i}]: must be an InferredClaim")
             text = self._check_input(c.text, f"claims[{i}].text")
             triple = parse_canonical_claim(text)
             if triple is None:
@@ -178,7 +179,7 @@ class MemoryService:
     async def mark_processed(self, source: str, ids: list[str]) -> int:
         """Mark statements processed by the worker ``source``; repeating it is a no-op."""
         if not isinstance(ids, list) or len(ids) > MAX_LIMIT:
-            raise ValueError(f"ids: must be a list of at most {MAX_LIMIT} ids")
+            raise InvalidInput(f"ids: must be a list of at most {MAX_LIMIT} ids")
         return await self.graph.mark_statements_processed(_worker(source), ids)
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
@@ -205,7 +206,7 @@ class MemoryService:
         worker = _worker(source)
         text = check_text(text, "text", self.settings.llm_summary_max_chars)
         if not isinstance(derived_from, list) or not derived_from or len(derived_from) > MAX_LIMIT:
-            raise ValueError(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
+            raise InvalidInput(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
         statement_id = derived_id("st", worker.name, check_id(concept_id, "concept_id"), *sorted(set(derived_from)))
         result = await self.graph.write_summary(statement_id, concept_id, text, derived_from, worker)
         if result.created:
@@ -246,9 +247,9 @@ class MemoryService:
     async def load(self, ids: list[str]) -> list[dict[str, Any]]:
         """Full items with provenance, for ids from ``search``."""
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise ValueError("ids: must be a list of strings")
+            raise InvalidInput("ids: must be a list of strings")
         if len(ids) > MAX_LOAD_IDS:
-            raise ValueError(f"ids: at most {MAX_LOAD_IDS} ids per call")
+            raise InvalidInput(f"ids: at most {MAX_LOAD_IDS} ids per call")
         statements = {s.id: s for s in await self.graph.get_statements(ids)}
         observations = {o.id: o for o in await self.graph.get_observations(ids)}
         items: list[dict[str, Any]] = []
@@ -376,7 +377,7 @@ def _worker(source: str) -> SourceSpec:
 
 def _limit(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit: must be an integer between 1 and {MAX_LIMIT}")
+        raise InvalidInput(f"limit: must be an integer between 1 and {MAX_LIMIT}")
     return limit
 
 
