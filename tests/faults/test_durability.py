@@ -17,7 +17,7 @@ from netsupport import HangAfterWrite, NodeFactory, client_token, eventually, se
 
 from mnemonet.embed import make_embedder
 from mnemonet.embed.errors import EmbeddingError
-from mnemonet.llm import AnthropicLanguageModel, LanguageModelError, make_language_model
+from mnemonet.llm import AnthropicLanguageModel, make_language_model
 from mnemonet.model.ids import derived_id
 from mnemonet.model.records import ObservationRecord, SourceSpec
 from mnemonet.service import MemoryService, build_memory_service

@@ -16,6 +16,7 @@ from typing import Any
 
 from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
 from mnemonet.model.idempotency import IdempotencyConflict
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.views import AuditView, ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
 from mnemonet.node.peer_node import PeerNode
@@ -62,7 +63,7 @@ class InMemoryStore:
                       metadata: dict[str, str] | None = None) -> ObserveResult:
         self.calls.append("observe")
         if not text.strip():
-            raise ValueError("text: must not be empty")
+            raise InvalidInput("text: must not be empty")
         obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
         created = obs_id not in self.observations
         if not created and (self.observations[obs_id].text, self.observations[obs_id].source) != (text, source):

@@ -6,8 +6,7 @@ import json
 
 import httpx
 import pytest
-from netsupport import ADMIN_TOKEN, CLUSTER_KEY, InMemoryStore, NodeFactory
-from websockets.asyncio.client import connect
+from netsupport import ADMIN_TOKEN, CLUSTER_KEY, InMemoryStore, NodeFactory, eventually, sees_all
 
 from mnemonet.p2p import handshake
 from mnemonet.p2p.client import HttpMemoryClient
@@ -69,6 +68,33 @@ async def test_client_api_with_and_without_a_token(make_node: NodeFactory) -> No
             assert (resp.status_code, resp.json()["error"]["code"]) == (status, code), path
         ok = await http.post("/v1/stats", content=b"")
     assert ok.json() == {"result": {"observations": 1, "statements": 0}}
+
+
+class _BuggyStore(InMemoryStore):
+    """A store whose ``stats`` has a bug: a bare ValueError carrying internal detail."""
+
+    async def stats(self) -> dict[str, int]:
+        raise ValueError("invalid literal for int() with base 10: '/srv/mnemonet/secret.db'")
+
+
+async def test_a_bug_answers_500_with_a_request_id_and_no_internal_text(make_node: NodeFactory) -> None:
+    store = _BuggyStore()
+    local = await make_node({"store"}, providers={"store": store})
+    remote = await make_node({"cli"}, seed=local)  # reaches the buggy store over a peer link
+    await eventually(lambda: sees_all([local, remote]), within=10.0, what="the two nodes see each other")
+    headers = {"authorization": f"Bearer {ADMIN_TOKEN}"}
+    for node in (local, remote):
+        async with httpx.AsyncClient(base_url=node.url, headers=headers) as http:
+            resp = await http.post("/v1/stats", content=b"", headers={"x-request-id": f"req-{node.node_id}"})
+            refused = await http.post("/v1/observe", content=json.dumps({"text": "   "}))
+        error = resp.json()["error"]
+        assert (resp.status_code, error["code"]) == (500, "internal"), node.node_id
+        assert "secret" not in resp.text and "ValueError" not in resp.text and "int()" not in resp.text
+        assert f"req-{node.node_id}" in error["message"] and resp.headers["x-request-id"] == f"req-{node.node_id}"
+        # A deliberate input error is still the caller's to see.
+        assert (refused.status_code, refused.json()["error"]) == (
+            400, {"code": "bad_input", "message": "text: must not be empty"})
+    assert store.calls.count("observe") == 2
 
 
 async def test_node_without_capable_peer_answers_503(make_node: NodeFactory) -> None:

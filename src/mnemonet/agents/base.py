@@ -77,8 +77,9 @@ class WorkerAgent(ABC, Generic[Item]):
                 raise
             except Exception as exc:
                 self.counters["failed"] += 1
-                log.warning("worker item failed", extra={"worker": self.name, "item": self.item_id(item),
-                                                         "error": f"{type(exc).__name__}: {exc}"})
+                error = f"{type(exc).__name__}: {exc}"
+                log.warning("worker %s: item %s failed: %s", self.name, self.item_id(item), error,
+                            extra={"worker": self.name, "item": self.item_id(item), "error": error})
             else:
                 self.counters["processed"] += 1
 
@@ -100,7 +101,8 @@ class WorkerAgent(ABC, Generic[Item]):
             self._unsubscribe = self._subscribe(self.notify)
         self._wake.set()
         self._task = asyncio.create_task(self._run(), name=f"worker-{self.name}")
-        log.info("worker started", extra={"worker": self.name, "owner_id": self.ownership.self_id})
+        log.info("worker %s started as %s", self.name, self.ownership.self_id,
+                 extra={"worker": self.name, "owner_id": self.ownership.self_id})
 
     async def stop(self) -> None:
         """Stop the loop; an interrupted batch stays pending and is redone by whoever owns it."""
@@ -137,7 +139,8 @@ class WorkerAgent(ABC, Generic[Item]):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the store unreachable, say: try again next interval
-                log.warning("worker pass failed", extra={"worker": self.name, "error": f"{type(exc).__name__}: {exc}"})
+                error = f"{type(exc).__name__}: {exc}"
+                log.warning("worker %s: pass failed: %s", self.name, error, extra={"worker": self.name, "error": error})
 
     async def drain(self) -> int:
         """Run passes while a full page brought progress; returns items processed."""
@@ -163,7 +166,7 @@ class WorkerAgent(ABC, Generic[Item]):
         before = self.counters["processed"], self.counters["failed"]
         await asyncio.gather(*(self._bounded(batch) for batch in batches))
         processed = self.counters["processed"] - before[0]
-        log.info("worker pass", extra={
+        log.info("worker %s: pass read %d, owned %d, processed %d", self.name, len(items), len(mine), processed, extra={
             "worker": self.name, "read": len(items), "owned": len(mine), "processed": processed,
             "failed": self.counters["failed"] - before[1], "seconds": round(time.monotonic() - started, 3),
         })
@@ -177,5 +180,6 @@ class WorkerAgent(ABC, Generic[Item]):
                 raise
             except Exception as exc:
                 self.counters["failed"] += len(batch)
-                log.warning("worker batch failed", extra={"worker": self.name, "items": len(batch),
-                                                          "error": f"{type(exc).__name__}: {exc}"})
+                error = f"{type(exc).__name__}: {exc}"
+                log.warning("worker %s: batch of %d failed: %s", self.name, len(batch), error,
+                            extra={"worker": self.name, "items": len(batch), "error": error})

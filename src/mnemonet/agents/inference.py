@@ -68,4 +68,5 @@ class InferenceAgent(WorkerAgent[ObservationView]):
             self.counters["claims_made"] += len(result.statement_ids)
         else:  # another worker got there first (a membership change): the store absorbed the repeat
             self.counters["duplicates_absorbed"] += 1
-        log.debug("inferred", extra={"observation": item.id, "claims": len(claims), "created": result.created})
+        log.debug("inferred %d claims from %s", len(claims), item.id,
+                  extra={"observation": item.id, "claims": len(claims), "created": result.created})

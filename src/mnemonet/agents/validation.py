@@ -225,4 +225,5 @@ class ValidationAgent(WorkerAgent[StatementView]):
                                               self.source):
                 self.counters["claims_made"] += 1
                 self.counters["supersessions"] += 1
-        log.info("contradiction", extra={"worker": self.name, "new": s.id, "old": t.id, "reason": reason})
+        log.info("contradiction: %s against %s: %s", s.id, t.id, reason,
+                 extra={"worker": self.name, "new": s.id, "old": t.id, "reason": reason})

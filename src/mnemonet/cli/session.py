@@ -79,7 +79,7 @@ class CliSession:
             self._emit(await self._run(command))
         except Exception as exc:  # CancelledError is a BaseException and passes through
             if not isinstance(exc, (ValueError, P2PError)):
-                log.warning("cli command failed", exc_info=exc)
+                log.warning("cli command failed: %s", exc, exc_info=exc)
             if self._forget is not None and _is_secret_refusal(exc):
                 self._forget(line)
             self._write(describe_error(exc))

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from mnemonet.model.errors import MnemonetError, ProviderFailed
 
-class LanguageModelError(RuntimeError):
+
+class LanguageModelError(ProviderFailed, RuntimeError):
     """A language-model call failed: transport, retries exhausted, or a malformed result."""
 
 
@@ -14,6 +16,8 @@ class LanguageModelUnavailable(LanguageModelError):
     observation and leaves its extraction pending.
     """
 
+    code = "model_unavailable"
 
-class PromptError(ValueError):
-    """A prompt template is missing, malformed, or was rendered with a missing variable."""
+
+class PromptError(MnemonetError, ValueError):
+    """A prompt template is missing, malformed, or was rendered with a missing variable: a deployment fault (500)."""

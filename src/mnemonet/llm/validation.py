@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple
 from mnemonet.llm.errors import LanguageModelError
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.records import check_id, check_name, check_text
 from mnemonet.settings import Settings
 
@@ -46,13 +47,13 @@ class Judgements(BaseModel):
 def check_memory(memory: object, settings: Settings) -> list[tuple[str, str]]:
     """``memory`` must be a bounded list of ``(id, text)`` pairs."""
     if not isinstance(memory, list):
-        raise ValueError("memory: must be a list of (id, text) pairs")
+        raise InvalidInput("memory: must be a list of (id, text) pairs")
     if len(memory) > settings.llm_max_memory_items:
-        raise ValueError(f"memory: more than {settings.llm_max_memory_items} items")
+        raise InvalidInput(f"memory: more than {settings.llm_max_memory_items} items")
     out = []
     for item in memory:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
-            raise ValueError("memory: every item must be an (id, text) pair")
+            raise InvalidInput("memory: every item must be an (id, text) pair")
         out.append((check_id(item[0], "memory.id"), check_text(item[1], "memory.text", settings.max_text_chars)))
     return out
 
@@ -60,15 +61,15 @@ def check_memory(memory: object, settings: Settings) -> list[tuple[str, str]]:
 def check_pairs(pairs: object, settings: Settings) -> list[CandidatePair]:
     """``pairs`` must be a bounded list of ``CandidatePair`` (or mappings with ``a`` and ``b``)."""
     if not isinstance(pairs, list):
-        raise ValueError("pairs: must be a list of candidate pairs")
+        raise InvalidInput("pairs: must be a list of candidate pairs")
     if len(pairs) > settings.llm_max_pairs:
-        raise ValueError(f"pairs: more than {settings.llm_max_pairs} pairs")
+        raise InvalidInput(f"pairs: more than {settings.llm_max_pairs} pairs")
     out = []
     for pair in pairs:
         try:
             pair = pair if isinstance(pair, CandidatePair) else CandidatePair.model_validate(pair)
         except ValidationError as exc:
-            raise ValueError(f"pairs: every item needs string fields a and b ({_summary(exc)})") from None
+            raise InvalidInput(f"pairs: every item needs string fields a and b ({_summary(exc)})") from None
         check_text(pair.a, "pairs.a", settings.max_text_chars)
         check_text(pair.b, "pairs.b", settings.max_text_chars)
         out.append(pair)
@@ -78,9 +79,9 @@ def check_pairs(pairs: object, settings: Settings) -> list[CandidatePair]:
 def check_statements(statements: object, settings: Settings) -> list[str]:
     """``statements`` must be a bounded list of non-empty strings."""
     if not isinstance(statements, list):
-        raise ValueError("statements: must be a list of strings")
+        raise InvalidInput("statements: must be a list of strings")
     if len(statements) > settings.llm_max_summary_statements:
-        raise ValueError(f"statements: more than {settings.llm_max_summary_statements} items")
+        raise InvalidInput(f"statements: more than {settings.llm_max_summary_statements} items")
     return [check_text(s, "statements", settings.max_text_chars) for s in statements]
 
 

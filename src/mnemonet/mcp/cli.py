@@ -53,9 +53,9 @@ def main(argv: Sequence[str]) -> int:
     try:
         asyncio.run(serve_stdio(settings))
     except ValueError as exc:  # bad settings, refused bind
-        log.error(str(exc))
+        log.error("%s", exc)
         return 2
     except OSError as exc:
-        log.error(f"cannot serve the peer node on {settings.host}:{settings.port}: {exc}")
+        log.error("cannot serve the peer node on %s:%s: %s", settings.host, settings.port, exc)
         return 1
     return 0

@@ -7,14 +7,14 @@ from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.api import MemoryAPI
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.p2p.errors import NoCapablePeer, P2PError
 from mnemonet.settings import Settings
-
 
 Text = Annotated[str, Field(description="Plain natural language, one fact or event per call works best.")]
 Source = Annotated[str, Field(description="Who is speaking: your agent name, or 'user' when relaying the user.")]
@@ -130,7 +130,7 @@ def _as_tool_errors() -> Iterator[None]:
         raise ToolError(f"memory network error ({exc.code}): {exc.message}") from exc
     except LanguageModelError as exc:
         raise ToolError(f"the language model could not handle this: {exc}") from exc
-    except ValueError as exc:
+    except (InvalidInput, ValidationError) as exc:  # a bug's ValueError is not the agent's to read
         raise ToolError(f"refused: {exc}") from exc
 
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from mnemonet.model.errors import Conflict
 
-class IdempotencyConflict(ValueError):
+
+class IdempotencyConflict(Conflict):
     """A client-made id (idempotency key) reused with different content: a conflict, never a silent drop.
 
     The wire code is ``conflict`` (HTTP 409); the message names the stored id so the caller can
     read what is there.
     """
-
-    code = "conflict"
 
     def __init__(self, field: str, stored_id: str) -> None:
         self.field = field

@@ -13,6 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from mnemonet.model.errors import InvalidInput
+
 MAX_TEXT_CHARS = 20_000
 MAX_NAME_CHARS = 200
 MAX_ITEMS = 200
@@ -31,30 +33,30 @@ def normalise_name(name: str) -> str:
 
 def check_id(value: str, field: str = "id") -> str:
     if not isinstance(value, str) or not _ID_RE.match(value):
-        raise ValueError(f"{field}: must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
+        raise InvalidInput(f"{field}: must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
     return value
 
 
 def check_name(value: object, field: str, limit: int = MAX_NAME_CHARS) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"{field}: must be a string")
+        raise InvalidInput(f"{field}: must be a string")
     value = " ".join(value.split())
     if not value:
-        raise ValueError(f"{field}: must not be empty")
+        raise InvalidInput(f"{field}: must not be empty")
     if len(value) > limit:
-        raise ValueError(f"{field}: longer than {limit} characters")
+        raise InvalidInput(f"{field}: longer than {limit} characters")
     return value
 
 
 def check_text(value: object, field: str = "text", limit: int = MAX_TEXT_CHARS) -> str:
     if not isinstance(value, str):
-        raise ValueError(f"{field}: must be a string")
+        raise InvalidInput(f"{field}: must be a string")
     if not value.strip():
-        raise ValueError(f"{field}: must not be empty")
+        raise InvalidInput(f"{field}: must not be empty")
     if len(value) > limit:
-        raise ValueError(f"{field}: longer than {limit} characters")
+        raise InvalidInput(f"{field}: longer than {limit} characters")
     if "\x00" in value:
-        raise ValueError(f"{field}: must not contain NUL characters")
+        raise InvalidInput(f"{field}: must not contain NUL characters")
     return value
 
 
@@ -108,16 +110,16 @@ class ConceptSpec(_Record):
     @classmethod
     def _aliases(cls, v: object) -> tuple[str, ...]:
         if not isinstance(v, (list, tuple)):
-            raise ValueError("concept.aliases: must be a list of strings")
+            raise InvalidInput("concept.aliases: must be a list of strings")
         if len(v) > 20:
-            raise ValueError("concept.aliases: more than 20 aliases")
+            raise InvalidInput("concept.aliases: more than 20 aliases")
         return tuple(check_name(a, "concept.aliases") for a in v)
 
     @field_validator("components", mode="before")
     @classmethod
     def _components(cls, v: object) -> object:
         if isinstance(v, (list, tuple)) and len(v) > 20:
-            raise ValueError("concept.components: more than 20 components")
+            raise InvalidInput("concept.components: more than 20 components")
         return v
 
     @property
@@ -135,7 +137,7 @@ def check_valid_at(v: object, field: str = "valid_at") -> str | None:
     if v is None:
         return None
     if not isinstance(v, str) or not _VALID_AT_RE.match(v):
-        raise ValueError(f"{field}: must be an ISO 8601 date (YYYY, YYYY-MM or YYYY-MM-DD)")
+        raise InvalidInput(f"{field}: must be an ISO 8601 date (YYYY, YYYY-MM or YYYY-MM-DD)")
     return v
 
 
@@ -176,23 +178,23 @@ class StatementSpec(_Record):
         v = check_name(v, "statement.predicate", 80)
         v = v.strip().lower().replace(" ", "_").replace("-", "_")
         if not _PREDICATE_RE.match(v):
-            raise ValueError("statement.predicate: must be snake_case letters, digits and '_'")
+            raise InvalidInput("statement.predicate: must be snake_case letters, digits and '_'")
         return v
 
     @field_validator("confidence", mode="before")
     @classmethod
     def _confidence(cls, v: object) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise ValueError("statement.confidence: must be a number")
+            raise InvalidInput("statement.confidence: must be a number")
         if math.isnan(v) or not 0.0 <= float(v) <= 1.0:
-            raise ValueError("statement.confidence: must be between 0 and 1")
+            raise InvalidInput("statement.confidence: must be between 0 and 1")
         return float(v)
 
     @field_validator("negated", mode="before")
     @classmethod
     def _negated(cls, v: object) -> bool:
         if not isinstance(v, bool):
-            raise ValueError("statement.negated: must be true or false")
+            raise InvalidInput("statement.negated: must be true or false")
         return v
 
     def sentence(self) -> str:
@@ -216,7 +218,7 @@ class StatementLink(_Record):
     @classmethod
     def _reason(cls, v: object) -> str:
         if not isinstance(v, str) or len(v) > 1000:
-            raise ValueError("link.reason: must be a string of at most 1000 characters")
+            raise InvalidInput("link.reason: must be a string of at most 1000 characters")
         return v
 
 
@@ -249,21 +251,21 @@ class ObservationRecord(_Record):
     @classmethod
     def _bounded(cls, v: object, info: object) -> object:
         if isinstance(v, (list, tuple)) and len(v) > MAX_ITEMS:
-            raise ValueError(f"observation.{info.field_name}: more than {MAX_ITEMS} items")  # type: ignore[attr-defined]
+            raise InvalidInput(f"observation.{info.field_name}: more than {MAX_ITEMS} items")  # type: ignore[attr-defined]
         return v
 
     @field_validator("topics", mode="before")
     @classmethod
     def _topics(cls, v: object) -> tuple[str, ...]:
         if not isinstance(v, (list, tuple)) or len(v) > 50:
-            raise ValueError("observation.topics: must be a list of at most 50 strings")
+            raise InvalidInput("observation.topics: must be a list of at most 50 strings")
         return tuple(check_name(t, "observation.topics", 80) for t in v)
 
     @field_validator("metadata", mode="before")
     @classmethod
     def _metadata(cls, v: object) -> dict[str, str]:
         if not isinstance(v, dict) or len(v) > 20:
-            raise ValueError("observation.metadata: must be a mapping of at most 20 entries")
+            raise InvalidInput("observation.metadata: must be a mapping of at most 20 entries")
         return {check_name(k, "observation.metadata", 40): check_name(str(x), "observation.metadata", 500) for k, x in v.items()}
 
 
@@ -283,7 +285,7 @@ class ClaimRecord(_Record):
     @classmethod
     def _basis(cls, v: object) -> tuple[str, ...]:
         if not isinstance(v, (list, tuple)) or len(v) > MAX_ITEMS:
-            raise ValueError(f"claim.derived_from: must be a list of at most {MAX_ITEMS} ids")
+            raise InvalidInput(f"claim.derived_from: must be a list of at most {MAX_ITEMS} ids")
         return tuple(check_id(x, "claim.derived_from") for x in v)
 
     @field_validator("text", mode="before")

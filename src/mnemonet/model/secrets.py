@@ -30,6 +30,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from mnemonet.model.errors import InvalidInput
+
 MAX_SCAN_CHARS = 1_000_000
 
 _KNOWN: list[tuple[str, re.Pattern[str]]] = [
@@ -75,7 +77,7 @@ class SecretFinding:
     end: int
 
 
-class SecretRefused(ValueError):
+class SecretRefused(InvalidInput):
     """A write was refused because its text appears to contain a secret."""
 
     def __init__(self, field: str, kinds: list[str]) -> None:
@@ -123,9 +125,9 @@ def _wrapped_private_key(blob: str) -> bool:
 def find_secrets(text: str) -> list[SecretFinding]:
     """Every suspected secret in ``text``, ordered by position, spans not overlapping."""
     if not isinstance(text, str):
-        raise ValueError("text: must be a string")
+        raise InvalidInput("text: must be a string")
     if len(text) > MAX_SCAN_CHARS:
-        raise ValueError(f"text: longer than {MAX_SCAN_CHARS} characters to scan for secrets")
+        raise InvalidInput(f"text: longer than {MAX_SCAN_CHARS} characters to scan for secrets")
     found: list[SecretFinding] = []
 
     def add(kind: str, start: int, end: int) -> None:

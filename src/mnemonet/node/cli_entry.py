@@ -105,7 +105,7 @@ async def run(settings: Settings, script: Path | None = None, data_dir_lock: Dat
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await node.start()
-    log.info("node ready", extra={"node_id": node.node_id, "url": node.url})
+    log.info("node %s ready at %s", node.node_id, node.url, extra={"node_id": node.node_id, "url": node.url})
     try:
         if "cli" in node.capabilities:
             from mnemonet.cli.app import attach_cli
@@ -114,7 +114,7 @@ async def run(settings: Settings, script: Path | None = None, data_dir_lock: Dat
         else:
             await stop.wait()
     finally:
-        log.info("stopping", extra={"node_id": node.node_id})
+        log.info("node %s stopping", node.node_id, extra={"node_id": node.node_id})
         await node.stop()
 
 
@@ -160,10 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         log.error(str(exc))
         return 3
     except ValueError as exc:  # bad settings, refused bind: a message, not a traceback
-        log.error(str(exc))
+        log.error("%s", exc)
         return 2
     except OSError as exc:
-        log.error(f"cannot serve on {settings.host}:{settings.port}: {exc}")
+        log.error("cannot serve on %s:%s: %s", settings.host, settings.port, exc)
         return 1
     finally:
         if lock is not None:

@@ -22,6 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mnemonet.model.errors import MnemonetError
+
 VERSION = 1
 _ID_RE = re.compile(r"^[A-Za-z0-9_.:@\-]{1,128}$")
 _METHOD_RE = re.compile(r"^[a-z][a-z_.]{0,63}$")
@@ -43,13 +45,15 @@ class Kind(StrEnum):
     LEAVE = "leave"
 
 
-class EnvelopeError(Exception):
+class EnvelopeError(MnemonetError):
     """A refused envelope; ``code`` is one of too_large, malformed, invalid, bad_tag, stale, replay."""
 
     def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
+        super().__init__(message)
         self.code = code
-        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
 
 
 class Envelope(BaseModel):

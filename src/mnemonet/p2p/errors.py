@@ -1,61 +1,54 @@
-"""Errors of the network layer, each with the wire code and HTTP status it is translated to."""
+"""Errors of the network layer: kinds from ``model/errors.py`` with finer wire codes where callers act on them."""
 
 from __future__ import annotations
 
 from mnemonet.llm.errors import LanguageModelUnavailable
+from mnemonet.model.errors import (
+    Busy as _Busy,
+)
+from mnemonet.model.errors import (
+    InvalidInput,
+    MnemonetError,
+    NotFound,
+    Timeout,
+    Unauthorised,
+    Unavailable,
+    status_of,
+)
 
 
-class P2PError(Exception):
+class P2PError(MnemonetError):
     """Base of network errors; ``code`` travels in error replies, ``status`` is the HTTP status."""
 
-    code = "error"
-    status = 500
 
-    def __init__(self, message: str, code: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        if code is not None:
-            self.code = code
-
-
-class UnknownMethod(P2PError):
+class UnknownMethod(P2PError, NotFound):
     """A method name outside the allowlist."""
 
-    code, status = "unknown_method", 404
+    code = "unknown_method"
 
 
-class MissingCapability(P2PError):
+class MissingCapability(P2PError, Unavailable):
     """This node was asked for a method whose capability it lacks."""
 
-    code, status = "missing_capability", 503
+    code = "missing_capability"
 
 
-class NoCapablePeer(P2PError):
+class NoCapablePeer(P2PError, Unavailable):
     """No live peer can serve the method, or every one tried failed."""
 
-    code, status = "no_capable_peer", 503
+    code = "no_capable_peer"
 
 
-class Busy(P2PError):
+class Busy(P2PError, _Busy):
     """Too many requests in flight, or a rate limit reached: retry after ``retry_after`` seconds (or elsewhere)."""
 
-    code, status = "busy", 503
 
-    def __init__(self, message: str, retry_after: float = 1.0) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
-
-
-class RequestTimeout(P2PError):
+class RequestTimeout(P2PError, Timeout):
     """The serving peer did not answer in time."""
 
-    code, status = "timeout", 504
 
-
-class Unauthorized(P2PError):
+class Unauthorized(P2PError, Unauthorised):
     """Missing or wrong cluster key."""
-
-    code, status = "unauthorized", 401
 
 
 class ModelUnavailable(P2PError, LanguageModelUnavailable):
@@ -66,32 +59,36 @@ class ModelUnavailable(P2PError, LanguageModelUnavailable):
     """
 
     def __init__(self, cause: P2PError) -> None:
-        super().__init__(cause.message, cause.code)
-        self.status = cause.status
+        super().__init__(cause.message)
+        self.code = cause.code
 
 
 class RemoteError(P2PError):
-    """A peer answered with an error code this node has no class for."""
+    """A peer answered with an error code this node has no class for; ``code`` is the peer's."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
-STATUS_BY_CODE: dict[str, int] = {
-    "bad_input": 400, "unknown_method": 404, "missing_capability": 503, "no_capable_peer": 503,
-    "busy": 503, "unavailable": 503, "timeout": 504, "unauthorized": 401, "bad_tag": 401,
-    "stale": 401, "replay": 401, "too_large": 413, "conflict": 409, "forbidden": 403, "malformed": 400,
-    "invalid": 400, "provider_error": 502, "model_unavailable": 503,
+# The class a caller sees for each wire code; bad input stays a ``ValueError`` as it is locally.
+_CLASSES: dict[str, type[MnemonetError]] = {
+    cls.code: cls
+    for cls in (InvalidInput, UnknownMethod, MissingCapability, NoCapablePeer, Busy, RequestTimeout, Unauthorized)
 }
-_CLASSES = {cls.code: cls for cls in (UnknownMethod, MissingCapability, NoCapablePeer, Busy, RequestTimeout, Unauthorized)}
 
 
-def error_from_wire(code: str, message: str, retry_after: float = 1.0) -> Exception:
-    """The exception a caller sees for an error reply; bad input stays a ``ValueError`` as it is locally."""
-    if code == "bad_input":
-        return ValueError(message)
-    if code == "busy":
+def error_from_wire(code: str, message: str, retry_after: float = 1.0) -> MnemonetError:
+    """The exception a caller sees for an error reply."""
+    if code == Busy.code:
         return Busy(message, retry_after)
     cls = _CLASSES.get(code)
     if cls is not None:
         return cls(message)
-    err = RemoteError(message, code)
-    err.status = STATUS_BY_CODE.get(code, 502)
-    return err
+    return RemoteError(message, code)
+
+
+__all__ = [
+    "Busy", "MissingCapability", "NoCapablePeer", "P2PError", "RemoteError", "RequestTimeout", "UnknownMethod",
+    "Unauthorized", "error_from_wire", "status_of",
+]

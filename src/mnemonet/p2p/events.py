@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mnemonet.model.errors import InvalidInput
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.transport import PeerUnavailable, Transport
 
@@ -32,13 +33,13 @@ Listener = Callable[[dict[str, Any]], Awaitable[None] | None]
 def _validate(payload: dict[str, Any]) -> dict[str, Any]:
     event_id, kind, ids, origin = (payload.get(k) for k in ("event_id", "type", "ids", "origin"))
     if not isinstance(event_id, str) or not _ID_RE.match(event_id):
-        raise ValueError("event_id: must be an id string")
+        raise InvalidInput("event_id: must be an id string")
     if kind not in EVENT_TYPES:
-        raise ValueError(f"type: must be one of {sorted(EVENT_TYPES)}")
+        raise InvalidInput(f"type: must be one of {sorted(EVENT_TYPES)}")
     if not isinstance(ids, list) or len(ids) > MAX_EVENT_IDS or not all(isinstance(i, str) and _ID_RE.match(i) for i in ids):
-        raise ValueError(f"ids: must be a list of at most {MAX_EVENT_IDS} ids")
+        raise InvalidInput(f"ids: must be a list of at most {MAX_EVENT_IDS} ids")
     if not isinstance(origin, str):
-        raise ValueError("origin: must be a node id")
+        raise InvalidInput("origin: must be a node id")
     return {"event_id": event_id, "type": kind, "ids": list(ids), "origin": origin, "ts": payload.get("ts")}
 
 
@@ -93,14 +94,14 @@ class EventBus:
                 if inspect.isawaitable(result):
                     # A slow subscriber must not hold up flooding.
                     self._transport.spawn(self._await_listener(result), "event-listener")
-            except Exception:
-                log.exception("event listener failed")
+            except Exception as exc:
+                log.exception("event listener failed: %s", exc)
 
     async def _await_listener(self, awaitable: Awaitable[None]) -> None:
         try:
             await awaitable
-        except Exception:
-            log.exception("event listener failed")
+        except Exception as exc:
+            log.exception("event listener failed: %s", exc)
 
     async def _forward(self, event: dict[str, Any], ttl: int, came_from: str | None) -> None:
         # A fresh envelope per hop: the envelope id is for replay refusal, the event id for de-duplication.

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from mnemonet.model.errors import InvalidInput
 from mnemonet.p2p.errors import Busy
 
 
@@ -115,7 +116,7 @@ def check_batches(method: str, kwargs: dict[str, Any], max_items: int) -> None:
     """``ValueError`` when a list argument carries more than ``max_items`` items."""
     for name, value in kwargs.items():
         if isinstance(value, list | tuple) and len(value) > max_items:
-            raise ValueError(f"{method}: argument {name!r} carries {len(value)} items (limit {max_items})")
+            raise InvalidInput(f"{method}: argument {name!r} carries {len(value)} items (limit {max_items})")
 
 
 def retry_after_header(seconds: float) -> str:

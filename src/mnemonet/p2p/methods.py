@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
+from mnemonet.model.errors import InvalidInput
 from mnemonet.p2p.routing import capability_of
 
 
@@ -33,19 +34,19 @@ class MethodSpec:
     def bind(self, kwargs: object, max_depth: int) -> dict[str, Any]:
         """Validated keyword arguments; ``ValueError`` naming the first bad one."""
         if not isinstance(kwargs, dict):
-            raise ValueError(f"{self.name}: arguments must be a JSON object")
+            raise InvalidInput(f"{self.name}: arguments must be a JSON object")
         check_plain(kwargs, max_depth, self.name)
         try:
             self.signature.bind(**kwargs)
         except TypeError as exc:
-            raise ValueError(f"{self.name}: {exc}") from None
+            raise InvalidInput(f"{self.name}: {exc}") from None
         out: dict[str, Any] = {}
         for key, value in kwargs.items():
             try:
                 out[key] = self.params[key].validate_python(value)
             except ValidationError as exc:
                 first = exc.errors()[0]
-                raise ValueError(f"{self.name}: argument {key!r}: {first['msg']}") from None
+                raise InvalidInput(f"{self.name}: argument {key!r}: {first['msg']}") from None
         return out
 
     def dump_result(self, value: Any) -> Any:
@@ -69,10 +70,10 @@ def check_plain(value: object, max_depth: int, where: str) -> None:
         item, depth = stack.pop()
         if isinstance(item, str):
             if "\x00" in item:
-                raise ValueError(f"{where}: text must not contain NUL characters")
+                raise InvalidInput(f"{where}: text must not contain NUL characters")
         elif isinstance(item, dict | list | tuple):
             if depth > max_depth:
-                raise ValueError(f"{where}: arguments nested deeper than {max_depth} levels")
+                raise InvalidInput(f"{where}: arguments nested deeper than {max_depth} levels")
             children = [*item, *item.values()] if isinstance(item, dict) else list(item)
             stack.extend((child, depth + 1) for child in children)
 

@@ -9,16 +9,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from mnemonet.embed.errors import EmbeddingError
-from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import InferredClaim
-from mnemonet.model.idempotency import IdempotencyConflict
+from mnemonet.model.errors import InvalidInput, MnemonetError, describe, is_expected
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import (
     Busy,
     MissingCapability,
     NoCapablePeer,
-    P2PError,
     RequestTimeout,
     error_from_wire,
 )
@@ -29,7 +26,6 @@ from mnemonet.p2p.routing import Router
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, error_payload
 from mnemonet.settings import Settings
-from mnemonet.store.errors import DependencyUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -56,24 +52,13 @@ OnWrite = Callable[[str, list[str]], Awaitable[None]]
 
 def error_code(exc: BaseException) -> str | None:
     """The wire code of an error a caller should see as such; None for a bug (answered as ``internal``)."""
-    if isinstance(exc, P2PError):
-        return exc.code
-    if isinstance(exc, IdempotencyConflict):
-        return exc.code
-    if isinstance(exc, ValueError):
-        return "bad_input"
-    if isinstance(exc, LanguageModelUnavailable):
-        return "model_unavailable"  # down or rate limited past its retries: later may succeed
-    if isinstance(exc, LanguageModelError | EmbeddingError):
-        return "provider_error"  # the provider's own bounded retries are spent
-    if isinstance(exc, DependencyUnavailable):
-        return "unavailable"  # a database is down: 503 naming it, and another store node may answer
-    return None
+    return describe(exc).code if is_expected(exc) else None
 
 
 def error_reply_payload(exc: BaseException) -> dict[str, Any]:
-    """The error payload for ``exc`` (``busy`` says when to retry)."""
-    payload = error_payload(error_code(exc) or "internal", str(exc) if not isinstance(exc, P2PError) else exc.message)
+    """The error payload for ``exc`` (``busy`` says when to retry); a bug's text stays in this node's log."""
+    wire = describe(exc, current_request_id())
+    payload = error_payload(wire.code, wire.message)
     if isinstance(exc, Busy):
         payload["error"]["retry_after"] = exc.retry_after
     return payload
@@ -149,7 +134,8 @@ class RpcServer:
         except Exception as exc:
             self.count(spec.name, error_code(exc) or "internal", time.monotonic() - started)
             if error_code(exc) is None:
-                log.exception("%s failed on this node", spec.name)
+                log.exception("%s failed on this node: %s", spec.name, exc)
+                exc._mnemonet_logged = True  # type: ignore[attr-defined]  # handle() must not log it twice
             raise
         self.count(spec.name, "ok", time.monotonic() - started)
         self.served += 1
@@ -173,7 +159,7 @@ class RpcServer:
         token = start_request(env.payload.get("request_id"))
         try:
             if env.method is None:
-                raise ValueError("request without a method")
+                raise InvalidInput("request without a method")
             spec = method_spec(env.method)
             kwargs = spec.bind(env.payload.get("kwargs", {}), self._max_depth)
             try:
@@ -186,7 +172,10 @@ class RpcServer:
             finally:
                 self.peer_limits.release(env.sender)
             return env.reply(Kind.RESPONSE, self._node_id, {"result": spec.dump_result(result)})
-        except (P2PError, ValueError, LanguageModelError, EmbeddingError, DependencyUnavailable) as exc:
+        except Exception as exc:
+            # The caller gets the code and, for a bug, the request id only; ``invoke`` logged its own bugs.
+            if not is_expected(exc) and not getattr(exc, "_mnemonet_logged", False):
+                log.exception("%s request from %s failed: %s", env.method, env.sender, exc)
             return env.reply(Kind.RESPONSE, self._node_id, error_reply_payload(exc))
         finally:
             end_request(token)
@@ -266,7 +255,7 @@ class RpcClient:
             return reply.payload.get("result")
         if isinstance(last, PeerTimeout):
             raise RequestTimeout(f"{spec.name}: no answer within {self._timeout}s from {sorted(tried)}")
-        if isinstance(last, P2PError):
+        if isinstance(last, MnemonetError):
             raise last
         if last is not None:
             raise NoCapablePeer(f"{spec.name}: every capable peer tried failed ({sorted(tried)}): {last}")

@@ -32,14 +32,13 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import Headers
 
+from mnemonet.model.errors import Busy, describe, is_expected, status_of
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.envelope import Kind
-from mnemonet.p2p.errors import STATUS_BY_CODE, Busy, P2PError
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
 from mnemonet.p2p.routing import CLIENT_METHODS
-from mnemonet.p2p.rpc import error_code
 from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
@@ -76,13 +75,13 @@ class ServedNode(Protocol):
         ...
 
 
-def _error(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def _error(code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status_of(code))
 
 
 def _busy(exc: Busy) -> JSONResponse:
     return JSONResponse(
-        {"error": {"code": exc.code, "message": exc.message, "retry_after": exc.retry_after}}, status_code=503,
+        {"error": {"code": exc.code, "message": exc.message, "retry_after": exc.retry_after}}, status_code=exc.status,
         headers={"retry-after": retry_after_header(exc.retry_after)},
     )
 
@@ -116,7 +115,7 @@ def bearer(headers: Headers) -> str:
 
 
 def _forbidden(message: str) -> JSONResponse:
-    return _error(403, "forbidden", message)
+    return _error("forbidden", message)
 
 
 def check_source(caller: Token, kwargs: dict[str, Any]) -> str | None:
@@ -170,7 +169,7 @@ def create_app(node: ServedNode) -> FastAPI:
     @app.get("/metrics", include_in_schema=False)
     async def metrics(request: Request) -> Response:
         if not await reader(request):
-            return _error(401, "unauthorized", "metrics need 'Authorization: Bearer <token with read scope>'")
+            return _error("unauthorized", "metrics need 'Authorization: Bearer <token with read scope>'")
         return Response(node.metrics.render(), media_type=CONTENT_TYPE)
 
     async def peer_envelope(request: Request, accept: Callable[[Kind], bool]) -> Response:
@@ -181,11 +180,11 @@ def create_app(node: ServedNode) -> FastAPI:
                 async with asyncio.timeout(node.peer_read_timeout):
                     raw = await _read_body(request, node.max_body_bytes, charge)
         except BodyTooLarge:
-            return _error(413, "too_large", f"body exceeds {node.max_body_bytes} bytes")
+            return _error("too_large", f"body exceeds {node.max_body_bytes} bytes")
         except Busy as exc:
             return _busy(exc)
         except TimeoutError:
-            return _error(408, "timeout", f"body not received within {node.peer_read_timeout}s")
+            return _error("body_timeout", f"body not received within {node.peer_read_timeout}s")
         status, body = await node.transport.handle_http(raw, accept)
         media = "application/octet-stream" if status == 200 else "application/json"
         return Response(body, status_code=status, media_type=media)
@@ -220,26 +219,26 @@ def create_app(node: ServedNode) -> FastAPI:
         try:
             caller = await node.tokens.authenticate(bearer(request.headers))
         except TokenError as exc:
-            return _error(401, "unauthorized", str(exc))
+            return _error("unauthorized", str(exc))
         if method not in CLIENT_METHODS:
-            return _error(404, "unknown_method", f"unknown method {method!r}")
+            return _error("unknown_method", f"unknown method {method!r}")
         if not caller.allows(scope := METHOD_SCOPE[method]):
             return _forbidden(f"{method} needs a token with the {scope!r} scope")
         if not is_json(request.headers):
             # A web page can send text/plain or a form anywhere without asking; JSON needs a preflight.
-            return _error(415, "unsupported_media_type", "send the arguments as 'content-type: application/json'")
+            return _error("unsupported_media_type", "send the arguments as 'content-type: application/json'")
         try:
             raw = await _read_body(request, node.max_body_bytes)
         except BodyTooLarge:
-            return _error(413, "too_large", f"body exceeds {node.max_body_bytes} bytes")
+            return _error("too_large", f"body exceeds {node.max_body_bytes} bytes")
         try:
             kwargs = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
-            return _error(400, "bad_input", f"body is not JSON: {exc}")
+            return _error("bad_input", f"body is not JSON: {exc}")
         except RecursionError:  # deeper than the parser can go: bad input, not a server fault
-            return _error(400, "bad_input", "body is not JSON this node reads: nested too deeply")
+            return _error("bad_input", "body is not JSON this node reads: nested too deeply")
         if not isinstance(kwargs, dict):
-            return _error(400, "bad_input", "body must be a JSON object of keyword arguments")
+            return _error("bad_input", "body must be a JSON object of keyword arguments")
         if method in ("observe", "claim") and (refusal := check_source(caller, kwargs)) is not None:
             return _forbidden(refusal)
         if method == "revoke_token":
@@ -255,15 +254,13 @@ def create_app(node: ServedNode) -> FastAPI:
             result = await node.call(method, kwargs)
         except Busy as exc:
             return _busy(exc)
-        except P2PError as exc:
-            await audit(caller, method, exc.code, "")
-            return _error(exc.status, exc.code, exc.message)
         except Exception as exc:
-            code = error_code(exc)
-            if code is None:
-                raise  # a bug: FastAPI answers 500 and logs it
-            await audit(caller, method, code, "")
-            return _error(STATUS_BY_CODE.get(code, 502), code, str(exc))
+            if not is_expected(exc) and not getattr(exc, "_mnemonet_logged", False):
+                log.exception("%s failed: %s", method, exc)
+            # A bug answers 500 with the request id only: its text may carry internals (paths, queries, keys).
+            wire = describe(exc, current_request_id())
+            await audit(caller, method, wire.code, "")
+            return _error(wire.code, wire.message)
         finally:
             node.client_limits.release(client)
         if method == "revoke_token":

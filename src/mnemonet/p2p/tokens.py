@@ -33,6 +33,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
+from mnemonet.model.errors import InvalidInput, Unauthorised
+
 log = logging.getLogger(__name__)
 
 PREFIX = "mnt1"
@@ -60,7 +62,7 @@ METHOD_SCOPE: dict[str, str] = {
 }
 
 
-class TokenError(ValueError):
+class TokenError(Unauthorised, ValueError):
     """A token that is malformed, badly signed, expired or revoked (an HTTP 401)."""
 
 
@@ -101,16 +103,16 @@ def parse_scopes(text: str | Iterable[str]) -> frozenset[str]:
     scopes = frozenset(s.strip() for s in items if s.strip())
     unknown = sorted(scopes - set(SCOPES))
     if unknown:
-        raise ValueError(f"unknown scopes {unknown} (expected some of {list(SCOPES)})")
+        raise InvalidInput(f"unknown scopes {unknown} (expected some of {list(SCOPES)})")
     if not scopes:
-        raise ValueError(f"a token needs at least one scope of {list(SCOPES)}")
+        raise InvalidInput(f"a token needs at least one scope of {list(SCOPES)}")
     return scopes
 
 
 def check_name(name: str) -> str:
     """``name`` if it can be a token's (and so a source's) name; ``ValueError`` otherwise."""
     if not isinstance(name, str) or not _NAME.match(name) or name != name.strip():
-        raise ValueError("token name: 1..200 characters of letters, digits, space and ._@:+- "
+        raise InvalidInput("token name: 1..200 characters of letters, digits, space and ._@:+- "
                          "starting with a letter or digit")
     return name
 
@@ -119,9 +121,9 @@ def create_token(cluster_key: str, name: str, scopes: Iterable[str], ttl: float,
                  now: Callable[[], float] = time.time) -> tuple[str, Token]:
     """A new token string for ``name`` with ``scopes``, valid ``ttl`` seconds, and its claims."""
     if not cluster_key:
-        raise ValueError("tokens need a cluster key to be signed with (set MNEMONET_CLUSTER_KEY)")
+        raise InvalidInput("tokens need a cluster key to be signed with (set MNEMONET_CLUSTER_KEY)")
     if not ttl > 0:
-        raise ValueError("ttl: must be more than 0 seconds")
+        raise InvalidInput("ttl: must be more than 0 seconds")
     token = Token(id=secrets.token_hex(16), name=check_name(name), scopes=parse_scopes(scopes),
                   expires=int(now() + ttl))
     claims = {"id": token.id, "name": token.name, "scopes": sorted(token.scopes), "exp": token.expires}
@@ -229,6 +231,6 @@ def parse_ttl(text: str) -> float:
     """Seconds from ``90d``, ``12h``, ``30m``, ``45s`` or a plain number of seconds."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*", text)
     if match is None:
-        raise ValueError(f"ttl: {text!r} is not a duration such as 90d, 12h, 30m or 3600")
+        raise InvalidInput(f"ttl: {text!r} is not a duration such as 90d, 12h, 30m or 3600")
     unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
     return float(match.group(1)) * unit

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 from starlette.websockets import WebSocket
 
+from mnemonet.model.errors import describe, is_expected, status_of
 from mnemonet.p2p import handshake
 from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind
 from mnemonet.p2p.errors import RemoteError
@@ -35,7 +36,6 @@ log = logging.getLogger(__name__)
 Handler = Callable[[Envelope], Awaitable[Envelope | None]]
 
 PEER_PATH = "/v1/peer"
-_HTTP_STATUS = {"too_large": 413, "bad_tag": 401, "stale": 401, "replay": 401, "malformed": 400, "invalid": 400}
 
 
 class PeerUnavailable(ConnectionError):
@@ -350,8 +350,12 @@ class Transport:
         try:
             return await self._handler(env)
         except Exception as exc:  # a handler bug must cost one reply, never the link or the node
-            log.exception("handler failed for %s from %s", env.kind, env.sender)
-            return env.reply(Kind.RESPONSE, self.node_id, error_payload("internal", f"{type(exc).__name__}: {exc}"))
+            request_id = env.payload.get("request_id")
+            if not is_expected(exc):
+                log.exception("handler failed for %s from %s (request id %s): %s",
+                              env.kind, env.sender, request_id, exc)
+            wire = describe(exc, request_id if isinstance(request_id, str) else env.id)
+            return env.reply(Kind.RESPONSE, self.node_id, error_payload(wire.code, wire.message))
 
     async def _try_send(self, link: Link, env: Envelope) -> None:
         try:
@@ -371,7 +375,7 @@ class Transport:
             env = self._codec.decode(raw)
         except EnvelopeError as exc:
             log.warning("refused envelope over HTTP: %s", exc)
-            return _HTTP_STATUS.get(exc.code, 400), json.dumps(error_payload(exc.code, exc.message)).encode()
+            return status_of(exc.code), json.dumps(error_payload(exc.code, exc.message)).encode()
         if env.reply_to is not None or not accept(env.kind):
             return 400, json.dumps(error_payload("invalid", f"{env.kind} is not accepted at this endpoint")).encode()
         reply = await self._dispatch(env)

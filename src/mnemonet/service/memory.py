@@ -31,6 +31,7 @@ from mnemonet.model.api import (
     Recall,
 )
 from mnemonet.model.idempotency import IdempotencyConflict
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
     ClaimRecord,
@@ -152,7 +153,7 @@ class MemoryService:
         check_id(observation_id, "observation_id")
         found = await self.graph.get_observations([observation_id])
         if not found:
-            raise ValueError(f"observation_id: no observation {observation_id}")
+            raise InvalidInput(f"observation_id: no observation {observation_id}")
         obs = found[0]
         if await self.graph.extraction_state(observation_id) != "pending":
             return ObserveResult(observation_id=observation_id, created=False,
@@ -167,7 +168,7 @@ class MemoryService:
     async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
         """A predicate's remembered cardinality and how many subjects have one or several current values."""
         if not isinstance(exclude, list) or len(exclude) > MAX_LIMIT:
-            raise ValueError(f"exclude: must be a list of at most {MAX_LIMIT} ids")
+            raise InvalidInput(f"exclude: must be a list of at most {MAX_LIMIT} ids")
         decision = await self.graph.predicate_decision(predicate)
         subjects, multi = await self.graph.predicate_values(predicate, exclude)
         cardinality, decided_by = decision or (None, None)
@@ -280,7 +281,7 @@ class MemoryService:
                 matches = []
         if not matches:
             what = said.target or _sentence(triple.model_copy(update={"negated": not triple.negated}))
-            raise ValueError(
+            raise InvalidInput(
                 f"text: nothing current about {triple.subject} {triple.predicate.replace('_', ' ')} "
                 f"matches {what!r} to supersede"
             )
@@ -296,12 +297,12 @@ class MemoryService:
         b = await self._find_statement(triple.object, source.name)
         for side, found in ((triple.subject, a), (triple.object, b)):
             if found is None:
-                raise ValueError(f"text: no statement in memory matches {side!r} (superseded ones included)")
+                raise InvalidInput(f"text: no statement in memory matches {side!r} (superseded ones included)")
         assert a is not None and b is not None
         if a.id == b.id:
             if normalise_name(triple.subject) == normalise_name(triple.object):
-                raise ValueError(f"text: both sides are the same statement ({a.sentence()!r}, {a.id})")
-            raise ValueError(
+                raise InvalidInput(f"text: both sides are the same statement ({a.sentence()!r}, {a.id})")
+            raise InvalidInput(
                 f"text: {triple.subject!r} and {triple.object!r} both match only {a.sentence()!r} ({a.id}); "
                 "write each side as its statement reads, e.g. 'user prefers morning meetings'"
             )
@@ -321,11 +322,11 @@ class MemoryService:
         check_id(observation_id, "observation_id")
         source_spec = _worker(source)
         if not isinstance(claims, list) or len(claims) > self.settings.max_statements_per_write:
-            raise ValueError(f"claims: must be a list of at most {self.settings.max_statements_per_write} claims")
+            raise InvalidInput(f"claims: must be a list of at most {self.settings.max_statements_per_write} claims")
         statements = []
         for i, c in enumerate(claims):
             if not isinstance(c, InferredClaim):
-                raise ValueError(f"claims[{i}]: must be an InferredClaim")
+                raise InvalidInput(f"claims[{i}]: must be an InferredClaim")
             text = self._check_input(c.text, f"claims[{i}].text")
             triple = parse_canonical_claim(text)
             if triple is None:
@@ -348,7 +349,7 @@ class MemoryService:
     async def mark_processed(self, source: str, ids: list[str]) -> int:
         """Mark statements processed by the worker ``source``; repeating it is a no-op."""
         if not isinstance(ids, list) or len(ids) > MAX_LIMIT:
-            raise ValueError(f"ids: must be a list of at most {MAX_LIMIT} ids")
+            raise InvalidInput(f"ids: must be a list of at most {MAX_LIMIT} ids")
         return await self.graph.mark_statements_processed(_worker(source), ids)
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
@@ -381,7 +382,7 @@ class MemoryService:
         text = check_text(text, "text", self.settings.llm_summary_max_chars)
         check_no_secrets(text, "text")
         if not isinstance(derived_from, list) or not derived_from or len(derived_from) > MAX_LIMIT:
-            raise ValueError(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
+            raise InvalidInput(f"derived_from: must list 1 to {MAX_LIMIT} statement ids")
         concept_id = check_id(concept_id, "concept_id")
         statement_id = derived_id("st", worker.name, concept_id, *sorted(set(derived_from)), text)
         result = await self.graph.write_summary(statement_id, concept_id, text, derived_from, worker)
@@ -440,9 +441,9 @@ class MemoryService:
     async def load(self, ids: list[str]) -> list[dict[str, Any]]:
         """Full items with provenance, for ids from ``search``."""
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
-            raise ValueError("ids: must be a list of strings")
+            raise InvalidInput("ids: must be a list of strings")
         if len(ids) > MAX_LOAD_IDS:
-            raise ValueError(f"ids: at most {MAX_LOAD_IDS} ids per call")
+            raise InvalidInput(f"ids: at most {MAX_LOAD_IDS} ids per call")
         statements = {s.id: s for s in await self.graph.get_statements(ids)}
         observations = {o.id: o for o in await self.graph.get_observations(ids)}
         items: list[dict[str, Any]] = []
@@ -498,7 +499,7 @@ class MemoryService:
         """Append an audit record of a client's write or admin call (the node that served it writes it)."""
         limit = self.settings.audit_detail_max_chars
         if not isinstance(detail, str) or len(detail) > limit:
-            raise ValueError(f"detail: must be a string of at most {limit} characters")
+            raise InvalidInput(f"detail: must be a string of at most {limit} characters")
         record = {
             "id": new_id("audit"), "at": _now_ms(), "who": check_name(who, "who"), "method": check_id(method, "method"),
             "node": check_id(node, "node"), "outcome": check_id(outcome, "outcome"), "detail": detail,
@@ -628,10 +629,10 @@ def _checked_metadata(metadata: dict[str, str] | None) -> dict[str, str] | None:
     if metadata is None:
         return None
     if not isinstance(metadata, dict):
-        raise ValueError("metadata: must be an object of strings")
+        raise InvalidInput("metadata: must be an object of strings")
     for key, value in metadata.items():
         if not isinstance(key, str) or not isinstance(value, str):
-            raise ValueError("metadata: keys and values must be strings")
+            raise InvalidInput("metadata: keys and values must be strings")
         check_no_secrets(key, "metadata")
         check_no_secrets(value, f"metadata[{key[:40]!r}]")
     return metadata
@@ -639,7 +640,7 @@ def _checked_metadata(metadata: dict[str, str] | None) -> dict[str, str] | None:
 
 def _limit(limit: int) -> int:
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        raise ValueError(f"limit: must be an integer between 1 and {MAX_LIMIT}")
+        raise InvalidInput(f"limit: must be an integer between 1 and {MAX_LIMIT}")
     return limit
 
 

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Literal
 
 from mnemonet.embed.base import Embedder
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.views import SearchHit, StatementView
 from mnemonet.service.graph_rank import Candidate, GraphRanker
 from mnemonet.settings import Settings
@@ -49,9 +50,9 @@ class Retriever:
     ) -> list[SearchHit]:
         """Up to ``k`` hits, best first, each saying why it matched (ranks, graph path, flags)."""
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise ValueError(f"k: must be an integer between 1 and {MAX_K}")
+            raise InvalidInput(f"k: must be an integer between 1 and {MAX_K}")
         if mode not in SEARCH_MODES:
-            raise ValueError(f"mode: must be one of {', '.join(SEARCH_MODES)}")
+            raise InvalidInput(f"mode: must be one of {', '.join(SEARCH_MODES)}")
         kinds_list, since = check_kinds(kinds), check_since(since)
         # The same candidate pool whatever k is, so a smaller k returns a prefix of a larger one.
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from mnemonet.model.errors import Unavailable
 
-class DependencyUnavailable(Exception):
+
+class DependencyUnavailable(Unavailable):
     """``dependency`` (``graph`` or ``vectors``) did not answer: connection refused or lost, or no reply in time.
 
     Not the caller's fault and not a bug: the request may succeed later or on

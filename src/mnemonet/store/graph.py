@@ -24,6 +24,7 @@ from mnemonet.model import (
     StatementView,
     WriteResult,
 )
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import derived_id
 from mnemonet.model.records import ConceptSpec, StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
@@ -127,7 +128,7 @@ class GraphStore:
     async def write_observation(self, obs: ObservationRecord) -> WriteResult:
         """Write an observation with its source, concepts and statements in one atomic round trip."""
         if not isinstance(obs, ObservationRecord):
-            raise ValueError("observation: must be an ObservationRecord")
+            raise InvalidInput("observation: must be an ObservationRecord")
         params = observation_params(obs, _now_ms())
         cypher = q.observation_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
         created = await self._write_once_or_conflict(cypher, params) > 0
@@ -142,7 +143,7 @@ class GraphStore:
         Raises ``UnknownReference`` naming the field when a basis or target id does not exist.
         """
         if not isinstance(claim, ClaimRecord):
-            raise ValueError("claim: must be a ClaimRecord")
+            raise InvalidInput("claim: must be a ClaimRecord")
         params = claim_params(claim, _now_ms())
         cypher = q.claim_write(
             bool(params["relations"]), bool(params["basis"]), bool(params["supersedes"]), bool(params["contradicts"])
@@ -181,9 +182,9 @@ class GraphStore:
         """
         check_id(observation_id, "observation_id")
         if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
+            raise InvalidInput("source: must be a SourceSpec")
         if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
-            raise ValueError("statements: must be a tuple of StatementSpec")
+            raise InvalidInput("statements: must be a tuple of StatementSpec")
         params = inference_params(observation_id, source, statements, _now_ms())
         cypher = q.inference_write(bool(statements), False, bool(statements))
         outcome = await self.driver.write(cypher, params)
@@ -206,9 +207,9 @@ class GraphStore:
         """
         check_id(observation_id, "observation_id")
         if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
-            raise ValueError("statements: must be a tuple of StatementSpec")
+            raise InvalidInput("statements: must be a tuple of StatementSpec")
         if not isinstance(concepts, tuple) or not all(isinstance(x, ConceptSpec) for x in concepts):
-            raise ValueError("concepts: must be a tuple of ConceptSpec")
+            raise InvalidInput("concepts: must be a tuple of ConceptSpec")
         if error is not None:
             error = check_text(error, "error", 1000)
         topics = tuple(check_name(t, "topics", 80) for t in topics)
@@ -237,7 +238,7 @@ class GraphStore:
     async def pending_extractions(self, before: int, limit: int = 100) -> list[ObservationView]:
         """Oldest observations written raw at or before ``before`` (epoch ms) whose extraction is not done."""
         if isinstance(before, bool) or not isinstance(before, int):
-            raise ValueError("before: must be an epoch-ms integer")
+            raise InvalidInput("before: must be an epoch-ms integer")
         params = {"before": before, "limit": self._limit(limit), "extractor_key": EXTRACTOR_KEY}
         return [ObservationView(**_observation_row(r)) for r in await self.driver.read(q.PENDING_EXTRACTIONS, params)]
 
@@ -270,7 +271,7 @@ class GraphStore:
         """Remember a predicate's cardinality once; returns the decision that stands (the first one)."""
         name = check_name(predicate, "predicate")
         if cardinality not in ("single", "multi"):
-            raise ValueError("cardinality: must be 'single' or 'multi'")
+            raise InvalidInput("cardinality: must be 'single' or 'multi'")
         params = {"name": name, "id": derived_id("prd", name), "cardinality": cardinality,
                   "decided_by": check_name(decided_by, "decided_by"), "now": _now_ms()}
         await self._write_once_or_conflict(q.RECORD_PREDICATE_DECISION, params)
@@ -284,7 +285,7 @@ class GraphStore:
         Returns how many markers are new; repeating it adds none.
         """
         if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
+            raise InvalidInput("source: must be a SourceSpec")
         params = {"source": source_params(source), "ids": self._ids(ids), "now": _now_ms()}
         return (await self.driver.write(q.MARK_STATEMENTS_PROCESSED, params)).relationships_created
 
@@ -301,11 +302,11 @@ class GraphStore:
         text = check_text(text, "text")
         basis = list(dict.fromkeys(self._ids(derived_from, "derived_from")))
         if not basis:
-            raise ValueError("derived_from: a summary rests on at least one statement")
+            raise InvalidInput("derived_from: a summary rests on at least one statement")
         if statement_id in basis:
-            raise ValueError("derived_from: a summary cannot rest on itself")
+            raise InvalidInput("derived_from: a summary cannot rest on itself")
         if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
+            raise InvalidInput("source: must be a SourceSpec")
         params = {
             "concept_id": concept_id, "basis": basis, "now": _now_ms(), "source": source_params(source),
             "summary_predicate": SUMMARY_PREDICATE,
@@ -324,15 +325,15 @@ class GraphStore:
     ) -> bool:
         """Add a SUPERSEDES or CONTRADICTS edge; False if it already existed (CONTRADICTS in either direction)."""
         if kind not in _LINKS:
-            raise ValueError("kind: must be 'SUPERSEDES' or 'CONTRADICTS'")
+            raise InvalidInput("kind: must be 'SUPERSEDES' or 'CONTRADICTS'")
         check_id(from_id, "from_id")
         check_id(to_id, "to_id")
         if from_id == to_id:
-            raise ValueError("to_id: a statement cannot be linked to itself")
+            raise InvalidInput("to_id: a statement cannot be linked to itself")
         if not isinstance(reason, str) or len(reason) > 1000:
-            raise ValueError("reason: must be a string of at most 1000 characters")
+            raise InvalidInput("reason: must be a string of at most 1000 characters")
         if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
+            raise InvalidInput("source: must be a SourceSpec")
         params = {"from_id": from_id, "to_id": to_id, "reason": reason, "now": _now_ms(), "source": source.name}
         outcome = await self.driver.write(_LINKS[kind], params)
         if outcome.relationships_created:
@@ -348,12 +349,12 @@ class GraphStore:
     def _limit(self, limit: object, field: str = "limit") -> int:
         top = self.settings.graph_read_limit_max
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= top:
-            raise ValueError(f"{field}: must be an integer from 1 to {top}")
+            raise InvalidInput(f"{field}: must be an integer from 1 to {top}")
         return limit
 
     def _ids(self, ids: object, field: str = "ids") -> list[str]:
         if not isinstance(ids, (list, tuple)) or len(ids) > self.settings.graph_ids_per_read_max:
-            raise ValueError(f"{field}: must be a list of at most {self.settings.graph_ids_per_read_max} ids")
+            raise InvalidInput(f"{field}: must be a list of at most {self.settings.graph_ids_per_read_max} ids")
         return [check_id(i, field) for i in ids]
 
     async def _statements(self, cypher: str, params: dict[str, Any]) -> list[StatementView]:
@@ -365,7 +366,7 @@ class GraphStore:
         """Statements with the concept (by name or alias) as subject or object, most confident and recent first."""
         key = name_key(check_name(concept, "concept"), "concept")
         if not isinstance(include_superseded, bool):
-            raise ValueError("include_superseded: must be true or false")
+            raise InvalidInput("include_superseded: must be true or false")
         params = {"key": key, "limit": self._limit(limit), "include_superseded": include_superseded}
         return await self._statements(q.STATEMENTS_ABOUT, params)
 
@@ -398,14 +399,14 @@ class GraphStore:
     async def pending_observations(self, source: SourceSpec, limit: int = 100) -> list[ObservationView]:
         """Oldest observations ``source`` has not marked ``PROCESSED`` yet: a worker's backlog."""
         if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
+            raise InvalidInput("source: must be a SourceSpec")
         params = {"source_key": source_key(source.kind, source.name), "limit": self._limit(limit)}
         return [ObservationView(**_observation_row(r)) for r in await self.driver.read(q.PENDING_OBSERVATIONS, params)]
 
     async def pending_statements(self, source: SourceSpec, limit: int = 100) -> list[StatementView]:
         """Oldest statements ``source`` has not marked ``PROCESSED`` yet."""
         if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
+            raise InvalidInput("source: must be a SourceSpec")
         params = {"source_key": source_key(source.kind, source.name), "limit": self._limit(limit)}
         return await self._statements(q.PENDING_STATEMENTS, params)
 
@@ -416,9 +417,9 @@ class GraphStore:
         ``min_new`` current statements no summary of its rests on yet, or whose current summary rests on a
         statement superseded or contradicted since it was written; most fresh first."""
         if not isinstance(source, SourceSpec):
-            raise ValueError("source: must be a SourceSpec")
+            raise InvalidInput("source: must be a SourceSpec")
         if isinstance(min_new, bool) or not isinstance(min_new, int) or min_new < 1:
-            raise ValueError("min_new: must be a positive integer")
+            raise InvalidInput("min_new: must be a positive integer")
         params = {"source_key": source_key(source.kind, source.name), "min_new": min_new,
                   "limit": self._limit(limit), "summary_predicate": SUMMARY_PREDICATE}
         rows = await self.driver.read(q.CONSOLIDATION_CANDIDATES, params)
@@ -460,7 +461,7 @@ class GraphStore:
     async def recent_observations(self, limit: int = 20, since: int | None = None) -> list[ObservationView]:
         """Newest observations first, optionally only those created at or after ``since`` (epoch ms)."""
         if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
-            raise ValueError("since: must be a non-negative epoch-ms integer")
+            raise InvalidInput("since: must be a non-negative epoch-ms integer")
         rows = await self.driver.read(q.RECENT_OBSERVATIONS, {"limit": self._limit(limit), "since": since or 0})
         return [ObservationView(**_observation_row(r)) for r in rows]
 
@@ -512,12 +513,14 @@ class GraphStore:
         Two fences: a lexical guard here, then the engine's own read-only mode.
         """
         if not isinstance(cypher, str) or len(cypher) > self.settings.graph_raw_query_max_chars:
-            raise ValueError(f"cypher: must be a string of at most {self.settings.graph_raw_query_max_chars} characters")
+            raise InvalidInput(
+                f"cypher: must be a string of at most {self.settings.graph_raw_query_max_chars} characters")
         params = {} if params is None else params
         if not isinstance(params, dict) or len(params) > self.settings.graph_raw_query_max_params:
-            raise ValueError(f"params: must be a mapping of at most {self.settings.graph_raw_query_max_params} entries")
+            raise InvalidInput(
+                f"params: must be a mapping of at most {self.settings.graph_raw_query_max_params} entries")
         if not all(isinstance(k, str) and k.isidentifier() for k in params):
-            raise ValueError("params: names must be identifiers")
+            raise InvalidInput("params: names must be identifiers")
         check_read_only(cypher)
         rows = await self.driver.read(cypher, params)
         cap = self.settings.graph_raw_query_max_rows

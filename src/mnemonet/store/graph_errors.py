@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from mnemonet.model.errors import InvalidInput, Unavailable
 from mnemonet.store.errors import DependencyUnavailable
 
 
-class GraphStoreError(Exception):
+class GraphStoreError(Unavailable):
     """The graph engine failed to run a query (connection lost, timeout, engine error)."""
 
 
@@ -20,11 +21,11 @@ class WriteConflict(GraphStoreError):
     """A concurrent writer created the same id first; retrying the write is safe."""
 
 
-class ReadOnlyViolation(ValueError):
+class ReadOnlyViolation(InvalidInput):
     """A raw query handed to ``read_query`` could write, or calls a procedure not known to be read-only."""
 
 
-class UnknownReference(ValueError):
+class UnknownReference(InvalidInput):
     """A write refers to a node id that does not exist; the message names the field and the ids."""
 
     def __init__(self, field: str, missing: list[str]) -> None:

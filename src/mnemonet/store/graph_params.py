@@ -20,13 +20,14 @@ from mnemonet.model import (
     derived_id,
     normalise_name,
 )
+from mnemonet.model.errors import InvalidInput
 
 
 def name_key(name: str, field_name: str) -> str:
     """The normalised key of a name; a name of punctuation only has none and is refused."""
     key = normalise_name(name)
     if not key:
-        raise ValueError(f"{field_name}: must contain a letter or digit")
+        raise InvalidInput(f"{field_name}: must contain a letter or digit")
     return key
 
 
@@ -129,9 +130,9 @@ def observation_params(obs: ObservationRecord, now: int) -> dict[str, Any]:
     """Parameters for ``graph_cypher.observation_write``; raises ValueError on inconsistent input."""
     ids = [s.id for s in obs.statements]
     if len(set(ids)) != len(ids):
-        raise ValueError("observation.statements: statement ids must be distinct")
+        raise InvalidInput("observation.statements: statement ids must be distinct")
     if obs.id in ids:
-        raise ValueError("observation.statements: a statement id equals the observation id")
+        raise InvalidInput("observation.statements: a statement id equals the observation id")
     plan = ConceptPlan()
     for spec in obs.concepts:
         plan.add_spec(spec, mention=True)
@@ -164,7 +165,7 @@ def inference_params(
     """Parameters for ``graph_cypher.inference_write``: claims DERIVED_FROM an existing observation."""
     ids = [s.id for s in statements]
     if len(set(ids)) != len(ids):
-        raise ValueError("claims: statement ids must be distinct")
+        raise InvalidInput("claims: statement ids must be distinct")
     plan = ConceptPlan()
     for st in statements:
         plan.add(st.subject, "thing", (), False, "statement.subject")
@@ -191,7 +192,7 @@ def extraction_params(
     """Parameters for ``graph_cypher.extraction_write``: an observation's extraction, done once."""
     ids = [s.id for s in statements]
     if len(set(ids)) != len(ids):
-        raise ValueError("extraction.statements: statement ids must be distinct")
+        raise InvalidInput("extraction.statements: statement ids must be distinct")
     plan = ConceptPlan()
     for spec in concepts:
         plan.add_spec(spec, mention=True)
@@ -220,7 +221,7 @@ def claim_params(claim: ClaimRecord, now: int) -> dict[str, Any]:
     for field_name, ids in (("claim.derived_from", basis), ("claim.supersedes", supersedes),
                             ("claim.contradicts", contradicts)):
         if st.id in ids:
-            raise ValueError(f"{field_name}: a statement cannot refer to itself")
+            raise InvalidInput(f"{field_name}: a statement cannot refer to itself")
     plan = ConceptPlan()
     for spec in claim.concepts:
         plan.add_spec(spec, mention=False)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from mnemonet.model.errors import InvalidInput
 from mnemonet.store.vector_types import VectorHit, quote_schema
 from mnemonet.store.vectors import VectorStore
 
@@ -28,7 +29,7 @@ async def session_neighbours(
     that value and were recorded within ``span_ms`` of the seed, nearest first.
     """
     if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence) or len(ids) > _MAX_SEEDS:
-        raise ValueError(f"ids: expected a list of at most {_MAX_SEEDS} ids")
+        raise InvalidInput(f"ids: expected a list of at most {_MAX_SEEDS} ids")
     _check_walk(key, turns, span_ms)
     if not ids or turns == 0:
         return []
@@ -66,7 +67,7 @@ async def preceding_turns(
     before ``created_at``. Seeds with nothing before them are absent.
     """
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or len(seeds) > _MAX_CONTEXT_SEEDS:
-        raise ValueError(f"seeds: expected a list of at most {_MAX_CONTEXT_SEEDS} (id, session, created_at)")
+        raise InvalidInput(f"seeds: expected a list of at most {_MAX_CONTEXT_SEEDS} (id, session, created_at)")
     _check_walk(key, turns, span_ms)
     if not seeds or turns == 0:
         return {}
@@ -88,8 +89,8 @@ async def preceding_turns(
 def _check_walk(key: str, turns: int, span_ms: int) -> None:
     """Validate the session walk both queries share: metadata key, turns per seed, time span."""
     if not isinstance(key, str) or not key:
-        raise ValueError("key: must be a non-empty metadata key")
+        raise InvalidInput("key: must be a non-empty metadata key")
     if isinstance(turns, bool) or not isinstance(turns, int) or not 0 <= turns <= _MAX_TURNS:
-        raise ValueError(f"turns: expected an integer from 0 to {_MAX_TURNS}")
+        raise InvalidInput(f"turns: expected an integer from 0 to {_MAX_TURNS}")
     if isinstance(span_ms, bool) or not isinstance(span_ms, int) or span_ms < 0:
-        raise ValueError("span_ms: expected a non-negative integer")
+        raise InvalidInput("span_ms: expected a non-negative integer")

@@ -16,6 +16,7 @@ import asyncpg
 from pgvector import Vector
 
 from mnemonet.embed.base import Embedder
+from mnemonet.model.errors import Busy
 from mnemonet.store import vector_schema
 from mnemonet.store.vector_types import DimensionMismatch, as_vector, embedded_text, quote_schema
 from mnemonet.store.vectors import VectorStore
@@ -25,7 +26,7 @@ log = logging.getLogger(__name__)
 _STAGING = "embeddings_reembed"
 
 
-class ReembedBusy(RuntimeError):
+class ReembedBusy(Busy, RuntimeError):
     """Another re-embed of the same schema is running."""
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from mnemonet.model.errors import InvalidInput
 from mnemonet.settings import Settings
 
 KINDS = frozenset({"observation", "statement", "concept", "summary"})
@@ -17,7 +18,7 @@ REEMBED_HINT = "re-embed everything with `python run_node.py reembed`"
 _SCHEMA_RE = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
-class DimensionMismatch(ValueError):
+class DimensionMismatch(InvalidInput):
     """A vector or model does not match the one the index was built for."""
 
 
@@ -62,7 +63,7 @@ class VectorHit:
 def quote_schema(schema: str) -> str:
     """Return the schema as a quoted SQL identifier, refusing anything but ``[a-z_][a-z0-9_]*``."""
     if not isinstance(schema, str) or not _SCHEMA_RE.match(schema):
-        raise ValueError(f"schema: {schema!r} must match {_SCHEMA_RE.pattern}")
+        raise InvalidInput(f"schema: {schema!r} must match {_SCHEMA_RE.pattern}")
     return f'"{schema}"'
 
 
@@ -71,13 +72,13 @@ def as_vector(vector: Sequence[float], field_name: str) -> np.ndarray:
     try:
         arr = np.asarray(vector, dtype=np.float32)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{field_name}: expected a sequence of numbers") from exc
+        raise InvalidInput(f"{field_name}: expected a sequence of numbers") from exc
     if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{field_name}: expected a non-empty one-dimensional sequence of numbers")
+        raise InvalidInput(f"{field_name}: expected a non-empty one-dimensional sequence of numbers")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{field_name}: contains NaN or infinity")
+        raise InvalidInput(f"{field_name}: contains NaN or infinity")
     if not float(np.dot(arr, arr)) > 0.0:
-        raise ValueError(f"{field_name}: zero vector has no direction for cosine search")
+        raise InvalidInput(f"{field_name}: zero vector has no direction for cosine search")
     return arr
 
 
@@ -86,10 +87,10 @@ def check_kinds(kinds: Sequence[str] | None) -> list[str] | None:
     if kinds is None:
         return None
     if isinstance(kinds, str) or not kinds:
-        raise ValueError(f"kinds: expected a non-empty list drawn from {sorted(KINDS)}")
+        raise InvalidInput(f"kinds: expected a non-empty list drawn from {sorted(KINDS)}")
     bad = [k for k in kinds if k not in KINDS]
     if bad:
-        raise ValueError(f"kinds: unknown kind(s) {bad}; expected {sorted(KINDS)}")
+        raise InvalidInput(f"kinds: unknown kind(s) {bad}; expected {sorted(KINDS)}")
     return list(kinds)
 
 
@@ -98,23 +99,23 @@ def check_since(since: int | None) -> int | None:
     if since is None:
         return None
     if isinstance(since, bool) or not isinstance(since, int) or since < 0:
-        raise ValueError("since: expected a non-negative epoch-milliseconds integer")
+        raise InvalidInput("since: expected a non-negative epoch-milliseconds integer")
     return since
 
 
 def check_k(k: int, settings: Settings) -> int:
     """Validate a result count."""
     if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= settings.vector_max_k:
-        raise ValueError(f"k: expected an integer from 1 to {settings.vector_max_k} (setting vector_max_k)")
+        raise InvalidInput(f"k: expected an integer from 1 to {settings.vector_max_k} (setting vector_max_k)")
     return k
 
 
 def check_query(query: str, settings: Settings) -> str:
     """Validate a keyword query text."""
     if not isinstance(query, str) or not query.strip():
-        raise ValueError("query: must be a non-empty string")
+        raise InvalidInput("query: must be a non-empty string")
     if len(query) > settings.max_text_chars:
-        raise ValueError(f"query: longer than {settings.max_text_chars} characters (setting max_text_chars)")
+        raise InvalidInput(f"query: longer than {settings.max_text_chars} characters (setting max_text_chars)")
     return query
 
 
@@ -122,32 +123,33 @@ def check_item(item: VectorItem, settings: Settings, i: int) -> tuple[np.ndarray
     """Validate one row; return its vector and its metadata as JSON."""
     where = f"items[{i}]"
     if not isinstance(item, VectorItem):
-        raise ValueError(f"{where}: expected a VectorItem, got {type(item).__name__}")
+        raise InvalidInput(f"{where}: expected a VectorItem, got {type(item).__name__}")
     if not isinstance(item.id, str) or not item.id.strip() or len(item.id) > settings.vector_max_id_chars:
-        raise ValueError(f"{where}.id: must be a non-empty string of at most {settings.vector_max_id_chars} characters")
+        raise InvalidInput(
+            f"{where}.id: must be a non-empty string of at most {settings.vector_max_id_chars} characters")
     if item.kind not in KINDS:
-        raise ValueError(f"{where}.kind: {item.kind!r} is not one of {sorted(KINDS)}")
+        raise InvalidInput(f"{where}.kind: {item.kind!r} is not one of {sorted(KINDS)}")
     if not isinstance(item.text, str) or not item.text.strip():
-        raise ValueError(f"{where}.text: must be a non-empty string")
+        raise InvalidInput(f"{where}.text: must be a non-empty string")
     if len(item.text) > settings.max_text_chars:
-        raise ValueError(f"{where}.text: longer than {settings.max_text_chars} characters (setting max_text_chars)")
+        raise InvalidInput(f"{where}.text: longer than {settings.max_text_chars} characters (setting max_text_chars)")
     # Text and context are embedded together (a re-embed too), so together they obey the embedders' limit.
     if not isinstance(item.context, str) or len(embedded_text(item.text, item.context)) > settings.max_text_chars:
-        raise ValueError(
+        raise InvalidInput(
             f"{where}.context: must be a string; with the text at most {settings.max_text_chars} characters"
         )
     if not isinstance(item.model, str) or not item.model.strip():
-        raise ValueError(f"{where}.model: must be a non-empty string")
+        raise InvalidInput(f"{where}.model: must be a non-empty string")
     if isinstance(item.created_at, bool) or not isinstance(item.created_at, int) or item.created_at < 0:
-        raise ValueError(f"{where}.created_at: expected a non-negative epoch-milliseconds integer")
+        raise InvalidInput(f"{where}.created_at: expected a non-negative epoch-milliseconds integer")
     if not isinstance(item.metadata, dict):
-        raise ValueError(f"{where}.metadata: expected a dict")
+        raise InvalidInput(f"{where}.metadata: expected a dict")
     try:
         meta = json.dumps(item.metadata, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{where}.metadata: not JSON-serialisable ({exc})") from exc
+        raise InvalidInput(f"{where}.metadata: not JSON-serialisable ({exc})") from exc
     if len(meta) > settings.vector_max_metadata_chars:
-        raise ValueError(
+        raise InvalidInput(
             f"{where}.metadata: {len(meta)} characters of JSON exceed {settings.vector_max_metadata_chars} "
             "(setting vector_max_metadata_chars)"
         )

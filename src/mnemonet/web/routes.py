@@ -20,9 +20,11 @@ from pathlib import Path
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
+from pydantic import ValidationError
 
+from mnemonet.model.errors import MnemonetError, describe
 from mnemonet.model.views import StatementView
-from mnemonet.p2p.errors import P2PError
+
 from mnemonet.web.auth import bearer_token, may_read, request_token, same_origin
 from mnemonet.web.hub import RESYNC, DashboardClient, DashboardHub, DashboardNode, TooManyClients
 
@@ -76,7 +78,7 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
             return denied
         try:
             return JSONResponse({"result": await node.client.stats()})
-        except P2PError as exc:
+        except MnemonetError as exc:
             return _error(exc.status, exc.code, exc.message)
 
     @app.get("/v1/graph")
@@ -92,10 +94,9 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
             if not name or len(name) > settings.max_name_chars:
                 return _error(400, "bad_input", f"concept: must be 1..{settings.max_name_chars} characters")
             statements = await node.client.get_concept_statements(name, settings.ui_graph_limit)
-        except P2PError as exc:
-            return _error(exc.status, exc.code, exc.message)
-        except ValueError as exc:
-            return _error(400, "bad_input", str(exc))
+        except (MnemonetError, ValidationError) as exc:  # a bug's ValueError is not the caller's to read
+            wire = describe(exc)
+            return _error(wire.status, wire.code, wire.message)
         views = [{**s.model_dump(mode="json"), "sentence": s.sentence(), "status": statement_status(s)}
                  for s in statements]
         return JSONResponse({"result": {"concept": name, "statements": views}})
