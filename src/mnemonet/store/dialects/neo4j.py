@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncManagedTransaction, Query
+from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncManagedTransaction, unit_of_work
 from neo4j.exceptions import ClientError, ConstraintError, Neo4jError, ServiceUnavailable, SessionExpired
 from neo4j.graph import Node, Path, Relationship
 
@@ -29,7 +29,9 @@ _INDEXED: tuple[tuple[str, str], ...] = (
 SCHEMA: tuple[str, ...] = tuple(
     f"CREATE CONSTRAINT {label.lower()}_{prop}_unique IF NOT EXISTS FOR (n:{label}) REQUIRE n.{prop} IS UNIQUE"
     for label, prop in _UNIQUE
-) + tuple(f"CREATE INDEX {label.lower()}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for label, prop in _INDEXED)
+) + tuple(
+    f"CREATE INDEX {label.lower()}_{prop} IF NOT EXISTS FOR (n:{label}) ON (n.{prop})" for label, prop in _INDEXED
+)
 
 # Large graphs are deleted in batches so no transaction outgrows the heap.
 # The server cannot be reached (the driver's own retries are spent): a 503 "graph unavailable", not a bug.
@@ -69,8 +71,11 @@ class Neo4jDriver:
         self._timeout = timeout
 
     async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
+        # The timeout goes on the transaction function: a managed transaction's run() refuses a Query object
+        # (TypeError "Query object is only supported for session.run").
+        @unit_of_work(timeout=self._timeout)
         async def work(tx: AsyncManagedTransaction) -> WriteOutcome:
-            result = await tx.run(Query(cypher, timeout=self._timeout), params)
+            result = await tx.run(cypher, params)
             rows = [{k: plain(v) for k, v in record.items()} async for record in result]
             counters = (await result.consume()).counters
             return WriteOutcome(rows, counters.nodes_created, counters.relationships_created)
@@ -86,8 +91,9 @@ class Neo4jDriver:
             raise GraphUnavailable(f"{self._where}: {exc}") from exc
 
     async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        @unit_of_work(timeout=self._timeout)
         async def work(tx: AsyncManagedTransaction) -> list[dict[str, Any]]:
-            result = await tx.run(Query(cypher, timeout=self._timeout), params)
+            result = await tx.run(cypher, params)
             return [{k: plain(v) for k, v in record.items()} async for record in result]
 
         try:
@@ -95,7 +101,8 @@ class Neo4jDriver:
                 return await session.execute_read(work)
         except ClientError as exc:
             if "AccessMode" in (exc.code or ""):
-                raise ReadOnlyViolation(f"cypher: the engine refused a write in read-only mode ({exc.message})") from exc
+                raise ReadOnlyViolation("cypher: the engine refused a write in read-only mode "
+                    f"({exc.message})") from exc
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
         except Neo4jError as exc:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
