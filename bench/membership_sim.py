@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mnemonet.p2p.detector import DetectorConfig, FailureDetector, detection_bound
-from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
+from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
 from mnemonet.settings import Settings
 
 MAX_PIGGYBACK: int = Settings.model_fields["gossip_max_piggyback"].default
@@ -102,7 +102,9 @@ class SimTransport:
         self.net = net
         self.me = me
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(
+        self, target: Member, piggyback: list[dict[str, Any]], timeout: float
+    ) -> list[dict[str, Any]] | None:
         start = asyncio.get_running_loop().time()
         if await self.net.send(self.me, target.node_id):
             ack = self.net.nodes[target.node_id].detector.handle_ping(piggyback)
@@ -160,7 +162,7 @@ class SimCluster:
         local = Member(node_id, f"http://{node_id}.sim:9000", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
         membership = Membership(local, self.mcfg, loop.time)
         membership.add_listener(
-            lambda m, old, me=node_id: self.events.append((loop.time(), me, m.node_id, m.state, m.incarnation)))
+            lambda m, old: self.events.append((loop.time(), node_id, m.node_id, m.state, m.incarnation)))
         detector = FailureDetector(membership, SimTransport(self.net, node_id), self.dcfg, loop.time,
                                    asyncio.sleep, random.Random(self.rng.random()))
         node = SimNode(membership, detector)
@@ -270,7 +272,9 @@ async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: i
     }
 
 
-def job(kind: str, n: int, loss: float, seconds: float, seed: int, max_piggyback: int) -> tuple[str, int, float, dict[str, Any]]:
+def job(
+    kind: str, n: int, loss: float, seconds: float, seed: int, max_piggyback: int
+) -> tuple[str, int, float, dict[str, Any]]:
     if kind == "churn":
         return kind, n, loss, run_sim(churn, n, seed, max_piggyback)
     return kind, n, loss, run_sim(lossy, n, loss, seconds, seed, max_piggyback)
@@ -307,7 +311,8 @@ def main() -> None:
 
     mcfg, dcfg = MembershipConfig(max_piggyback=args.max_piggyback), DetectorConfig()
     print(f"probe_interval={dcfg.probe_interval}s probe_timeout={dcfg.probe_timeout}s "
-          f"indirect_probes={dcfg.indirect_probes} max_piggyback={mcfg.max_piggyback} gossip_interval={GOSSIP_INTERVAL}s fanout={GOSSIP_FANOUT} "
+          f"indirect_probes={dcfg.indirect_probes} max_piggyback={mcfg.max_piggyback} "
+          f"gossip_interval={GOSSIP_INTERVAL}s fanout={GOSSIP_FANOUT} "
           f"suspicion_timeout={mcfg.suspicion_timeout}s x max(1, log10 N) retransmit_mult={mcfg.retransmit_mult} "
           f"latency={LATENCY[0] * 1000:.0f}-{LATENCY[1] * 1000:.0f}ms lossy runs={args.loss_seconds:.0f}s")
     print()

@@ -37,7 +37,8 @@ async def test_summaries_build_on_each_other(service: MemoryService, agent_setti
 
 
 async def test_cycles_wait_for_quiet_but_not_forever(service: MemoryService, agent_settings: Settings) -> None:
-    settings = agent_settings.model_copy(update={"consolidation_quiet_period": 10.0, "consolidation_max_interval": 60.0})
+    settings = agent_settings.model_copy(update={
+        "consolidation_quiet_period": 10.0, "consolidation_max_interval": 60.0})
     agent = ConsolidationAgent(service, settings, Ownership.solo("c1"), make_language_model(settings))
     assert agent.due()  # never ran, nothing heard: run
     agent.notify({"type": "claim", "ids": ["st-1"]})
@@ -50,6 +51,6 @@ async def test_cycles_wait_for_quiet_but_not_forever(service: MemoryService, age
     assert agent.due()  # quiet for the quiet period
 
 
-async def _summaries(service: MemoryService):  # type: ignore[no-untyped-def]
+async def _summaries(service: MemoryService):
     rows = await service.graph.read_query("MATCH (s:Statement {predicate: 'has_summary'}) RETURN s.id AS id")
     return await service.graph.get_statements([r["id"] for r in rows])

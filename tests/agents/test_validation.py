@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mnemonet.agents import InferenceAgent, Ownership, ValidationAgent
 from mnemonet.llm import make_language_model
+from mnemonet.model.views import StatementView
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 
@@ -33,10 +34,11 @@ async def _contradiction_pairs(service: MemoryService) -> list[frozenset[str]]:
 
 
 async def test_truth_table(service: MemoryService, agent_settings: Settings) -> None:
-    views = {}
+    views: dict[str, tuple[StatementView, StatementView]] = {}
     for case, first, second, _ in TRUTH_TABLE:
         a = await service.claim(first, idempotency_key=f"{case}/1")
         b = await service.claim(second, idempotency_key=f"{case}/2")
+        assert a.statement is not None and b.statement is not None, case
         views[case] = (a.statement, b.statement)
     llm = make_language_model(agent_settings)
     agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), llm)
@@ -45,8 +47,8 @@ async def test_truth_table(service: MemoryService, agent_settings: Settings) -> 
 
     found = await _contradiction_pairs(service)
     for case, _, _, expected in TRUTH_TABLE:
-        a, b = views[case]
-        pair = frozenset((a.sentence(), b.sentence()))
+        first_view, second_view = views[case]
+        pair = frozenset((first_view.sentence(), second_view.sentence()))
         assert (pair in found) is expected, case
     assert len(found) == sum(expected for *_, expected in TRUTH_TABLE)  # each written once
     assert agent.stats()["llm_calls"] == 0  # every case here is clear-cut: decided by rule

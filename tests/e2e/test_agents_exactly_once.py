@@ -31,7 +31,9 @@ SOURCE = InferenceAgent.source
 
 
 @pytest.fixture
-async def store_service(falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str) -> AsyncIterator[MemoryService]:
+async def store_service(
+    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
+) -> AsyncIterator[MemoryService]:
     """The store node's MemoryService, in this test's own graph and vector schema."""
     settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
                         database_url=postgres_url)

@@ -54,7 +54,9 @@ async def test_two_processes_join_and_leave_on_sigterm() -> None:
                 return h is not None and sum(m["state"] == "alive" for m in h["members"]) == 2
 
             await _until(both_alive, 15.0, "both processes see each other")
-            assert seen["a"]["capabilities"] == ["llm"] and seen["a"]["dependencies"] == {"llm": "not_started"}
+            health = seen["a"]
+            assert health is not None
+            assert health["capabilities"] == ["llm"] and health["dependencies"] == {"llm": "not_started"}
 
             b.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(b.wait(), 10.0) == 0

@@ -60,7 +60,8 @@ TABLE: list[tuple[str, list[T]]] = [
     ("Alice is working on the new website", [("Alice", "works_on", "new website", False)]),
     ("I study at MIT", [("user", "studies_at", "MIT", False)]),
     ("I was born in Lagos", [("user", "born_in", "Lagos", False)]),
-    ("I speak French; Alice speaks German.", [("user", "speaks", "French", False), ("Alice", "speaks", "German", False)]),
+    ("I speak French; Alice speaks "
+        "German.", [("user", "speaks", "French", False), ("Alice", "speaks", "German", False)]),
     ("I like tea. I hate coffee!", [("user", "likes", "tea", False), ("user", "dislikes", "coffee", False)]),
     ("What are my meeting preferences?", []),
     ("Do I like coffee?", []),
@@ -131,7 +132,8 @@ def test_canonical_claim_examples() -> None:
 
 
 async def test_infer_claims_rules(offline: OfflineLanguageModel) -> None:
-    got = [(t.subject, t.predicate, t.object, t.negated) for t in await offline.infer_claims("I work at Acme and I hate mornings")]
+    got = [(t.subject, t.predicate, t.object, t.negated) for t in await offline.infer_claims(
+        "I work at Acme and I hate mornings")]
     assert got == [("Acme", "employs", "user", False), ("user", "likes", "mornings", True)]
     assert await offline.infer_claims("Bob is a doctor") == []
 

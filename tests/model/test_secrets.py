@@ -12,14 +12,17 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("temp creds ASIAY34FZKBOKMUTVV7A", "ASIAY34FZKBOKMUTVV7A", "aws_access_key"),
     ("push with ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R", "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R", "github_token"),
     ("oauth gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "github_token"),
-    ("use github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_token"),
+    ("use github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz", "github_token"),
     ("slack xoxb-1234567890-0987654321-AbCdEfGhIjKl", "xoxb-1234567890-0987654321-AbCdEfGhIjKl", "slack_token"),
     ("xoxp-2222222222-abcdEFGH1234", "xoxp-2222222222-abcdEFGH1234", "slack_token"),
     ("stripe sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "stripe_key"),
-    ("ANTHROPIC_API_KEY=sk-ant-api03-AbCdEf123456_GhIjKl789012-mnop", "sk-ant-api03-AbCdEf123456_GhIjKl789012-mnop", "anthropic_key"),
+    ("ANTHROPIC_API_KEY=sk-ant-api03-AbCdEf123456_GhIjKl789012-mnop", "sk-ant-api03-AbCdEf123456_GhIjKl789012-mnop",
+     "anthropic_key"),
     ("openai sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "openai_key"),
     ("maps AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY", "google_api_key"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----", "-----BEGIN RSA PRIVATE KEY-----", "private_key"),
+    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE "
+        "KEY-----", "-----BEGIN RSA PRIVATE KEY-----", "private_key"),
     ("-----BEGIN OPENSSH PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----", "private_key"),
     ("auth eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
      "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "jwt"),
@@ -30,7 +33,8 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("DB_PASSWORD=correcthorsebattery", "correcthorsebattery", "credential_assignment"),
     ("my password is hunter2", "hunter2", "credential_assignment"),
     ("Authorization: Bearer aB3dE5fG7hJ9kL1mN3pQ5r", "aB3dE5fG7hJ9kL1mN3pQ5r", "secret_near_keyword"),
-    ("the secret key 9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "secret_near_keyword"),
+    ("the secret key "
+        "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "secret_near_keyword"),
     ('config x = "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L"', "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L", "high_entropy_string"),
 ]
 

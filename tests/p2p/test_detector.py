@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mnemonet.p2p.detector import DetectorConfig, FailureDetector, detection_bound
-from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
+from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
 
 
 class Clock:
@@ -46,7 +46,11 @@ class Cluster:
         for node_id in ids:
             local = Member(node_id, f"http://{node_id}.test:1", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
             membership = Membership(local, self.mcfg, self.clock)
-            membership.add_listener(lambda m, old, me=node_id: self.verdicts.append((me, m.node_id, m.state)))
+
+            def verdict(m: Member, old: MemberState | None, me: str = node_id) -> None:
+                self.verdicts.append((me, m.node_id, m.state))
+
+            membership.add_listener(verdict)
             self.nodes[node_id] = FailureDetector(
                 membership, Transport(self, node_id), self.dcfg, self.clock, asyncio.sleep,
                 random.Random(self.rng.random()),
@@ -86,7 +90,9 @@ class Transport:
         self.cluster = cluster
         self.me = me
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(
+        self, target: Member, piggyback: list[dict[str, Any]], timeout: float
+    ) -> list[dict[str, Any]] | None:
         c = self.cluster
         if not c.up(self.me, target.node_id):
             return None

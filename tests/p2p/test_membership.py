@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
-from mnemonet.p2p.membership import Member, MemberState, Membership, MembershipConfig
+from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
 
 ALIVE, SUSPECT, DEAD, LEFT = MemberState.ALIVE, MemberState.SUSPECT, MemberState.DEAD, MemberState.LEFT
 
@@ -21,7 +22,7 @@ class Clock:
         return self.now
 
 
-def wire(node_id: str, incarnation: int = 0, state: str = "alive", caps: list[str] | None = None,
+def wire(node_id: str, incarnation: int = 0, state: str = "alive", caps: Any = None,
          url: str | None = None) -> dict:
     return {
         "node_id": node_id,

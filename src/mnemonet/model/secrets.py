@@ -43,14 +43,19 @@ _KNOWN: list[tuple[str, re.Pattern[str]]] = [
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{8,2000}")),
     ("url_credentials", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,100}:[^\s@/]{1,200}@")),
 ]
-_KEYWORD = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+_KEYWORD = (
+    r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+)
 _ASSIGNMENT = re.compile(
     rf"\b[A-Za-z0-9_.-]{{0,40}}{_KEYWORD}[\"']?\s{{0,5}}[:=]{{1,2}}\s{{0,5}}[\"']?"
     r"(?P<val>[^\s\"',;()\[\]{}<>]{6,500})(?=$|[\s\"',;)])",
     re.I,
 )
-_SPOKEN = re.compile(r"\b(?:password|passcode|passphrase|api key|pin code)\s{1,5}(?:is|was)\s{1,5}(?P<val>\S{4,200})", re.I)
-_NEAR = re.compile(rf"\b(?:{_KEYWORD}|key|bearer)\b\W{{1,20}}(?:\w{{1,20}}\W{{1,5}}){{0,3}}?(?P<val>[A-Za-z0-9+/_=.-]{{16,500}})", re.I)
+_SPOKEN = re.compile(
+    r"\b(?:password|passcode|passphrase|api key|pin code)\s{1,5}(?:is|was)\s{1,5}(?P<val>\S{4,200})", re.I)
+_NEAR = re.compile(
+    rf"\b(?:{_KEYWORD}|key|bearer)\b\W{{1,20}}(?:\w{{1,20}}\W{{1,5}}){{0,3}}?(?P<val>[A-Za-z0-9+/_=.-]{{16,500}})", re.I
+)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{24,2000}")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _HEX = re.compile(r"^[0-9a-f]+$", re.I)

@@ -67,7 +67,9 @@ class NetworkProbes:
         except (PeerUnavailable, PeerTimeout, P2PError):
             return None
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(
+        self, target: Member, piggyback: list[dict[str, Any]], timeout: float
+    ) -> list[dict[str, Any]] | None:
         """Ping ``target``; the ack's piggyback, None on failure."""
         reply = await self._ask(target, Kind.PING, {"piggyback": piggyback}, timeout)
         if reply is None:
@@ -188,7 +190,8 @@ class Cluster:
         """Answer one membership envelope; ``ValueError`` for a malformed payload."""
         payload = env.payload
         if env.kind is Kind.PING:
-            return env.reply(Kind.ACK, self.node_id, {"piggyback": self.detector.handle_ping(_updates(payload, "piggyback"))})
+            piggyback = self.detector.handle_ping(_updates(payload, "piggyback"))
+            return env.reply(Kind.ACK, self.node_id, {"piggyback": piggyback})
         if env.kind is Kind.PING_REQ:
             target_id = payload.get("target_id")
             if not isinstance(target_id, str):

@@ -24,7 +24,9 @@ log = logging.getLogger(__name__)
 class ProbeTransport(Protocol):
     """How the detector reaches other members (implemented by the network layer)."""
 
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> list[dict[str, Any]] | None:
+    async def ping(
+        self, target: Member, piggyback: list[dict[str, Any]], timeout: float
+    ) -> list[dict[str, Any]] | None:
         """Ping ``target``; return the ack's piggyback, or None on timeout/failure."""
 
     async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> bool:

@@ -121,7 +121,7 @@ class Member:
         node_id, url, caps, inc, state = (d[k] for k in ("node_id", "url", "capabilities", "incarnation", "state"))
         if not isinstance(node_id, str) or not 0 < len(node_id) <= config.max_node_id_chars \
                 or not _NODE_ID_RE.fullmatch(node_id):
-            raise ValueError("node_id must be 1..%d chars of [A-Za-z0-9._:@-]" % config.max_node_id_chars)
+            raise ValueError(f"node_id must be 1..{config.max_node_id_chars} chars of [A-Za-z0-9._:@-]")
         _check_url(url, config.max_url_chars)
         if not isinstance(caps, list) or len(caps) > config.max_capabilities:
             raise ValueError(f"capabilities must be a list of at most {config.max_capabilities} names")
@@ -281,7 +281,8 @@ class Membership:
         Tombstones travel too, so a peer holding a stale "alive" learns of the
         death, and a restarted node reusing its id refutes its own tombstone.
         """
-        return [*map(self._wire_of, self._members), *(t.to_wire() for t in self._tombstones.values())]
+        members = [wire for wire in map(self._wire_of, self._members) if wire is not None]  # listed: never None
+        return [*members, *(t.to_wire() for t in self._tombstones.values())]
 
     def suspicion_timeout(self) -> float:
         """Seconds a suspect has to refute, scaled with cluster size if configured."""

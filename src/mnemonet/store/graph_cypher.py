@@ -321,7 +321,8 @@ MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
 WHERE s.predicate <> $summary_predicate
 WITH c, collect(DISTINCT s.id) AS about
 WHERE size(about) >= $min_new
-OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
+OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})
+      -[:ASSERTED_BY]->(:Source {key: $source_key})
 OPTIONAL MATCH (sm)-[:DERIVED_FROM]->(d:Statement)
 WITH c, about, collect(DISTINCT d.id) AS covered
 WITH c, [x IN about WHERE NOT x IN covered] AS fresh

@@ -56,7 +56,9 @@ FILLER_ADVERBS = frozenset({
 TRAILING_FILLERS = ("very much", "so much", "a lot", "too", "as well", "anymore", "any more", "any longer", "nowadays")
 
 FIRST_PERSON = frozenset({"i", "me", "we", "us", "myself"})
-UNRESOLVED_PRONOUNS = frozenset({"he", "she", "they", "it", "this", "that", "these", "those", "you", "him", "her", "them", "there"})
+UNRESOLVED_PRONOUNS = frozenset({
+    "he", "she", "they", "it", "this", "that", "these", "those", "you", "him", "her", "them", "there",
+})
 QUESTION_WORDS = frozenset({
     "what", "who", "whom", "whose", "where", "when", "which", "why", "how",
     "do", "does", "did", "is", "are", "am", "can", "could", "would", "should", "will", "was", "were",
@@ -79,9 +81,15 @@ PLACE_WORDS = frozenset({
     "home", "office", "city", "country", "town", "village", "park", "beach", "gym", "school",
     "university", "restaurant", "cafe", "airport", "street", "room", "building",
 })
-NOT_ACTIVITY_ING = frozenset({"thing", "morning", "evening", "ceiling", "building", "string", "king", "ring", "wing", "spring", "nothing", "something", "everything", "anything"})
+NOT_ACTIVITY_ING = frozenset({
+    "thing", "morning", "evening", "ceiling", "building", "string", "king", "ring", "wing", "spring", "nothing",
+    "something", "everything", "anything",
+})
 # Plurals the naive singulariser gets wrong.
-SINGULAR_EXCEPTIONS = {"news": "news", "series": "series", "species": "species", "people": "person", "children": "child", "men": "man", "women": "woman", "mice": "mouse", "feet": "foot", "teeth": "tooth"}
+SINGULAR_EXCEPTIONS = {
+    "news": "news", "series": "series", "species": "species", "people": "person", "children": "child", "men": "man",
+    "women": "woman", "mice": "mouse", "feet": "foot", "teeth": "tooth",
+}
 
 PLACE_PREDICATES = frozenset({"lives_in", "located_in", "comes_from", "born_in", "goes_to"})
 VALUE_PREDICATES = frozenset({"has_property", "has_name", "has_age"})

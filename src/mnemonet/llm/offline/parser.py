@@ -42,7 +42,8 @@ _NEG = r"(?P<n>not |never |no longer )?"
 _BE = r"(?:am|is|are|was|were)"
 # Rules whose match is decided by where their verb sits (shortest subject wins).
 _GENERAL: list[tuple[str, re.Pattern[str]]] = [
-    ("copula_phrase", re.compile(rf"^(?P<s>.+?) {_BE} {_NEG}(?P<v>{_alternation(list(_COPULA_TABLE))}) (?P<o>.+)$", re.I)),
+    ("copula_phrase", re.compile(
+        rf"^(?P<s>.+?) {_BE} {_NEG}(?P<v>{_alternation(list(_COPULA_TABLE))}) (?P<o>.+)$", re.I)),
     ("verb", re.compile(
         rf"^(?P<s>.+?) (?:(?:do|does|did|will|can|could|should|may|might) )?{_NEG}"
         rf"(?P<v>{_alternation(list(_VERB_FORMS))})(?: (?P<o>.+))?$", re.I)),
@@ -54,7 +55,8 @@ _MY_NAME = re.compile(r"^(?:my name (?:is|was) |(?:you can |people |everyone )?c
 _MY_ATTR = re.compile(r"^my (?P<a>[a-z][a-z ]{0,40}?) (?:is|are) (?P<n>not )?(?P<o>.+)$", re.I)
 _BETTER = re.compile(
     r"^(?P<o>.+?) (?:is|are|would be|will be|works|work|seems|seem|sounds|sound|feels|feel) (?P<n>not )?"
-    r"(?:much |way |a lot |far |even |so much )?(?P<w>better|best|the best|preferable|ideal|nicer|easier|worse|the worst)"
+    r"(?:much |way |a lot |far |even |so much )?"
+    r"(?P<w>better|best|the best|preferable|ideal|nicer|easier|worse|the worst)"
     r"(?: for me| for us| for the user)?$",
     re.I,
 )
@@ -93,7 +95,7 @@ def split_clauses(sentence: str) -> list[str]:
     """Split where the following part parses on its own (or with the previous subject)."""
     parts = _CLAUSE_SPLIT.split(sentence)
     clauses = [parts[0]]
-    for sep, part in zip(parts[1::2], parts[2::2]):
+    for sep, part in zip(parts[1::2], parts[2::2], strict=False):
         if parse_clause(part):
             clauses.append(part)
             continue
