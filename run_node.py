@@ -6,7 +6,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "src"))  # run from a checkout without installing
 
-from mnemonet.node.cli_entry import main  # noqa: E402
+from mnemonet.node.cli_entry import main
 
 if __name__ == "__main__":
     sys.exit(main())

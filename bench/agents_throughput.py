@@ -19,6 +19,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
@@ -34,9 +35,11 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
 
 KEY = "bench-cluster-key"
-NODE = dict(host="127.0.0.1", port=0, cluster_key=KEY, llm="offline", gossip_interval=0.1, probe_interval=0.25,
-            probe_timeout=0.15, suspicion_timeout=1.5, link_maintenance_interval=0.2, worker_poll_interval=0.2,
-            worker_event_debounce=0.05, log_level="WARNING")
+NODE: dict[str, Any] = dict(
+    host="127.0.0.1", port=0, cluster_key=KEY, llm="offline", gossip_interval=0.1, probe_interval=0.25,
+    probe_timeout=0.15, suspicion_timeout=1.5, link_maintenance_interval=0.2, worker_poll_interval=0.2,
+    worker_event_debounce=0.05, log_level="WARNING",
+)
 MIXED = ["I prefer morning meetings", "actually I hate mornings, afternoon is better", "I like {x}",
          "I dislike {x}", "Person{i} works at Company{i}.", "I love {x}", "I live in Town{i}", "I prefer {x}"]
 THINGS = ["tea", "jazz", "chess", "opera", "sushi", "tennis", "poetry", "hiking"]
@@ -66,7 +69,7 @@ async def _network(service: MemoryService, workers: list[str]) -> list[PeerNode]
 
 
 async def _drained(service: MemoryService, source: str) -> None:
-    while await service.pending_observations(source, limit=1):
+    while await service.pending_observations(source, limit=1):  # noqa: ASYNC110 - the backlog is in the store
         await asyncio.sleep(0.05)
 
 
@@ -100,10 +103,11 @@ async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int) -> tuple[
             text = MIXED[i % len(MIXED)].format(i=i, x=THINGS[(i // len(MIXED)) % len(THINGS)])
             await nodes[0].client.observe(text)
         await _drained(service, InferenceAgent.source)
-        while await service.pending_statements("validation-agent", limit=1):
+        while await service.pending_statements("validation-agent", limit=1):  # noqa: ASYNC110 - store backlog
             await asyncio.sleep(0.05)
         stats = _worker_stats(nodes)
-        return n, stats["inference"]["llm_calls"], stats["validation"]["llm_calls"], stats["validation"]["contradictions"]
+        validation = stats["validation"]
+        return n, stats["inference"]["llm_calls"], validation["llm_calls"], validation["contradictions"]
     finally:
         for node in reversed(nodes):
             await node.stop()
@@ -121,7 +125,8 @@ async def main() -> None:
     pg_url = await pg.start()
     try:
         rates = {w: await inference_run(falkor, pg_url, w, args.n) for w in (1, 2, 3)}
-        observations, inference_calls, validation_calls, contradictions = await llm_calls_run(falkor, pg_url, args.mixed)
+        mixed = await llm_calls_run(falkor, pg_url, args.mixed)
+        observations, inference_calls, validation_calls, contradictions = mixed
     finally:
         await pg.stop()
         await falkor.stop()
@@ -129,7 +134,8 @@ async def main() -> None:
     for workers, rate in rates.items():
         print(f"| {workers} | {rate:.1f} | {rate / rates[1]:.2f}x |")
     total = inference_calls + validation_calls
-    print(f"\n| run ({observations} observations, 1 inference + 1 validation node) | calls | per observation |\n|---|---|---|")
+    print(f"\n| run ({observations} observations, 1 inference + 1 validation node) | calls | per observation |")
+    print("|---|---|---|")
     print(f"| inference (infer) | {inference_calls} | {inference_calls / observations:.2f} |")
     print(f"| validation (judge_pairs, batched) | {validation_calls} | {validation_calls / observations:.2f} |")
     print(f"| inference + validation | {total} | {total / observations:.2f} |")

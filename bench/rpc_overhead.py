@@ -18,13 +18,14 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 
-from mnemonet.model.views import ObservationView  # noqa: E402
-from mnemonet.node.peer_node import PeerNode  # noqa: E402
-from mnemonet.p2p.client import P2PMemoryClient  # noqa: E402
-from mnemonet.settings import Settings  # noqa: E402
+from mnemonet.model.views import ObservationView
+from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.client import P2PMemoryClient
+from mnemonet.settings import Settings
 
 
 class ReadOnlyStore:
@@ -57,13 +58,13 @@ async def _measure(client: P2PMemoryClient, requests: int, concurrency: int) -> 
 
 
 async def main(requests: int) -> None:
-    base = dict(host="127.0.0.1", port=0, cluster_key="bench-key", request_timeout=30.0)
+    base: dict[str, Any] = dict(host="127.0.0.1", port=0, cluster_key="bench-key", request_timeout=30.0)
     store = PeerNode(Settings(**base), {"store"}, {"store": ReadOnlyStore()})
     await store.start()
     caller = PeerNode(Settings(**base, bootstrap=store.url), {"cli"})
     await caller.start()
     try:
-        while store.node_id not in caller.transport.neighbours():
+        while store.node_id not in caller.transport.neighbours():  # noqa: ASYNC110 - no event for a new link
             await asyncio.sleep(0.05)
         await _measure(caller.client, 200, 8)  # warm up both paths
         await _measure(store.client, 200, 8)

@@ -82,7 +82,9 @@ def corpus(n: int, seed: int) -> list[tuple[str, str, str]]:
     return [(rng.choice(people), rng.choice(PREDICATES), rng.choice(things)) for _ in range(n)]
 
 
-async def load(svc: MemoryService, rows: list[tuple[str, str, str]], offset: int, phrase_vecs: dict[str, np.ndarray]) -> float:
+async def load(
+    svc: MemoryService, rows: list[tuple[str, str, str]], offset: int, phrase_vecs: dict[str, np.ndarray]
+) -> float:
     """Bulk-load statements ``offset..`` into graph and vectors; returns seconds."""
     t0 = time.perf_counter()
     src = SourceSpec(name="bench", kind="system")
@@ -180,7 +182,7 @@ async def run(sizes: list[int], reuse: bool) -> None:
     unbounded_settings = settings.model_copy(update={"keyword_common_rows": 0, "keyword_max_candidates": 1_000_000})
     unbounded = await VectorStore.open(unbounded_settings, schema="search_latency")
     unbounded_retriever = Retriever(svc.graph, unbounded, embedder, unbounded_settings)
-    modes = {mode: (svc.retriever, mode) for mode in SEARCH_MODES}
+    modes: dict[str, tuple[Retriever, str]] = {mode: (svc.retriever, mode) for mode in SEARCH_MODES}
     # Apart from the modes: one unbounded search keeps both cores busy for ~200 ms, and its
     # after-effects would land on the next query timed.
     bounds = {}
@@ -201,7 +203,8 @@ async def run(sizes: list[int], reuse: bool) -> None:
             await svc.vectors.ensure_model(embedder.model, embedder.dimension)
             phrases = sorted({f"{p.replace('_', ' ')} {o}" for _, p, o in rows})
             t0 = time.perf_counter()
-            phrase_vecs = dict(zip(phrases, np.asarray(await embedder.embed(phrases, "passage"), dtype=np.float32)))
+            vectors = np.asarray(await embedder.embed(phrases, "passage"), dtype=np.float32)
+            phrase_vecs = dict(zip(phrases, vectors, strict=True))
             print(f"embedded {len(phrases)} phrases in {time.perf_counter() - t0:.0f} s", file=sys.stderr)
         loaded = 0
         for size in sorted(sizes):
@@ -234,7 +237,8 @@ async def run(sizes: list[int], reuse: bool) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--reuse", action="store_true", help="search the statements the last run loaded, without loading")
+    parser.add_argument("--reuse", action="store_true",
+                        help="search the statements the last run loaded, without loading")
     args = parser.parse_args()
     asyncio.run(run(args.sizes, args.reuse))
 

@@ -63,7 +63,7 @@ async def naive(driver: FalkorDriver, records: list[ObservationRecord]) -> None:
                 {"id": r.id})
         for s in r.statements:
             keys = (normalise_name(s.subject), normalise_name(s.object))
-            for name, key in zip((s.subject, s.object), keys):
+            for name, key in zip((s.subject, s.object), keys, strict=True):
                 await w("MERGE (c:Concept {key: $key}) ON CREATE SET c.id = $id, c.name = $name",
                         {"key": key, "id": derived_id("cpt", key), "name": name})
                 await w("MATCH (o:Observation {id: $o}), (c:Concept {key: $key}) MERGE (o)-[:MENTIONS]->(c)",
@@ -114,7 +114,8 @@ async def run(n: int, per: int) -> None:
     always = {lbl: e for lbl, f, e, _ in rows if f == "always"}
     everysec = {lbl: e for lbl, f, e, _ in rows if f == "everysec"}
     for label in always:
-        print(f"fsync 'always' costs {label.split(' (')[0]}: {always[label] / everysec[label]:.2f}x the time of 'everysec'")
+        print(f"fsync 'always' costs {label.split(' (')[0]}: {always[label] / everysec[label]:.2f}x the time of "
+            "'everysec'")
 
 
 def main() -> None:

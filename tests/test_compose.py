@@ -95,7 +95,7 @@ def test_node_commands_use_real_flags(services: dict[str, dict[str, Any]], help_
 def test_environment_is_real_settings(services: dict[str, dict[str, Any]]) -> None:
     for name in NODE_SERVICES:
         env = services[name]["environment"]
-        fields = {}
+        fields: dict[str, Any] = {}
         for key, value in env.items():
             if not key.startswith("MNEMONET_"):
                 continue

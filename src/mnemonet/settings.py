@@ -8,8 +8,9 @@ Sections are grouped by the layer that reads them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -62,14 +63,17 @@ class Settings(BaseSettings):
     graph_ids_per_read_max: int = Field(1000, description="Most ids one graph read by ids accepts.")
     graph_raw_query_max_chars: int = Field(20_000, description="Longest raw read-only Cypher text accepted.")
     graph_raw_query_max_params: int = Field(50, description="Most parameters a raw read-only query may carry.")
-    graph_raw_query_max_rows: int = Field(10_000, description="Rows a raw read-only query returns at most (rest dropped).")
+    graph_raw_query_max_rows: int = Field(
+        10_000, description="Rows a raw read-only query returns at most (rest dropped).",
+    )
 
     # -- vector store ---------------------------------------------------------
     database_url: str = Field(
         "", description="PostgreSQL+pgvector URL; empty starts the embedded PostgreSQL in data_dir."
     )
     postgres_shared_buffers: str = Field(
-        DEFAULT_SHARED_BUFFERS, pattern=MEMORY_SIZE_PATTERN, description="shared_buffers of the embedded PostgreSQL (set on start, "
+        DEFAULT_SHARED_BUFFERS, pattern=MEMORY_SIZE_PATTERN,
+        description="shared_buffers of the embedded PostgreSQL (set on start, "
         "with one restart when it changes). The search tables and indexes of 100k statements take ~400 MB; pages "
         "read from outside it make keyword search ~1.5x slower. Memory is taken as pages are used.",
     )
@@ -88,8 +92,8 @@ class Settings(BaseSettings):
     bm25_k1: float = Field(1.2, ge=0, description="BM25 term-frequency saturation (0 counts a repeated word once).")
     bm25_b: float = Field(
         0.0, ge=0, le=1, description="BM25 length normalisation: 0 ignores text length, 1 divides by it fully. Off by "
-        "default: one index holds concept names, statements and observations of very different lengths, and normalising "
-        "against their common average ranks short names above the observations that say something.",
+        "default: one index holds concept names, statements and observations of very different lengths, and "
+        "normalising against their common average ranks short names above the observations that say something.",
     )
     hybrid_candidate_factor: int = Field(
         2, description="Hybrid search fetches k x this many candidates from each of k-NN and keyword before fusing "
@@ -127,12 +131,18 @@ class Settings(BaseSettings):
     llm_timeout: float = Field(60.0, description="Seconds before one language-model call is abandoned.")
     llm_max_retries: int = Field(3, description="Retries on 429/5xx/timeouts before failing.")
     prompts_dir: Path | None = Field(None, description="Prompt templates folder; default is the packaged prompts/.")
-    llm_retry_backoff: float = Field(0.5, description="First language-model retry delay in seconds; doubles per retry, with jitter.")
-    llm_retry_max_delay: float = Field(20.0, description="Longest wait before one language-model retry (caps Retry-After).")
+    llm_retry_backoff: float = Field(
+        0.5, description="First language-model retry delay in seconds; doubles per retry, with jitter.",
+    )
+    llm_retry_max_delay: float = Field(
+        20.0, description="Longest wait before one language-model retry (caps Retry-After).",
+    )
     llm_max_memory_items: int = Field(200, description="Most memory lines one answer call accepts.")
     llm_max_pairs: int = Field(100, description="Most statement pairs one judge_pairs call accepts.")
     llm_max_summary_statements: int = Field(200, description="Most statements one summarise call accepts.")
-    llm_summary_max_chars: int = Field(4000, description="Longest summary kept (the offline summariser drops the oldest facts).")
+    llm_summary_max_chars: int = Field(
+        4000, description="Longest summary kept (the offline summariser drops the oldest facts).",
+    )
     llm_max_reply_chars: int = Field(200_000, description="Longest language-model reply accepted before it is refused.")
     offline_answer_max_lines: int = Field(8, description="Most memory lines the offline answer quotes.")
 
@@ -148,7 +158,9 @@ class Settings(BaseSettings):
     embed_api_key: str = Field("", description="API key for the OpenAI-compatible embeddings server, if it wants one.")
     embed_max_retries: int = Field(3, description="Retries of one embedding request on 429/5xx/transport errors.")
     embed_retry_backoff: float = Field(0.5, description="First retry delay in seconds; doubles on each retry.")
-    embed_retry_max_delay: float = Field(10.0, description="Longest wait before one embedding retry (caps Retry-After).")
+    embed_retry_max_delay: float = Field(
+        10.0, description="Longest wait before one embedding retry (caps Retry-After).",
+    )
     embed_max_texts: int = Field(10_000, description="Most texts one embed() call accepts (it is split into batches).")
     embed_omp_spin_count: int = Field(
         10_000, ge=0, description="How long the offline embedder's OpenMP threads spin before they sleep, in "
@@ -172,7 +184,8 @@ class Settings(BaseSettings):
         "order of the first k hits does not depend on k.",
     )
     search_expansion_seeds: int = Field(
-        5, description="Top hits whose graph neighbourhood (adjacent turns, shared concepts) hybrid+graph search expands.",
+        5,
+        description="Top hits whose graph neighbourhood (adjacent turns, shared concepts) hybrid+graph search expands.",
     )
     search_lift_weight: float = Field(
         1.0, description="Share of a statement hit's score that hybrid+graph search adds to the observation it was "
@@ -221,9 +234,12 @@ class Settings(BaseSettings):
     worker_poll_interval: float = Field(
         5.0, description="Seconds between a worker's backlog polls (events wake it sooner; polls catch what they miss)."
     )
-    worker_fetch_limit: int = Field(200, description="Pending items a worker reads per pass (before ownership filtering).")
+    worker_fetch_limit: int = Field(
+        200, description="Pending items a worker reads per pass (before ownership filtering).",
+    )
     worker_batch_size: int = Field(
-        20, description="Items one worker batch handles; validation judges all of a batch's ambiguous pairs in one call."
+        20,
+        description="Items one worker batch handles; validation judges all of a batch's ambiguous pairs in one call.",
     )
     worker_concurrency: int = Field(4, description="Batches (and requests within one) a worker runs at once.")
     worker_event_debounce: float = Field(
@@ -378,7 +394,9 @@ class Settings(BaseSettings):
     control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")
     request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")
     rpc_attempts: int = Field(3, description="Peers one request is tried on before it fails (failover).")
-    max_concurrent_requests: int = Field(256, description="Routed requests a node serves at once; more are refused busy.")
+    max_concurrent_requests: int = Field(
+        256, description="Routed requests a node serves at once; more are refused busy.",
+    )
     latency_ewma_alpha: float = Field(0.2, description="Weight of the newest sample in a peer's latency average.")
     max_envelope_bytes: int = Field(8_388_608, description="Largest encoded envelope or client request body accepted.")
     max_unauthenticated_reads: int = Field(
@@ -507,3 +525,9 @@ def _read_cluster_key_file(settings: Settings) -> Settings:
 def load_settings(**overrides: object) -> Settings:
     """Settings from the environment, with explicit overrides (command-line flags) on top."""
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
+def flag_type(name: str) -> Callable[[str], Any]:
+    """How the command-line flag of setting ``name`` parses its text: int and float settings as numbers, else text."""
+    annotation = Settings.model_fields[name].annotation
+    return int if annotation is int else float if annotation is float else str

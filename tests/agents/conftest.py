@@ -14,7 +14,7 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 
 @pytest.fixture(scope="session")
-def agents_embedder():  # type: ignore[no-untyped-def]
+def agents_embedder():
     """One offline embedding model for the session (it is stateless)."""
     return make_embedder(Settings())
 
@@ -28,7 +28,7 @@ def agent_settings(falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_
 
 
 @pytest.fixture
-async def service(agent_settings: Settings, agents_embedder, unique_name: str) -> AsyncIterator[MemoryService]:  # type: ignore[no-untyped-def]
+async def service(agent_settings: Settings, agents_embedder, unique_name: str) -> AsyncIterator[MemoryService]:
     svc = await build_memory_service(
         agent_settings, make_language_model(agent_settings), agents_embedder, vector_schema=unique_name)
     yield svc

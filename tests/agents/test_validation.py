@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from mnemonet.agents import InferenceAgent, Ownership, ValidationAgent
 from mnemonet.llm import make_language_model
+from mnemonet.model.views import StatementView
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 
@@ -38,7 +39,7 @@ async def _contradiction_pairs(service: MemoryService) -> list[frozenset[str]]:
 
 
 async def test_truth_table(service: MemoryService, agent_settings: Settings) -> None:
-    views = {}
+    views: dict[str, tuple[StatementView, StatementView]] = {}
     for case, first, second, _ in TRUTH_TABLE:
         source_a, source_b = SOURCES.get(case, ("agent", "agent"))
         a = await service.claim(first, source=source_a, idempotency_key=f"{case}/1")
@@ -51,8 +52,8 @@ async def test_truth_table(service: MemoryService, agent_settings: Settings) -> 
 
     found = await _contradiction_pairs(service)
     for case, _, _, expected in TRUTH_TABLE:
-        a, b = views[case]
-        pair = frozenset((a.sentence(), b.sentence()))
+        first_view, second_view = views[case]
+        pair = frozenset((first_view.sentence(), second_view.sentence()))
         assert (pair in found) is expected, case
     assert len(found) == sum(expected for *_, expected in TRUTH_TABLE)  # each written once
     # Every case is decided by rule, but for one question: has_manager's cardinality, then remembered.

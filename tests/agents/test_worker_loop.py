@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -43,7 +44,12 @@ async def test_events_wake_it_polling_catches_up_and_failures_are_retried(
     listeners: list[Any] = []
     api = FlakyInfer(service)
     settings = agent_settings.model_copy(update={"worker_poll_interval": 30.0})  # only events wake it here
-    agent = InferenceAgent(api, settings, Ownership.solo("w"), subscribe=lambda cb: listeners.append(cb) or (lambda: None))
+
+    def subscribe(listener: Callable[[dict[str, Any]], Any]) -> Callable[[], None]:
+        listeners.append(listener)
+        return lambda: None
+
+    agent = InferenceAgent(api, settings, Ownership.solo("w"), subscribe=subscribe)
     await agent.start()
     try:
         await _until(lambda: agent.stats()["passes"] == 1)  # the catch-up pass at start
@@ -52,7 +58,8 @@ async def test_events_wake_it_polling_catches_up_and_failures_are_retried(
         for listener in listeners:
             listener({"type": "observation", "ids": []})
         await _until(lambda: agent.stats()["processed"] == 1 and agent.stats()["failed"] == 1)
-        assert [o.text for o in await service.pending_observations(InferenceAgent.source)] == ["Zed flaky lives in Oslo."]
+        assert [o.text for o in await service.pending_observations(InferenceAgent.source)] == [
+            "Zed flaky lives in Oslo."]
         api.healed = True
         listeners[0]({"type": "claim", "ids": []})  # not a type inference wakes on
         await asyncio.sleep(0.2)

@@ -10,14 +10,14 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
-from netsupport import node_factory  # noqa: E402
+from netsupport import node_factory
 
-from mnemonet.embed import make_embedder  # noqa: E402
-from mnemonet.llm import make_language_model  # noqa: E402
-from mnemonet.node.peer_node import PeerNode  # noqa: E402
-from mnemonet.service import build_memory_service  # noqa: E402
-from mnemonet.settings import Settings  # noqa: E402
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
+from mnemonet.embed import make_embedder
+from mnemonet.llm import make_language_model
+from mnemonet.node.peer_node import PeerNode
+from mnemonet.service import build_memory_service
+from mnemonet.settings import Settings
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 
 @pytest.fixture

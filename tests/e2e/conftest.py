@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
-from netsupport import NodeFactory, node_factory  # noqa: E402
+from netsupport import NodeFactory, node_factory
 
 
 @pytest.fixture

@@ -21,6 +21,16 @@ async def _five(make_node: NodeFactory) -> list[PeerNode]:
     return [seed, *others]
 
 
+
+def _state(node: PeerNode, node_id: str) -> MemberState | None:
+    member = node.membership.get(node_id)
+    return member.state if member is not None else None
+
+
+def _incarnation(node: PeerNode, node_id: str) -> int:
+    member = node.membership.get(node_id)
+    return member.incarnation if member is not None else -1
+
 async def test_five_nodes_join_through_one_seed(make_node: NodeFactory) -> None:
     nodes = await _five(make_node)
     await eventually(lambda: sees_all(nodes), JOIN_BOUND, "every node sees every node alive")
@@ -44,11 +54,11 @@ async def test_killed_node_is_declared_dead_by_all_and_stays_dead(make_node: Nod
     s = survivors[0].settings
     bound = detection_bound(len(nodes), membership_config(s), detector_config(s))
     took = await eventually(
-        lambda: all(n.membership.get(victim.node_id).state is MemberState.DEAD for n in survivors),
+        lambda: all(_state(n, victim.node_id) is MemberState.DEAD for n in survivors),
         bound, f"every survivor declares the killed node dead within {bound:.1f}s")
     assert took <= bound
     await asyncio.sleep(2 * s.push_pull_interval)  # gossip and push-pull keep running
-    assert all(n.membership.get(victim.node_id).state is MemberState.DEAD for n in survivors)
+    assert all(_state(n, victim.node_id) is MemberState.DEAD for n in survivors)
     assert resurrected == []
     assert all(victim.node_id not in n.transport.neighbours() for n in survivors)
     # A message still reaching the killed node (a link reader or request outliving it) gets no ack.
@@ -63,14 +73,15 @@ async def test_suspected_live_node_refutes_and_stays_alive(make_node: NodeFactor
     deaths: list[str] = []
     for node in nodes:
         node.membership.add_listener(
-            lambda m, old: deaths.append(m.node_id) if m.node_id == target.node_id and m.state is MemberState.DEAD else None)
+            lambda m, old: deaths.append(m.node_id)
+            if m.node_id == target.node_id and m.state is MemberState.DEAD else None)
 
     accuser.membership.suspect(target.node_id)  # a false suspicion, as after a lost ack
-    assert accuser.membership.get(target.node_id).state is MemberState.SUSPECT
+    assert _state(accuser, target.node_id) is MemberState.SUSPECT
     await eventually(lambda: target.membership.local.incarnation >= 1, 2.0, "the target refutes")
     await eventually(
-        lambda: all(n.membership.get(target.node_id).state is MemberState.ALIVE
-                    and n.membership.get(target.node_id).incarnation >= 1 for n in nodes),
+        lambda: all(_state(n, target.node_id) is MemberState.ALIVE
+                    and _incarnation(n, target.node_id) >= 1 for n in nodes),
         3.0, "everyone sees the refutation")
     await asyncio.sleep(accuser.settings.suspicion_timeout + 0.5)  # past when the suspicion would have expired
     assert deaths == []
@@ -82,7 +93,7 @@ async def test_leave_removes_node_everywhere(make_node: NodeFactory) -> None:
     await eventually(lambda: sees_all(nodes), JOIN_BOUND, "all joined")
     leaver, rest = nodes[4], nodes[:4]
     await leaver.stop()
-    await eventually(lambda: all(n.membership.get(leaver.node_id).state is MemberState.LEFT for n in rest),
+    await eventually(lambda: all(_state(n, leaver.node_id) is MemberState.LEFT for n in rest),
                      2.0, "everyone marks the leaver left")
     assert all(leaver.node_id not in {m.node_id for m in n.membership.alive()} for n in rest)
     await eventually(lambda: all(leaver.node_id not in n.transport.neighbours() for n in rest), 2.0, "links closed")

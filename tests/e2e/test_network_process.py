@@ -67,7 +67,9 @@ async def test_two_processes_join_and_leave_on_sigterm() -> None:
             # Start-up (imports) takes 20 s and more on two loaded cores; membership is timed from serving on.
             await _until(both_serving, START_WITHIN, "both processes serve")
             await _until(both_alive, 15.0, "both processes see each other")
-            assert seen["a"]["capabilities"] == ["llm"] and seen["a"]["dependencies"] == {"llm": "not_started"}
+            health = seen["a"]
+            assert health is not None
+            assert health["capabilities"] == ["llm"] and health["dependencies"] == {"llm": "not_started"}
 
             b.send_signal(signal.SIGTERM)
             assert await asyncio.wait_for(b.wait(), 10.0) == 0

@@ -12,6 +12,7 @@ import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+
 @dataclass
 class FakeEmbeddings:
     """Replies are taken from ``plan`` in order ("ok" once it runs out); requests are recorded."""
@@ -59,7 +60,7 @@ async def fake_server() -> AsyncIterator[FakeEmbeddings]:
     state = FakeEmbeddings()
     server = uvicorn.Server(uvicorn.Config(_app(state), host="127.0.0.1", port=0, log_level="warning", lifespan="off"))
     task = asyncio.create_task(server.serve())
-    while not server.started:
+    while not server.started:  # noqa: ASYNC110 - uvicorn offers a flag to poll, no event to await
         await asyncio.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     state.url = f"http://127.0.0.1:{port}/v1"

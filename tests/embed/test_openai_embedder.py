@@ -11,7 +11,7 @@ from mnemonet.embed import EmbeddingError, OpenAIEmbedder, make_embedder
 from mnemonet.settings import Settings
 
 
-def _embedder(fake: Any, **overrides: object) -> OpenAIEmbedder:
+def _embedder(fake: Any, **overrides: Any) -> OpenAIEmbedder:
     settings = Settings(
         embed="openai",
         embed_base_url=fake.url,
@@ -66,7 +66,11 @@ async def test_client_error_is_not_retried(fake: Any) -> None:
 
 @pytest.mark.parametrize(
     ("action", "message"),
-    [("wrong_dim", "returned 16-d vectors but embed_dimension is 8"), ("malformed", "malformed"), ("short", "2 vectors for 3")],
+    [
+        ("wrong_dim", "returned 16-d vectors but embed_dimension is 8"),
+        ("malformed", "malformed"),
+        ("short", "2 vectors for 3"),
+    ],
 )
 async def test_bad_replies_are_refused(fake: Any, action: str, message: str) -> None:
     emb = _embedder(fake)

@@ -1,4 +1,7 @@
-"""Fault tests reuse the network helpers of ``tests/p2p/netsupport.py``; their own helpers are in ``faultsupport.py``."""
+"""Fault tests reuse the network helpers of ``tests/p2p/netsupport.py``.
+
+Their own helpers are in ``faultsupport.py``.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,6 @@
-"""Forged gossip over real sockets does not corrupt membership (the rules are unit-tested in tests/p2p/test_membership.py).
+"""Forged gossip over real sockets does not corrupt membership.
+
+The rules are unit-tested in tests/p2p/test_membership.py.
 
 The forger holds the cluster key (a compromised or buggy peer); without it
 every envelope is refused before it is read (tests/p2p/test_envelope.py,

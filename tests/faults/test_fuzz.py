@@ -164,7 +164,8 @@ async def test_client_http_api_answers_every_generated_body(make_node: NodeFacto
 def test_cli_parser_answers_every_line_with_a_command_or_a_reason() -> None:
     lines = st.one_of(
         st.text(max_size=120),
-        st.sampled_from(["/", "?", "/claim", "/source", "/help x"]).flatmap(lambda p: st.text(max_size=60).map(p.__add__)),
+        st.sampled_from(["/", "?", "/claim", "/source", "/help x"])
+        .flatmap(lambda p: st.text(max_size=60).map(p.__add__)),
         st.sampled_from(sorted(COMMANDS)).flatmap(lambda n: st.text(max_size=30).map(lambda a: f"/{n} {a}")),
     )
     seen: dict[str, int] = {}

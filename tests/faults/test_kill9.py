@@ -39,7 +39,9 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-async def _spawn(port: int, falkordb_port: int, postgres_url: str, graph: str, data_dir: Path) -> asyncio.subprocess.Process:
+async def _spawn(
+    port: int, falkordb_port: int, postgres_url: str, graph: str, data_dir: Path
+) -> asyncio.subprocess.Process:
     env = {**os.environ, "MNEMONET_CLUSTER_KEY": KEY, "MNEMONET_LLM": "offline", "PYTHONPATH": str(REPO / "src"),
            "MNEMONET_FALKORDB_PORT": str(falkordb_port), "MNEMONET_DATABASE_URL": postgres_url,
            "MNEMONET_GRAPH_NAME": graph, "MNEMONET_DATA_DIR": str(data_dir)}

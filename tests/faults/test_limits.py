@@ -11,6 +11,7 @@ import pytest
 from netsupport import ADMIN_TOKEN, InMemoryStore, NodeFactory, eventually, sees_all
 
 from mnemonet.p2p.envelope import Envelope, Kind, encode
+from mnemonet.p2p.errors import Busy
 from mnemonet.p2p.limits import KeyedLimiter, TokenBucket
 from mnemonet.p2p.tracing import RequestIdFilter, current_request_id
 
@@ -28,11 +29,11 @@ def test_token_bucket_refills_at_its_rate_and_says_how_long_to_wait() -> None:
 def test_keyed_limiter_caps_in_flight_and_forgets_idle_keys_first() -> None:
     limiter = KeyedLimiter("client", max_in_flight=1, rate=0, burst=1, max_keys=2, retry_after=2.0)
     limiter.acquire("a")
-    with pytest.raises(Exception) as busy:
+    with pytest.raises(Busy) as busy:
         limiter.acquire("a")
     assert busy.value.code == "busy" and busy.value.retry_after == 2.0
     limiter.acquire("b")
-    with pytest.raises(Exception):
+    with pytest.raises(Busy):
         limiter.acquire("c")  # both tracked keys are busy: a third would grow the map
     limiter.release("b")
     limiter.acquire("c")  # "b" was idle and is forgotten
@@ -123,4 +124,4 @@ async def test_request_id_follows_a_call_across_nodes_into_log_lines(
     assert resp.status_code == 200 and resp.headers["x-request-id"] == "trace-1234"
     assert store.request_ids == ["trace-1234"]  # on the store node, reached over the network
     [record] = [r for r in caplog.records if r.name == "tests.faults.store"]
-    assert record.request_id == "trace-1234"
+    assert record.__dict__["request_id"] == "trace-1234"  # set by RequestIdFilter

@@ -8,7 +8,7 @@ from netsupport import InMemoryStore, NodeFactory, eventually, sees_all
 from mnemonet.p2p.membership import MemberState
 
 
-def _alive_ids(node) -> set[str]:  # type: ignore[no-untyped-def]
+def _alive_ids(node) -> set[str]:
     return {m.node_id for m in node.membership.alive()}
 
 

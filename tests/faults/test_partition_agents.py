@@ -31,7 +31,7 @@ WRITERS = 8
 
 
 @pytest.fixture
-async def shared_store(falkordb_server, postgres_url: str, unique_name: str  # type: ignore[no-untyped-def]
+async def shared_store(falkordb_server, postgres_url: str, unique_name: str
                        ) -> AsyncIterator[tuple[MemoryService, MemoryService]]:
     """Two store nodes' services over this test's one graph and vector schema (one model and embedder)."""
     settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,

@@ -42,7 +42,7 @@ START_BOUND = 120.0  # seconds for five Python processes (two loading the embedd
 NETNS_UNAVAILABLE = unavailable()  # None where this machine can make network namespaces
 # Timers for five processes on two loaded cores: fast enough to split and heal in seconds, with a probe
 # timeout that a descheduled process still meets. request_timeout: see test_partition_agents.py.
-TIMERS = dict(
+TIMERS: dict[str, Any] = dict(
     llm="offline", probe_interval=0.5, probe_timeout=0.3, indirect_probes=2, suspicion_timeout=2.0,
     gossip_interval=0.2, push_pull_interval=1.0, link_maintenance_interval=0.5, control_timeout=1.0,
     link_connect_timeout=1.0, request_timeout=10.0, rejoin_backoff_initial=0.2, rejoin_backoff_max=1.0,
@@ -90,7 +90,8 @@ class NetnsNetwork:
                 "--host", "0.0.0.0", "--port", str(port), "--advertise-url", f"http://{side.peer_ip}:{port}"]
         if seed is not None:
             argv += ["--bootstrap", seed.peer_url]
-        with open(logs / f"{name}.log", "wb") as log:  # the child keeps its own copy of the descriptor
+        # The child keeps its own copy of the descriptor; opening a log file does not stall the test's loop.
+        with open(logs / f"{name}.log", "wb") as log:  # noqa: ASYNC230
             process = await asyncio.create_subprocess_exec(
                 *argv, env={**env, "MNEMONET_NODE_ID": node_id, "MNEMONET_DATA_DIR": str(logs / name)},
                 stdout=asyncio.subprocess.DEVNULL, stderr=log)

@@ -58,7 +58,8 @@ def _app(server: FakeServer) -> FastAPI:
     app = FastAPI()
 
     async def handle(request: Request) -> Response:
-        server.requests.append({"path": request.url.path, "headers": dict(request.headers), "json": await request.json()})
+        server.requests.append({"path": request.url.path,
+            "headers": dict(request.headers), "json": await request.json()})
         if not server.replies:
             return JSONResponse({"error": {"type": "test_error", "message": "no scripted reply left"}}, status_code=418)
         reply = server.replies.popleft()

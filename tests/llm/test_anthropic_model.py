@@ -8,7 +8,6 @@ import pytest
 
 from mnemonet.llm import AnthropicLanguageModel, CandidatePair, LanguageModelError, PromptLibrary
 
-
 EXTRACTION = {
     "concepts": [
         {"name": "user", "kind": "person"},
@@ -80,7 +79,8 @@ async def test_retries_429_with_retry_after_and_500_then_succeeds(model, fake_se
     fake_server.push(429, error_body("rate_limit_error", "slow down"), headers={"retry-after": "0"})
     fake_server.push(500, error_body("api_error", "boom"))
     fake_server.push(body=tool_reply("record_claim", {
-        "triple": {"subject": "user", "predicate": "prefers", "object": "afternoon", "negated": False, "confidence": 0.8},
+        "triple": {"subject": "user", "predicate": "prefers", "object": "afternoon", "negated": False,
+            "confidence": 0.8},
         "concepts": [{"name": "afternoon", "kind": "time"}],
     }))
     claim = await model.parse_claim("user prefers afternoon (confidence 0.8)", "agent")
@@ -170,7 +170,8 @@ async def test_judge_pairs_orders_judgements_and_checks_indices(model, fake_serv
     judgements = await model.judge_pairs(pairs)
     assert [(j.index, j.contradicts) for j in judgements] == [(0, True), (1, False)]
 
-    fake_server.push(body=tool_reply("record_judgements", {"judgements": [{"index": 0, "contradicts": True, "reason": ""}]}))
+    fake_server.push(body=tool_reply(
+        "record_judgements", {"judgements": [{"index": 0, "contradicts": True, "reason": ""}]}))
     with pytest.raises(LanguageModelError, match=r"no judgement for pair\(s\) \[1\]"):
         await model.judge_pairs(pairs)
 
@@ -179,7 +180,7 @@ async def test_bad_input_is_refused_before_any_request(model, fake_server) -> No
     with pytest.raises(ValueError, match="text: must not be empty"):
         await model.extract_observation("  ", "user")
     with pytest.raises(ValueError, match="memory: every item must be an"):
-        await model.answer("q", [("st-1",)])  # type: ignore[list-item]
+        await model.answer("q", [("st-1",)])
     assert fake_server.requests == [] and model.usage()["calls"] == 0
     with pytest.raises(ValueError, match="api_key"):
         AnthropicLanguageModel(fake_server.settings(), api_key="")

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from mnemonet.llm import AnthropicLanguageModel, OfflineLanguageModel, OpenAICompatibleLanguageModel, make_language_model
+from mnemonet.llm import (
+    AnthropicLanguageModel,
+    OfflineLanguageModel,
+    OpenAICompatibleLanguageModel,
+    make_language_model,
+)
 from mnemonet.settings import Settings
 
 

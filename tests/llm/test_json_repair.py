@@ -23,7 +23,8 @@ def test_repairs(reply: str, expected: dict) -> None:
 
 @pytest.mark.parametrize(
     ("reply", "message"),
-    [("no json", "no JSON object"), ('{"a": 1', "not closed"), ("[1, 2]", "expected a JSON object, got list"), ('{"a": tru}', "invalid JSON")],
+    [("no json", "no JSON object"), ('{"a": 1', "not closed"), ("[1, 2]",
+        "expected a JSON object, got list"), ('{"a": tru}', "invalid JSON")],
 )
 def test_failures_say_why(reply: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):

@@ -70,7 +70,8 @@ async def test_invalid_reply_is_retried_once_with_the_error(model, fake_server) 
 async def test_invalid_twice_fails_clearly(model, fake_server) -> None:
     fake_server.push(body=chat("no json here"))
     fake_server.push(body=chat('{"claims": [{"subject": "user"}]}'))
-    with pytest.raises(LanguageModelError, match=r"invalid record_inferred_claims result after one retry: .*predicate: Field required"):
+    with pytest.raises(LanguageModelError, match=
+        r"invalid record_inferred_claims result after one retry: .*predicate: Field required"):
         await model.infer_claims("I work at Acme")
     assert "no JSON object in the reply" in fake_server.requests[1]["json"]["messages"][-1]["content"]
     assert model.usage()["failures"] == 1

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from livenet import CLUSTER_KEY, NodeFactory
-from mcp import ClientSession, StdioServerParameters, stdio_client
 from netsupport import eventually, sees_all
 
+from mcp import ClientSession, StdioServerParameters, stdio_client
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.service import MemoryService
 

@@ -46,7 +46,11 @@ class Cluster:
         for node_id in ids:
             local = Member(node_id, f"http://{node_id}.test:1", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
             membership = Membership(local, self.mcfg, self.clock)
-            membership.add_listener(lambda m, old, me=node_id: self.verdicts.append((me, m.node_id, m.state)))
+
+            def verdict(m: Member, old: MemberState | None, me: str = node_id) -> None:
+                self.verdicts.append((me, m.node_id, m.state))
+
+            membership.add_listener(verdict)
             self.nodes[node_id] = FailureDetector(
                 membership, Transport(self, node_id), self.dcfg, self.clock, asyncio.sleep,
                 random.Random(self.rng.random()),

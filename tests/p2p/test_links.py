@@ -11,7 +11,7 @@ from websockets.asyncio.server import ServerConnection, serve
 
 from mnemonet.p2p import handshake
 from mnemonet.p2p.envelope import Codec, Envelope, Kind
-from mnemonet.p2p.links import DialledLink, LinkClosed
+from mnemonet.p2p.links import DialledLink, Link, LinkClosed
 from mnemonet.p2p.membership import Member, MemberState
 from mnemonet.p2p.transport import PeerTimeout, Transport
 from mnemonet.settings import Settings
@@ -79,6 +79,6 @@ async def test_a_call_on_a_stuck_link_times_out_within_its_own_timeout() -> None
         await transport.close()
 
 
-async def _fill(link: DialledLink) -> None:
+async def _fill(link: Link) -> None:
     while True:
         await link.send(MESSAGE, 2.0)

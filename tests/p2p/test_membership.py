@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ class Clock:
         return self.now
 
 
-def wire(node_id: str, incarnation: int = 0, state: str = "alive", caps: list[str] | None = None,
+def wire(node_id: str, incarnation: int = 0, state: str = "alive", caps: Any = None,
          url: str | None = None) -> dict:
     return {
         "node_id": node_id,

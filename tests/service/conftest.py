@@ -14,7 +14,7 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 
 @pytest.fixture(scope="session")
-def embedder():  # type: ignore[no-untyped-def]
+def embedder():
     """One offline embedding model for the session (it is stateless)."""
     return make_embedder(Settings())
 
@@ -28,7 +28,7 @@ def service_settings(falkordb_server: EmbeddedFalkorDB, postgres_url: str, uniqu
 
 
 @pytest.fixture
-async def service(service_settings: Settings, embedder, unique_name: str) -> AsyncIterator[MemoryService]:  # type: ignore[no-untyped-def]
+async def service(service_settings: Settings, embedder, unique_name: str) -> AsyncIterator[MemoryService]:
     svc = await build_memory_service(
         service_settings, make_language_model(service_settings), embedder, vector_schema=unique_name
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -14,7 +15,7 @@ QUESTION = "What did you have at the dinner with your mother last night?"
 REPLY = "Lots of salads, sandwiches and a banana split sundae, my favourite."
 
 
-def _cosine(a: list[float], b: list[float]) -> float:
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from mnemonet.embed.base import EmbedKind, Embedder
+from mnemonet.embed.base import Embedder, EmbedKind
 from mnemonet.model.records import ObservationRecord, SourceSpec, StatementSpec
 from mnemonet.model.views import SearchHit, StatementView
 from mnemonet.service import MemoryService

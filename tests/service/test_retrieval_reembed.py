@@ -17,7 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 TEXTS = {"a": "Ivy repairs vintage radios", "b": "the ferry to the island leaves at noon", "c": "Jun grows tomatoes"}
 
 
-async def test_reembed_command_switches_the_index_model(postgres_url: str, unique_name: str, embedder: Embedder) -> None:
+async def test_reembed_command_switches_the_index_model(
+    postgres_url: str, unique_name: str, embedder: Embedder
+) -> None:
     settings = Settings(database_url=postgres_url, vector_batch_size=2)
     store = await VectorStore.open(settings, schema=unique_name)
     try:

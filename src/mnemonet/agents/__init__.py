@@ -15,7 +15,7 @@ WORKER_CAPABILITIES = ("inference", "validation", "consolidation")
 
 
 def make_worker(capability: str, api: MemoryAPI, llm: LanguageModel, settings: Settings, ownership: Ownership,
-                subscribe: Subscribe | None = None) -> WorkerAgent:  # type: ignore[type-arg]
+                subscribe: Subscribe | None = None) -> WorkerAgent:
     """The worker behind a worker capability."""
     if capability == "inference":
         return InferenceAgent(api, settings, ownership, subscribe)

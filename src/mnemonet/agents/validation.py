@@ -186,7 +186,8 @@ class ValidationAgent(WorkerAgent[StatementView]):
                 if item.get("kind") != "statement":
                     continue
                 t = StatementView.model_validate(item)
-                opposite = self.schema.polarity(s.predicate, s.negated) * self.schema.polarity(t.predicate, t.negated) < 0
+                polarity = self.schema.polarity
+                opposite = polarity(s.predicate, s.negated) * polarity(t.predicate, t.negated) < 0
                 if opposite and self._eligible(s, t):
                     out[t.id] = t
         return list(out.values())
@@ -198,7 +199,9 @@ class ValidationAgent(WorkerAgent[StatementView]):
             and not self.schema.spec(t.predicate).skip
         )
 
-    async def _judge(self, pairs: list[tuple[StatementView, StatementView]]) -> list[tuple[StatementView, StatementView, str]]:
+    async def _judge(
+        self, pairs: list[tuple[StatementView, StatementView]]
+    ) -> list[tuple[StatementView, StatementView, str]]:
         """The contradicting pairs among ``pairs``, one model call per ``llm_max_pairs`` of them."""
         out = []
         size = max(1, self.settings.llm_max_pairs)

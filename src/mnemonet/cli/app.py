@@ -39,7 +39,7 @@ def log_to_file(path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     for handler in logging.getLogger().handlers:
         if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
-            handler.setStream(open(path, "a", encoding="utf-8"))  # noqa: SIM115 -- lives as long as the process
+            handler.setStream(open(path, "a", encoding="utf-8"))
 
 
 async def _until(aw: Awaitable[T], stop: asyncio.Event) -> T:
@@ -98,7 +98,7 @@ async def attach_cli(node: PeerNode, stop: asyncio.Event, script: Path | None = 
             reader = LineReader(input)
         else:
             stream = stdin if script is None or str(script) == "-" else cleanup.enter_context(
-                open(script, encoding="utf-8", errors="replace"))
+                open(script, encoding="utf-8", errors="replace"))  # noqa: ASYNC230 - once, before the first prompt
             reader = LineReader(bounded_file_reader(stream, settings.max_text_chars))
         session = CliSession(node.client, node.health, settings, write,
                              forget=history.forget if history is not None else None)

@@ -115,7 +115,7 @@ class TerminalHistory:
 
 
 @contextlib.contextmanager
-def terminal_modes_restored(stream: TextIO = sys.stdin):  # type: ignore[no-untyped-def]
+def terminal_modes_restored(stream: TextIO = sys.stdin):
     """Put the terminal back as it was, even if we exit while readline holds it in raw mode."""
     try:
         import termios

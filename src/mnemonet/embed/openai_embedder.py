@@ -104,7 +104,8 @@ class OpenAIEmbedder:
 
     def _normalise(self, vector: Any, i: int) -> list[float]:
         if not isinstance(vector, list) or not all(isinstance(x, (int, float)) for x in vector):
-            raise EmbeddingError(f"malformed embeddings reply from {self._url}: data[{i}].embedding is not a list of numbers")
+            raise EmbeddingError(f"malformed embeddings reply from {self._url}: data[{i}].embedding is not a list of "
+                "numbers")
         if len(vector) != self.dimension:
             raise EmbeddingError(
                 f"model {self.model!r} at {self._url} returned {len(vector)}-d vectors but embed_dimension is "

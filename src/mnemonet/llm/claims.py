@@ -54,7 +54,8 @@ def _phrases() -> dict[str, tuple[str, str]]:
 
 PHRASES: dict[str, tuple[str, str]] = _phrases()
 
-_CONFIDENCE_RE = re.compile(r"\s*\((?:with )?confidence[:= ]\s*(?P<c>\d*\.?\d+)\)\s*\.?\s*$|\s+with confidence (?P<c2>\d*\.?\d+)\s*\.?\s*$", re.I)
+_CONFIDENCE_RE = re.compile(r"\s*\((?:with )?confidence[:= ]\s*(?P<c>\d*\.?\d+)\)\s*\.?\s*$|\s+with confidence "
+    r"(?P<c2>\d*\.?\d+)\s*\.?\s*$", re.I)
 _LITERAL_RE = re.compile(r"^(?P<s>.+?) (?P<n>not )?(?P<p>[a-z][a-z0-9_]*): (?P<o>.+)$")
 
 
@@ -72,7 +73,10 @@ _PHRASE_RE, _FORMS = _lookup()
 
 
 def render_claim(triple: Triple) -> str:
-    """The canonical sentence of ``triple``, confidence included, e.g. ``user does not like mornings (confidence 0.9)``."""
+    """The canonical sentence of ``triple``, confidence included.
+
+    E.g. ``user does not like mornings (confidence 0.9)``.
+    """
     if triple.predicate in PHRASES:
         yes, no = PHRASES[triple.predicate]
         body = f"{triple.subject} {no if triple.negated else yes} {triple.object}"

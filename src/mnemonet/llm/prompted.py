@@ -66,7 +66,8 @@ class PromptedLanguageModel(BaseLanguageModel):
         return WrittenAnswer(text=text, cited=citations(text, [mid for mid, _ in memory]))
 
     async def _summarise(self, concept: str, statements: list[str], previous: str | None) -> str:
-        prompt = self.prompts.render("consolidation/summarise", concept=concept, statements=statements, previous=previous)
+        prompt = self.prompts.render("consolidation/summarise", concept=concept, statements=statements,
+                                     previous=previous)
         return checked_reply_text(await self._call_text(prompt), "summary", self.settings)
 
     async def _predicate_cardinality(self, predicate: str, examples: list[str]) -> PredicateCardinality:

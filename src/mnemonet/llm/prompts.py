@@ -121,7 +121,8 @@ class PromptLibrary:
         schema = template.get("schema")
         if schema is not None and not isinstance(schema, dict):
             raise PromptError(f"prompt {name!r}: schema must be a mapping")
-        return RenderedPrompt(system=system.strip(), user=user.strip(), schema=schema, tool_name=template.get("tool_name"))
+        return RenderedPrompt(system=system.strip(), user=user.strip(), schema=schema,
+                              tool_name=template.get("tool_name"))
 
     def _render_str(self, source: str, context: dict[str, Any]) -> str:
         return self._env.from_string(source).render(**context)

@@ -38,7 +38,7 @@ class BaseLanguageModel(ABC):
         """Counters: calls, tokens (input, output, cache creation/read), requests, retries, failures."""
         return self._usage.as_dict()
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 - an optional hook: most providers hold no client
         """Release network clients (nothing to release by default)."""
 
     async def extract_observation(self, text: str, source: str) -> Extraction:

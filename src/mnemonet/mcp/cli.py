@@ -8,7 +8,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from mnemonet.settings import Settings, load_settings
+from mnemonet.settings import Settings, flag_type, load_settings
 
 log = logging.getLogger("mnemonet.mcp")
 
@@ -25,9 +25,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for name in FLAGS:
         field = Settings.model_fields[name]
-        kind = field.annotation if field.annotation in (int, float) else str
         default = 0 if name == "port" else field.default  # a free port: several MCP servers may run at once
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=kind,
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=flag_type(name),
                             help=f"{field.description} (default: {default!r}; env MNEMONET_{name.upper()})")
     return parser
 

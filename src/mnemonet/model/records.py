@@ -2,7 +2,7 @@
 
 Every record carries a caller-made id so a retried write is a no-op. The
 validators here are the single place where field shapes and sizes are
-checked; a bad field raises ``ValueError`` naming it, before any I/O.
+checked; a bad field raises ``InvalidInput`` (a ``ValueError``) naming it, before any I/O.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from mnemonet.model.errors import InvalidInput
 
@@ -31,7 +31,7 @@ def normalise_name(name: str) -> str:
     return " ".join(name.casefold().split()).strip(" .,;:!?\"'")
 
 
-def check_id(value: str, field: str = "id") -> str:
+def check_id(value: object, field: str = "id") -> str:
     if not isinstance(value, str) or not _ID_RE.match(value):
         raise InvalidInput(f"{field}: must be 1-128 characters of letters, digits, '_', '.', ':' or '-'")
     return value
@@ -151,7 +151,7 @@ class StatementSpec(_Record):
     id: str
     subject: str
     predicate: str
-    object: str
+    object: str  # shadows the builtin in this class's body: validators below annotate with Any
     confidence: float = 1.0
     negated: bool = False
     tense: Tense = "present"
@@ -164,17 +164,17 @@ class StatementSpec(_Record):
 
     @field_validator("id", mode="before")
     @classmethod
-    def _id(cls, v: object) -> str:
-        return check_id(v, "statement.id")  # type: ignore[arg-type]
+    def _id(cls, v: Any) -> str:
+        return check_id(v, "statement.id")
 
     @field_validator("subject", "object", mode="before")
     @classmethod
-    def _ends(cls, v: object, info: object) -> str:
-        return check_name(v, f"statement.{info.field_name}")  # type: ignore[attr-defined]
+    def _ends(cls, v: Any, info: ValidationInfo) -> str:
+        return check_name(v, f"statement.{info.field_name}")
 
     @field_validator("predicate", mode="before")
     @classmethod
-    def _predicate(cls, v: object) -> str:
+    def _predicate(cls, v: Any) -> str:
         v = check_name(v, "statement.predicate", 80)
         v = v.strip().lower().replace(" ", "_").replace("-", "_")
         if not _PREDICATE_RE.match(v):
@@ -183,7 +183,7 @@ class StatementSpec(_Record):
 
     @field_validator("confidence", mode="before")
     @classmethod
-    def _confidence(cls, v: object) -> float:
+    def _confidence(cls, v: Any) -> float:
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise InvalidInput("statement.confidence: must be a number")
         if math.isnan(v) or not 0.0 <= float(v) <= 1.0:
@@ -192,7 +192,7 @@ class StatementSpec(_Record):
 
     @field_validator("negated", mode="before")
     @classmethod
-    def _negated(cls, v: object) -> bool:
+    def _negated(cls, v: Any) -> bool:
         if not isinstance(v, bool):
             raise InvalidInput("statement.negated: must be true or false")
         return v
@@ -212,7 +212,7 @@ class StatementLink(_Record):
     @field_validator("target_id", mode="before")
     @classmethod
     def _target(cls, v: object) -> str:
-        return check_id(v, "link.target_id")  # type: ignore[arg-type]
+        return check_id(v, "link.target_id")
 
     @field_validator("reason", mode="before")
     @classmethod
@@ -240,7 +240,7 @@ class ObservationRecord(_Record):
     @field_validator("id", mode="before")
     @classmethod
     def _id(cls, v: object) -> str:
-        return check_id(v, "observation.id")  # type: ignore[arg-type]
+        return check_id(v, "observation.id")
 
     @field_validator("text", mode="before")
     @classmethod
@@ -266,7 +266,10 @@ class ObservationRecord(_Record):
     def _metadata(cls, v: object) -> dict[str, str]:
         if not isinstance(v, dict) or len(v) > 20:
             raise InvalidInput("observation.metadata: must be a mapping of at most 20 entries")
-        return {check_name(k, "observation.metadata", 40): check_name(str(x), "observation.metadata", 500) for k, x in v.items()}
+        return {
+            check_name(k, "observation.metadata", 40): check_name(str(x), "observation.metadata", 500)
+            for k, x in v.items()
+        }
 
 
 class ClaimRecord(_Record):

@@ -49,7 +49,9 @@ _KNOWN: list[tuple[str, re.Pattern[str]]] = [
     ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,2000}\.eyJ[A-Za-z0-9_-]{8,4000}\.[A-Za-z0-9_-]{8,2000}")),
     ("url_credentials", re.compile(r"\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@]{1,100}:[^\s@/]{1,200}@")),
 ]
-_KEYWORD = r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+_KEYWORD = (
+    r"(?:password|passwd|pwd|passphrase|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key|credentials?)"
+)
 _ASSIGNMENT = re.compile(
     rf"\b[A-Za-z0-9_.-]{{0,40}}{_KEYWORD}[\"']?\s{{0,5}}[:=]{{1,2}}\s{{0,5}}[\"']?"
     r"(?P<val>[^\s\"',;()\[\]{}<>]{6,500})(?=$|[\s\"',;)])",

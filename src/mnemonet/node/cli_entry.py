@@ -51,21 +51,15 @@ def build_parser() -> argparse.ArgumentParser:
         argument_default=argparse.SUPPRESS,
     )
     for name in MAIN_FLAGS:
-        field = Settings.model_fields[name]
-        kind = field.annotation if field.annotation in (int, float) else str
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=_help(name))
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=flag_type(name), help=_help(name))
     parser.add_argument("--insecure", dest="insecure", action="store_true", help=_help("insecure"))
     parser.add_argument("--ui", dest="ui", action="store_true", help=_help("ui"))
     network = parser.add_argument_group("network tuning")
     for name in NETWORK_FLAGS:
-        field = Settings.model_fields[name]
-        kind = field.annotation if field.annotation in (int, float) else str
-        network.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=_help(name))
+        network.add_argument("--" + name.replace("_", "-"), dest=name, type=flag_type(name), help=_help(name))
     workers = parser.add_argument_group("worker agents")
     for name in WORKER_FLAGS:
-        field = Settings.model_fields[name]
-        kind = field.annotation if field.annotation in (int, float) else str
-        workers.add_argument("--" + name.replace("_", "-"), dest=name, type=kind, help=_help(name))
+        workers.add_argument("--" + name.replace("_", "-"), dest=name, type=flag_type(name), help=_help(name))
     parser.add_argument("--script", dest="script", type=Path,
                         help="With the cli capability (and in the demo): run the CLI commands in this file "
                         "('-' for stdin) instead of prompting, then leave. Stdin that is not a terminal is "

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from mnemonet.settings import Settings, load_settings
+from mnemonet.settings import Settings, flag_type, load_settings
 
 # Settings that decide which index is re-embedded and with which embedder.
 FLAGS = (
@@ -32,8 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     for name in FLAGS:
         field = Settings.model_fields[name]
-        kind = field.annotation if field.annotation in (int, float) else str
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=kind,
+        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=flag_type(name),
                             help=f"{field.description} (env MNEMONET_{name.upper()})")
     parser.add_argument("--vector-schema", dest="vector_schema", default=DEFAULT_SCHEMA,
                         help=f"PostgreSQL schema of the vector index (default: {DEFAULT_SCHEMA})")

@@ -34,8 +34,11 @@ def build_workers(node: PeerNode) -> list[Any]:
     for capability in WORKER_CAPABILITIES:
         if capability not in node.capabilities:
             continue
-        ownership = Ownership(
-            node.node_id, lambda capability=capability: [m.node_id for m in node.membership.alive(capability)])
+
+        def live(capability: str = capability) -> list[str]:  # bound now: the loop moves on
+            return [m.node_id for m in node.membership.alive(capability)]
+
+        ownership = Ownership(node.node_id, live)
         workers.append(make_worker(capability, node.client, RemoteLanguageModel(node), node.settings, ownership,
                                    node.events.subscribe))
     return workers
@@ -44,7 +47,9 @@ def build_workers(node: PeerNode) -> list[Any]:
 class LocalProviders:
     """The providers behind this node's ``store``/``llm``/``embed`` capabilities, built lazily once."""
 
-    def __init__(self, settings: Settings, capabilities: frozenset[str], given: dict[str, object], node: PeerNode) -> None:
+    def __init__(
+        self, settings: Settings, capabilities: frozenset[str], given: dict[str, object], node: PeerNode
+    ) -> None:
         unknown = set(given) - set(PROVIDED)
         if unknown:
             raise ValueError(f"providers: unknown capabilities {sorted(unknown)} (expected {list(PROVIDED)})")

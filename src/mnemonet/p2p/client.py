@@ -287,7 +287,8 @@ class RemoteEmbedder:
             batch = texts[start:start + self._batch_size]
             vectors = await self._node.call("embed.embed", {"texts": batch, "kind": kind})
             if len(vectors) != len(batch) or any(len(v) != self._dimension for v in vectors):
-                raise ValueError(f"embed peer returned {len(vectors)} vectors of the wrong shape for {len(batch)} texts")
+                raise ValueError(f"embed peer returned {len(vectors)} vectors of the wrong shape for {len(batch)} "
+                    "texts")
             out.extend(vectors)
         return out
 

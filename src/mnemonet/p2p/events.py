@@ -36,7 +36,8 @@ def _validate(payload: dict[str, Any]) -> dict[str, Any]:
         raise InvalidInput("event_id: must be an id string")
     if kind not in EVENT_TYPES:
         raise InvalidInput(f"type: must be one of {sorted(EVENT_TYPES)}")
-    if not isinstance(ids, list) or len(ids) > MAX_EVENT_IDS or not all(isinstance(i, str) and _ID_RE.match(i) for i in ids):
+    if not isinstance(ids, list) or len(ids) > MAX_EVENT_IDS \
+            or not all(isinstance(i, str) and _ID_RE.match(i) for i in ids):
         raise InvalidInput(f"ids: must be a list of at most {MAX_EVENT_IDS} ids")
     if not isinstance(origin, str):
         raise InvalidInput("origin: must be a node id")
@@ -109,9 +110,9 @@ class EventBus:
                  if link.peer_id not in (came_from, event["origin"])]
         envs = [Envelope(kind=Kind.EVENT, sender=self._node_id, target=link.peer_id, ttl=ttl, payload=event)
                 for link in links]
-        results = await asyncio.gather(*(self._transport.send_on(link, env) for link, env in zip(links, envs)),
-                                       return_exceptions=True)
-        for link, result in zip(links, results):
+        sends = (self._transport.send_on(link, env) for link, env in zip(links, envs, strict=True))
+        results = await asyncio.gather(*sends, return_exceptions=True)
+        for link, result in zip(links, results, strict=True):
             if isinstance(result, PeerUnavailable):
                 log.debug("event not forwarded to %s: %s", link.peer_id, result)
             elif isinstance(result, BaseException):

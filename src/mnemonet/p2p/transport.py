@@ -166,7 +166,7 @@ class Transport:
             group.remove(link)
             if not group:
                 del self._links[link.peer_id or ""]
-        for msg_id, (fut, via) in list(self._pending.items()):
+        for fut, via in list(self._pending.values()):
             if via is link and not fut.done():
                 fut.set_exception(PeerUnavailable(f"link to {link.peer_id} closed before it answered"))
 

@@ -77,7 +77,10 @@ class GraphRanker:
     async def rank(
         self, query: str, candidates: list[Candidate], kinds: Sequence[str] | None, since: int | None
     ) -> Ranking:
-        """Hits and folded statements, each best first; scores not yet normalised, graph paths where the graph added them."""
+        """Hits and folded statements, each best first.
+
+        Scores are not normalised yet; graph paths are set where the graph added a hit.
+        """
         s = self.settings
         pool = {c.hit.id: c for c in candidates}
         folded: list[Candidate] = []

@@ -26,7 +26,7 @@ from mnemonet.store.vector_types import VectorHit, check_kinds, check_since
 from mnemonet.store.vectors import VectorStore
 
 SearchMode = Literal["keyword", "vector", "hybrid", "hybrid+graph"]
-SEARCH_MODES: tuple[str, ...] = ("keyword", "vector", "hybrid", "hybrid+graph")
+SEARCH_MODES: tuple[SearchMode, ...] = ("keyword", "vector", "hybrid", "hybrid+graph")
 MAX_K = 100
 
 

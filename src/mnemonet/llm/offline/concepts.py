@@ -49,11 +49,13 @@ def kind_of(name: str, role: str, predicate: str) -> str:
         return "time"
     if role == "object" and predicate in lx.PLACE_PREDICATES or head in lx.PLACE_WORDS:
         return "place"
-    if _VALUE_RE.match(name) or (role == "object" and (predicate in lx.VALUE_PREDICATES or predicate.startswith("has_"))):
+    valued = predicate in lx.VALUE_PREDICATES or predicate.startswith("has_")
+    if _VALUE_RE.match(name) or (role == "object" and valued):
         return "value"
     if head in lx.ACTIVITY_WORDS or (head.endswith("ing") and len(head) > 4 and head not in lx.NOT_ACTIVITY_ING):
         return "activity"
-    if _is_proper(name) and (role == "subject" or predicate in lx.PERSON_OBJECT_PREDICATES) and len(_content_words(name)) <= 3:
+    person_role = role == "subject" or predicate in lx.PERSON_OBJECT_PREDICATES
+    if _is_proper(name) and person_role and len(_content_words(name)) <= 3:
         return "person"
     return "thing"
 
@@ -75,7 +77,8 @@ def concept_for(name: str, role: str, predicate: str) -> ConceptSpec:
             mod = "user" if word.lower() == "user's" else word if word[:1].isupper() else singular(word)
             if mod != head and all(c.name != mod for c in components):
                 components.append(ConceptComponent(name=mod, relation="modifier"))
-    return ConceptSpec(name=name, kind=kind_of(name, role, predicate), aliases=tuple(aliases[:20]), components=tuple(components[:20]))
+    return ConceptSpec(name=name, kind=kind_of(name, role, predicate), aliases=tuple(aliases[:20]),
+                       components=tuple(components[:20]))
 
 
 def concepts_for(triples: list[Triple]) -> list[ConceptSpec]:

@@ -45,7 +45,8 @@ def infer_from(triples: list[Triple]) -> list[Triple]:
 
 
 def _same_claim(t: Triple, others: list[Triple]) -> bool:
-    return any((o.subject, o.predicate, o.object, o.negated) == (t.subject, t.predicate, t.object, t.negated) for o in others)
+    key = (t.subject, t.predicate, t.object, t.negated)
+    return any((o.subject, o.predicate, o.object, o.negated) == key for o in others)
 
 
 # -- contradiction ------------------------------------------------------------
@@ -83,15 +84,18 @@ def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
     pa, pb = _polarity(a), _polarity(b)
     shared = words_a & words_b
     if pa and pb and pa != pb and shared:
-        return PairJudgement(index=index, contradicts=True, reason=f"opposite feelings about {', '.join(sorted(shared))}")
+        return PairJudgement(index=index, contradicts=True,
+                             reason=f"opposite feelings about {', '.join(sorted(shared))}")
     if a.predicate == b.predicate == "prefers" and not a.negated and not b.negated and not same_object:
         times_a, times_b = words_a & lx.TIME_WORDS, words_b & lx.TIME_WORDS
         if times_a and times_b and times_a != times_b:
             return PairJudgement(index=index, contradicts=True,
-                                 reason=f"different preferred times: {', '.join(sorted(times_a))} vs {', '.join(sorted(times_b))}")
+                                 reason=f"different preferred times: {', '.join(sorted(times_a))} vs "
+                                     f"{', '.join(sorted(times_b))}")
         if _head(a.object) == _head(b.object):
             return PairJudgement(index=index, contradicts=True, reason=f"different preferred {_head(a.object)}")
-    if a.predicate == b.predicate and a.predicate in _SINGLE_VALUED and not a.negated and not b.negated and not same_object:
+    single_valued = a.predicate == b.predicate and a.predicate in _SINGLE_VALUED
+    if single_valued and not a.negated and not b.negated and not same_object:
         return PairJudgement(index=index, contradicts=True, reason=f"{a.predicate} has one value at a time")
     return PairJudgement(index=index, contradicts=False, reason="no rule finds a conflict")
 

@@ -84,7 +84,7 @@ class FalkorDriver:
     @staticmethod
     def _rows(result: Any) -> list[dict[str, Any]]:
         names = [column[1] for column in result.header]
-        return [{n: plain(v) for n, v in zip(names, row)} for row in result.result_set]
+        return [{n: plain(v) for n, v in zip(names, row, strict=True)} for row in result.result_set]
 
     async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
         async with self._write_lock:
