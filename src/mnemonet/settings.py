@@ -312,7 +312,8 @@ class Settings(BaseSettings):
         "nodes when set, so DNS rebinding cannot reach the node from a web page."
     )
     token_ttl_default: float = Field(
-        7_776_000.0, description="Seconds a client token from `run_node.py token create` is valid without --ttl (90 days)."
+        7_776_000.0,
+        description="Seconds a client token from `run_node.py token create` is valid without --ttl (90 days).",
     )
     token_revocation_refresh: float = Field(
         10.0, description="Seconds between reads of the revocation list from the store: a revoked token stops working "

@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
-from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.errors import InvalidInput
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.views import AuditView, ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
 from mnemonet.node.peer_node import PeerNode

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mnemonet.model.ids import short_id
 from mnemonet.model.idempotency import IdempotencyConflict
+from mnemonet.model.ids import short_id
 from mnemonet.model.secrets import SecretRefused
 from mnemonet.service import MemoryService
 

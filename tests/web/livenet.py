@@ -16,7 +16,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
-from netsupport import CLUSTER_KEY, NodeFactory, client_token, node_factory  # noqa: E402
+from netsupport import CLUSTER_KEY, NodeFactory, client_token, node_factory
 
 from mnemonet.embed import make_embedder
 from mnemonet.llm import make_language_model

@@ -63,7 +63,10 @@ _SPOKEN = re.compile(
 # Base64 of "-----BEGIN" (a PEM block wrapped once more); the start is decoded to see which block it is.
 _BASE64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=\s]{20,20000}")
 _BASE64_PEM_PREFIX = 96  # base64 characters decoded: enough for the longest BEGIN line
-_NEAR = re.compile(rf"\b(?:{_KEYWORD}|key|bearer)\b\W{{1,20}}(?:\w{{1,20}}\W{{1,5}}){{0,3}}?(?P<val>[A-Za-z0-9+/_=.-]{{16,500}})", re.I)
+_NEAR = re.compile(
+    rf"\b(?:{_KEYWORD}|key|bearer)\b\W{{1,20}}(?:\w{{1,20}}\W{{1,5}}){{0,3}}?(?P<val>[A-Za-z0-9+/_=.-]{{16,500}})",
+    re.I,
+)
 _TOKEN = re.compile(r"[A-Za-z0-9+/_=-]{24,2000}")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
 _HEX = re.compile(r"^[0-9a-f]+$", re.I)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mnemonet.settings import Settings, load_settings
+from mnemonet.settings import Settings, flag_type, load_settings
 from mnemonet.store.datadir import DataDirInUse, DataDirLock, uses_embedded_servers
 
 log = logging.getLogger("mnemonet.node")

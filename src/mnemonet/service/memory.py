@@ -30,8 +30,8 @@ from mnemonet.model.api import (
     PredicateProfile,
     Recall,
 )
-from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.errors import InvalidInput
+from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
     ClaimRecord,
@@ -353,7 +353,10 @@ class MemoryService:
         return await self.graph.mark_statements_processed(_worker(source), ids)
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
-        """SUPERSEDES or CONTRADICTS between existing statements; False when the link exists (either way for CONTRADICTS)."""
+        """SUPERSEDES or CONTRADICTS between existing statements.
+
+        False when the link exists (either way for CONTRADICTS).
+        """
         if isinstance(reason, str):
             check_no_secrets(reason, "reason")  # type and length are the graph's to check
         return await self.graph.link_statements(kind, from_id, to_id, reason, _worker(source))

@@ -24,7 +24,6 @@ from pydantic import ValidationError
 
 from mnemonet.model.errors import MnemonetError, describe
 from mnemonet.model.views import StatementView
-
 from mnemonet.web.auth import bearer_token, may_read, request_token, same_origin
 from mnemonet.web.hub import RESYNC, DashboardClient, DashboardHub, DashboardNode, TooManyClients
 
