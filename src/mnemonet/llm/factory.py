@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 
-from mnemonet.llm.anthropic_model import AnthropicLanguageModel
 from mnemonet.llm.base import LanguageModel
 from mnemonet.llm.offline.model import OfflineLanguageModel
 from mnemonet.llm.openai_model import OpenAICompatibleLanguageModel
@@ -25,5 +24,7 @@ def make_language_model(settings: Settings, *, prompts: PromptLibrary | None = N
     if choice == "offline":
         return OfflineLanguageModel(settings)
     if choice == "anthropic":
+        from mnemonet.llm.anthropic_model import AnthropicLanguageModel  # the SDK's import is slow: only here
+
         return AnthropicLanguageModel(settings, api_key=os.environ.get("ANTHROPIC_API_KEY", ""), prompts=prompts)
     return OpenAICompatibleLanguageModel(settings, prompts=prompts)

