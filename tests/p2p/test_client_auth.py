@@ -167,8 +167,8 @@ async def test_health_and_metrics_details_need_a_read_token(make_node: NodeFacto
         writer_only = await http.get("/health", headers=_bearer(client_token("write")))
         metrics_anonymous = await http.get("/metrics")
         metrics = await http.get("/metrics", headers=_bearer(client_token("read")))
-    assert anonymous.status_code == 200 and anonymous.json() == {"state": "alive"}
-    assert writer_only.json() == {"state": "alive"}
+    assert anonymous.status_code == 200 and anonymous.json() == {"state": "alive", "status": "ok"}
+    assert writer_only.json() == {"state": "alive", "status": "ok"}
     assert detailed.json()["node_id"] == node.node_id and detailed.json()["members"]
     assert metrics_anonymous.status_code == 401 and node.node_id not in metrics_anonymous.text
     assert metrics.status_code == 200 and "mnemonet_" in metrics.text

@@ -82,7 +82,7 @@ async def test_a_bug_answers_500_with_a_request_id_and_no_internal_text(make_nod
     local = await make_node({"store"}, providers={"store": store})
     remote = await make_node({"cli"}, seed=local)  # reaches the buggy store over a peer link
     await eventually(lambda: sees_all([local, remote]), within=10.0, what="the two nodes see each other")
-    headers = {"authorization": f"Bearer {ADMIN_TOKEN}"}
+    headers = {"authorization": f"Bearer {ADMIN_TOKEN}", "content-type": "application/json"}
     for node in (local, remote):
         async with httpx.AsyncClient(base_url=node.url, headers=headers) as http:
             resp = await http.post("/v1/stats", content=b"", headers={"x-request-id": f"req-{node.node_id}"})
@@ -176,7 +176,7 @@ def test_refuses_public_bind_without_key() -> None:
 async def test_nul_characters_and_deep_nesting_answer_400_not_500(make_node: NodeFactory) -> None:
     # Issue 17: NUL in names and deeply nested JSON answered 500.
     node = await make_node({"store"}, providers={"store": InMemoryStore()})
-    headers = {"authorization": f"Bearer {CLUSTER_KEY}"}
+    headers = {"authorization": f"Bearer {ADMIN_TOKEN}", "content-type": "application/json"}
     bodies = {
         "search": b'{"query": "a\\u0000b"}',
         "get_concept_statements": b'{"name": "x\\u0000"}',

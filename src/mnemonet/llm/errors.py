@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from mnemonet.model.errors import MnemonetError, ProviderFailed
+from mnemonet.model.errors import MnemonetError, ProviderFailed, Unavailable
 
 
 class LanguageModelError(ProviderFailed, RuntimeError):
     """A language-model call failed: transport, retries exhausted, or a malformed result."""
 
 
-class LanguageModelUnavailable(LanguageModelError):
+class LanguageModelUnavailable(Unavailable, LanguageModelError):
     """No model answered: the provider down or rate limited past its retries, or no llm peer.
 
     Unlike a malformed result, trying again later may succeed: ``observe`` keeps the

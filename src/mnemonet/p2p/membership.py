@@ -284,6 +284,7 @@ class Membership:
         self._routable = 1  # members alive or suspect, us included; sizes the timers
         self._timed: set[str] = set()  # suspect/dead/left peers: the only ones tick() looks at
         self._suspicions: dict[str, Suspicion] = {}  # per suspect: its suspecters, for Lifeguard's timeout
+        self._pending: dict[str, float] = {}  # heard of, not yet heard from -> clock() when listed
         self._listeners: list[Listener] = []
         self.invalid_updates = 0  # malformed updates refused by apply_many
 
