@@ -523,7 +523,7 @@ def _read_cluster_key_file(settings: Settings) -> Settings:
     return settings
 
 
-def load_settings(**overrides: object) -> Settings:
+def load_settings(**overrides: Any) -> Settings:
     """Settings from the environment, with explicit overrides (command-line flags) on top."""
     return Settings(**{k: v for k, v in overrides.items() if v is not None})
 

@@ -44,6 +44,7 @@ async def test_truth_table(service: MemoryService, agent_settings: Settings) -> 
         source_a, source_b = SOURCES.get(case, ("agent", "agent"))
         a = await service.claim(first, source=source_a, idempotency_key=f"{case}/1")
         b = await service.claim(second, source=source_b, idempotency_key=f"{case}/2")
+        assert a.statement is not None and b.statement is not None
         views[case] = (a.statement, b.statement)
     llm = make_language_model(agent_settings)
     agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), llm)

@@ -410,7 +410,8 @@ def test_a_pending_member_declared_dead_is_no_longer_pending() -> None:
     m, _ = make(ADMIT)
     m.apply(wire("b"))
     m.apply(wire("b", 0, "dead"))
-    assert m.pending() == [] and m.get("b").state is DEAD
+    member = m.get("b")
+    assert m.pending() == [] and member is not None and member.state is DEAD
     assert m.alive() == [m.local]
 
 

@@ -49,14 +49,31 @@ class _RpcServer(Protocol):
 class DashboardNode(Protocol):
     """What the dashboard reads from a started ``PeerNode``."""
 
-    node_id: str
-    url: str
-    capabilities: frozenset[str]
-    settings: Settings
-    tokens: TokenVerifier
-    client: MemoryAPI
-    events: _Events
-    rpc_server: _RpcServer
+    # Read-only properties, not attributes: a protocol's attribute must match the node's type exactly, a
+    # property only needs the node's value to be one (PeerNode.client is a P2PMemoryClient, say).
+    @property
+    def node_id(self) -> str: ...
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def capabilities(self) -> frozenset[str]: ...
+
+    @property
+    def settings(self) -> Settings: ...
+
+    @property
+    def tokens(self) -> TokenVerifier: ...
+
+    @property
+    def client(self) -> MemoryAPI: ...
+
+    @property
+    def events(self) -> _Events: ...
+
+    @property
+    def rpc_server(self) -> _RpcServer: ...
 
     @property
     def membership(self) -> _Membership: ...
