@@ -113,7 +113,8 @@ class Composition:
         if self.changed:
             parts.append("Changed:")
             for old, new, how in self.changed:
-                now = f"{new.sentence()} ({short_id(new.id)})" if new is not None else "(not in this recall)"
+                now = (f"{new.sentence()} ({short_id(new.id)})" if new is not None
+                       else ", ".join(short_id(i) for i in old.superseded_by))
                 parts.append(f"  - {old.sentence()} ({short_id(old.id)}) -> {now}, {how}")
         if self.conflicts:
             parts.append("In conflict:")
