@@ -95,6 +95,17 @@ async def _backlog_empty(service: MemoryService, stall: float) -> float:
     return time.monotonic() - start
 
 
+async def _processed_reaches(workers: list[PeerNode], target: int, stall: float) -> None:
+    """Wait until the workers processed ``target`` items; fail if their count stops rising for ``stall`` seconds."""
+    last, last_progress = sum(_processed(workers)), time.monotonic()
+    while last < target:
+        await asyncio.sleep(0.1)
+        now = sum(_processed(workers))
+        if now > last:
+            last, last_progress = now, time.monotonic()
+        assert time.monotonic() - last_progress < stall, f"workers stuck at {last} processed for {stall:.0f}s"
+
+
 async def _settled(workers: list[PeerNode], within: float) -> None:
     """Wait until every pass a worker had under way has ended (so its count is final while the backlog is empty).
 
@@ -136,8 +147,7 @@ async def test_three_inference_nodes_process_each_observation_once_through_a_dea
     victim, survivors = workers[0], workers[1:]
     done_before = sum(_processed(workers))
     writing = asyncio.create_task(_write(store, BATCH, BATCH))
-    await eventually(lambda: sum(_processed(workers)) >= done_before + BATCH // 4, reply_bound + 60.0,
-                     "second batch under way")
+    await _processed_reaches(workers, done_before + BATCH // 4, reply_bound)  # the second batch under way
     await victim.kill()
     killed_at = time.monotonic()
     await writing
