@@ -36,7 +36,12 @@ class InferenceAgent(WorkerAgent[ObservationView]):
         return item.id
 
     async def run_once(self) -> tuple[int, int]:
-        await self._extract_pending()
+        try:
+            await self._extract_pending()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the store slow or away: inference still gets its pass
+            log.warning("extraction pass failed", extra={"worker": self.name, "error": f"{type(exc).__name__}: {exc}"})
         return await super().run_once()
 
     async def _extract_pending(self) -> None:
