@@ -81,7 +81,7 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim:
         text = strip_lead_in(text)  # a claim's "based on ..., " is its grounds, not its subject
-        triple = parse_canonical_claim(text)
+        triple = parse_canonical_claim(text, source)
         candidates = [triple] if triple is not None else await self._read(text, source)
         checked = self._checked(candidates)
         if not checked:
