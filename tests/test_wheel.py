@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from mnemonet.p2p.tokens import create_token
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 REPO = Path(__file__).resolve().parents[1]
@@ -84,8 +85,9 @@ async def test_a_node_from_the_wheel_observes_and_remembers(
             str(installed / "mnemonet"), "--capabilities", "store,llm,embed", "--port", str(port), cwd=tmp_path,
             env=env, stdout=subprocess.DEVNULL, stderr=sink)
     url = f"http://127.0.0.1:{port}"
+    token, _ = create_token(KEY, "wheel", ["read", "write", "speak-for"], 3600)
     try:
-        async with httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {KEY}"}, trust_env=False,
+        async with httpx.AsyncClient(base_url=url, headers={"authorization": f"Bearer {token}"}, trust_env=False,
                                      timeout=60.0) as http:
             await _until_serving(http, proc, log)
             observed = await http.post("/v1/observe", json={"text": "Maria prefers green tea in the morning.",

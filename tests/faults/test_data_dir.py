@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 
 from mnemonet.model.ids import derived_id
+from mnemonet.p2p.tokens import create_token
 from mnemonet.store.datadir import DataDirLock
 from mnemonet.store.dialects.falkordb import FalkorDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
@@ -166,7 +167,7 @@ async def test_kill9_restart_keeps_one_server_per_directory_and_every_write_once
 ) -> None:
     data_dir = test_data_dir / unique_name / "node"  # not under /tmp/pytest-of-root (0700): PostgreSQL runs as
     data_dir.parent.mkdir(parents=True)  # its own user and must reach it
-    headers = {"authorization": f"Bearer {KEY}"}
+    headers = {"authorization": f"Bearer {create_token(KEY, 'faults', ['read', 'write'], 3600)[0]}"}
     procs: list[subprocess.Popen[bytes]] = []
     acked: set[str] = set()
     try:
@@ -229,7 +230,7 @@ async def test_a_second_node_on_a_used_data_directory_exits_at_once_naming_it(
 ) -> None:
     data_dir = test_data_dir / unique_name / "node"
     data_dir.parent.mkdir(parents=True)
-    headers = {"authorization": f"Bearer {KEY}"}
+    headers = {"authorization": f"Bearer {create_token(KEY, 'faults', ['read', 'write'], 3600)[0]}"}
     procs: list[subprocess.Popen[bytes]] = []
     try:
         async with watched(data_dir) as most, httpx.AsyncClient(headers=headers, trust_env=False,

@@ -18,13 +18,13 @@ from typing import Any
 
 import httpx
 import pytest
-from netsupport import CLUSTER_KEY, NodeFactory, eventually
+from netsupport import ADMIN_TOKEN, NodeFactory, eventually
 
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.graph_errors import GraphUnavailable
 
-HEADERS = {"authorization": f"Bearer {CLUSTER_KEY}"}
+HEADERS = {"authorization": f"Bearer {ADMIN_TOKEN}"}
 OPEN_WITHIN = 120.0  # opening the store: the embedding model and FalkorDB start, on two loaded cores
 
 

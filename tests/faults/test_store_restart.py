@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 from faultsupport import BOUND_MARGIN
-from netsupport import CLUSTER_KEY, NodeFactory, eventually
+from netsupport import ADMIN_TOKEN, CLUSTER_KEY, NodeFactory, eventually
 
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.errors import P2PError
@@ -75,7 +75,7 @@ class StoreProcess:
             self.proc = await asyncio.create_subprocess_exec(
                 sys.executable, str(REPO / "run_node.py"), "--capabilities", "store,llm,embed",
                 "--port", str(self.port), env=self.env, stdout=log, stderr=subprocess.STDOUT)
-        async with httpx.AsyncClient(headers={"authorization": f"Bearer {CLUSTER_KEY}"}, trust_env=False) as http:
+        async with httpx.AsyncClient(headers={"authorization": f"Bearer {ADMIN_TOKEN}"}, trust_env=False) as http:
 
             async def serving() -> bool:
                 try:
