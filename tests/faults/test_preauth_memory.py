@@ -61,6 +61,8 @@ def node_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
 
 
 async def _wait_healthy(proc: subprocess.Popen[bytes], url: str) -> None:

@@ -71,6 +71,8 @@ def test_a_lock_held_by_another_process_names_its_pid(tmp_path: Path) -> None:
         assert holder.stdin is not None
         holder.stdin.close()
         holder.wait(10)
+        if holder.stdout is not None:
+            holder.stdout.close()
     lock = DataDirLock(tmp_path)
     lock.acquire()  # the holder is gone: the kernel dropped its lock
     lock.release()

@@ -206,6 +206,7 @@ def extraction_params(
         "concepts": plan.params(), "relations": plan.relations,
         "statements": [
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
+             "tense": s.tense, "valid_at": s.valid_at,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in statements
         ],

@@ -486,7 +486,15 @@ def _possessor(tok: Token) -> Token | None:
 def _pobj(prep: Token | None) -> Token | None:
     if prep is None:
         return None
-    return next((c for c in prep.children if c.dep_ in ("pobj", "pcomp")), None)
+    found = next((c for c in prep.children if c.dep_ in ("pobj", "pcomp")), None)
+    if found is None and prep.i + 1 < len(prep.doc):
+        # The small parser sometimes hangs a preposition's object off the verb instead ("Person306 works
+        # at Company306": "Company306" an advmod of "works", "at" left with no object): a dangling
+        # preposition takes the name right after it when both hang off the same word.
+        after = prep.doc[prep.i + 1]
+        if after.head == prep.head and after.pos_ in ("NOUN", "PROPN", "NUM") and not after.dep_.startswith("nsubj"):
+            return after
+    return found
 
 
 def _is_time(tok: Token) -> bool:
