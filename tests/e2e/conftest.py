@@ -12,9 +12,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
 from netsupport import NodeFactory, node_factory
 
+from mnemonet.embed import make_embedder
+from mnemonet.llm import make_language_model
+from mnemonet.service import MemoryService, build_memory_service
+from mnemonet.settings import Settings
+from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+
 
 @pytest.fixture
 async def make_node() -> AsyncIterator[NodeFactory]:
     """Start nodes on free local ports; each still running is killed after the test."""
     async with node_factory() as make:
         yield make
+
+
+@pytest.fixture
+async def store_service(
+    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
+) -> AsyncIterator[MemoryService]:
+    """The store node's MemoryService (offline model), in this test's own graph and vector schema."""
+    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
+                        database_url=postgres_url)
+    service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
+                                         vector_schema=unique_name)
+    yield service
+    await service.close()

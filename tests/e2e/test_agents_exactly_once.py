@@ -19,20 +19,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
 
-import pytest
 from netsupport import NodeFactory, eventually, sees_all
 
 from mnemonet.agents import InferenceAgent
-from mnemonet.embed import make_embedder
-from mnemonet.llm import make_language_model
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.cluster import detector_config, membership_config
 from mnemonet.p2p.detector import detection_bound
-from mnemonet.service import MemoryService, build_memory_service
+from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 BATCH = 300
 WRITERS = 16
@@ -41,18 +36,6 @@ WORKER_TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debou
                      request_timeout=REQUEST_TIMEOUT)
 SOURCE = InferenceAgent.source
 
-
-@pytest.fixture
-async def store_service(
-    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str,
-) -> AsyncIterator[MemoryService]:
-    """The store node's MemoryService, in this test's own graph and vector schema."""
-    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
-                        database_url=postgres_url)
-    service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
-                                         vector_schema=unique_name)
-    yield service
-    await service.close()
 
 
 async def _write(node: PeerNode, start: int, count: int) -> None:

@@ -5,32 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
-import pytest
 from netsupport import NodeFactory, eventually, sees_all
 
-from mnemonet.embed import make_embedder
-from mnemonet.llm import make_language_model
 from mnemonet.model.api import MemoryAPI
-from mnemonet.service import MemoryService, build_memory_service
-from mnemonet.settings import Settings
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+from mnemonet.service import MemoryService
 
 WORKER_TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05)
 
-
-@pytest.fixture
-async def store_service(
-    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
-) -> AsyncIterator[MemoryService]:
-    """The store node's MemoryService, in this test's own graph and vector schema."""
-    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
-                        database_url=postgres_url)
-    service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
-                                         vector_schema=unique_name)
-    yield service
-    await service.close()
 
 
 async def test_meeting_preferences_change_across_nodes(make_node: NodeFactory, store_service: MemoryService) -> None:

@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from netsupport import NodeFactory, eventually, sees_all
 
-from mnemonet.embed import make_embedder
-from mnemonet.llm import make_language_model
 from mnemonet.p2p.client import RemoteLanguageModel
-from mnemonet.service import MemoryService, build_memory_service
-from mnemonet.settings import Settings
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
-
-
-@pytest.fixture
-async def store_service(
-    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
-) -> AsyncIterator[MemoryService]:
-    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
-                        database_url=postgres_url)
-    service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
-                                         vector_schema=unique_name)
-    yield service
-    await service.close()
+from mnemonet.service import MemoryService
 
 
 async def test_remember_is_degraded_not_failed_when_the_llm_node_leaves(
