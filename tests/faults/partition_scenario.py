@@ -20,6 +20,7 @@ cut, separate processes) each implement it.
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from ledger import Ledger
 
 from mnemonet.p2p.cluster import detector_config, membership_config
 from mnemonet.p2p.detector import detection_bound
+from mnemonet.p2p.suspicion import suspicion_timeout
 from mnemonet.settings import Settings
 
 ROUTABLE = ("alive", "suspect")
@@ -104,6 +106,22 @@ class Figures:
                 f"{self.inference_calls} inference calls")
 
 
+def split_bound(settings: Settings, *sides: int) -> float:
+    """Seconds from a cut until each side holds the other dead.
+
+    ``detection_bound`` is for one crashed member, whose suspicion every
+    survivor confirms. Across a cut only the members of one side confirm each
+    other's suspicions, so on the smaller side a suspicion shrinks less
+    (Lifeguard) and runs longer.
+    """
+    n = sum(sides)
+    membership, detector = membership_config(settings), detector_config(settings)
+    low = membership.suspicion_timeout * (max(1.0, math.log10(n)) if membership.suspicion_log_scale else 1.0)
+    k = membership.suspicion_confirmations if n - 2 >= membership.suspicion_confirmations else 0
+    longest = suspicion_timeout(min(sides) - 1, k, low, low * membership.suspicion_max_mult)
+    return BOUND_MARGIN * (detection_bound(n, membership, detector) - low + longest)
+
+
 async def poll(check: Callable[[], Awaitable[bool]], within: float, what: str, step: float = 0.1) -> float:
     """Wait until ``await check()`` holds; the seconds it took. Fails the test after ``within``."""
     start = time.monotonic()
@@ -171,7 +189,7 @@ async def run_scenario(net: PartitionedNetwork, settings: Settings) -> Figures:
 
     # -- the partition: each side declares the other dead, then both are written to
     await net.cut()
-    bound = BOUND_MARGIN * detection_bound(len(everyone), membership_config(settings), detector_config(settings))
+    bound = split_bound(settings, len(net.side_a), len(net.side_b))
     detected = await poll(lambda: _sees(net, [net.side_a, net.side_b]), bound, "each side declares the other dead")
     processed = {node: c.processed for node, c in (await net.counters()).items()}
     await asyncio.gather(net.write(0, range(1000, 1000 + DURING)), net.write(1, range(2000, 2000 + DURING)))
