@@ -13,7 +13,16 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from mnemonet.profiles import PROFILES, ProfileName
 
 # A PostgreSQL memory size such as 512MB.
 MEMORY_SIZE_PATTERN = r"^[1-9][0-9]{0,6}(kB|MB|GB)$"
@@ -25,11 +34,30 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="MNEMONET_", extra="ignore")
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Sources earlier in the tuple win: keywords (flags), then MNEMONET_*, then the profile, then defaults.
+        assert isinstance(init_settings, InitSettingsSource) and isinstance(env_settings, EnvSettingsSource)
+        profile = _ProfileSource(settings_cls, init_settings, env_settings)
+        return init_settings, env_settings, dotenv_settings, file_secret_settings, profile
+
     @model_validator(mode="after")
     def _key_from_file(self) -> Settings:
         return _read_cluster_key_file(self)
 
     # -- general -------------------------------------------------------------
+    profile: ProfileName = Field(
+        "lan", description="Named set of timer and buffer defaults (docs/settings.md#profiles): lan (these "
+        "defaults), wan (longer probe, suspicion and connection timeouts, more in flight), test (short timers for "
+        "tests). Settings given explicitly override the profile's values.",
+    )
     data_dir: Path = Field(
         Path(".data"),
         description="Where embedded databases and node state live (keep it out of /root: "
@@ -504,6 +532,22 @@ class Settings(BaseSettings):
     )
     cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
+
+
+class _ProfileSource(PydanticBaseSettingsSource):
+    """The chosen profile's values, below every explicit source: the profile is named by keyword or MNEMONET_PROFILE."""
+
+    def __init__(self, settings_cls: type[BaseSettings], init: InitSettingsSource, env: EnvSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._init, self._env = init, env
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ gives the whole profile at once
+
+    def __call__(self) -> dict[str, Any]:
+        name = self._init.init_kwargs.get("profile") or self._env().get("profile") or "lan"
+        # An unknown name gives nothing here; the ``profile`` field itself refuses it, listing the names.
+        return dict(PROFILES.get(str(name), {}))
 
 
 def _read_cluster_key_file(settings: Settings) -> Settings:

@@ -30,8 +30,8 @@ WORKER_FLAGS = (
     "validation_predicates_file", "validation_candidate_limit", "validation_search_k",
     "consolidation_min_new_statements", "consolidation_quiet_period", "consolidation_max_interval",
 )
-MAIN_FLAGS = ("capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key", "cluster_key_file",
-              "data_dir", "log_level")
+MAIN_FLAGS = ("profile", "capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key",
+              "cluster_key_file", "data_dir", "log_level")
 
 
 def _help(name: str) -> str:
