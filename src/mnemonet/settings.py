@@ -8,7 +8,8 @@ Sections are grouped by the layer that reads them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -565,6 +566,26 @@ def _read_cluster_key_file(settings: Settings) -> Settings:
     # Consumed: a copy of these settings (or a dump of them) carries the key, not a second source of it.
     settings.cluster_key, settings.cluster_key_file = key, None
     return settings
+
+
+def unknown_environment(environ: Mapping[str, str]) -> list[str]:
+    """One message per ``MNEMONET_*`` variable that names no setting, with the closest names if any.
+
+    pydantic ignores such variables, so a typo (``MNEMONET_CLUSTR_KEY``)
+    would otherwise leave a node running on a default without a word.
+    """
+    prefix = Settings.model_config.get("env_prefix", "")
+    messages = []
+    for variable in sorted(environ):
+        if not variable.upper().startswith(prefix.upper()):
+            continue
+        name = variable[len(prefix):].lower()  # the prefix and names are matched case-insensitively, as pydantic does
+        if name in Settings.model_fields:
+            continue
+        close = difflib.get_close_matches(name, Settings.model_fields, n=3, cutoff=0.75)
+        hint = f"; did you mean {' or '.join(prefix + c.upper() for c in close)}?" if close else ""
+        messages.append(f"environment variable {variable} is not a mnemonet setting and is ignored{hint}")
+    return messages
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mnemonet.settings import Settings, flag_type, load_settings
+from mnemonet.settings import Settings, flag_type, load_settings, unknown_environment
 from mnemonet.store.datadir import DataDirInUse, DataDirLock, uses_embedded_servers
 
 log = logging.getLogger("mnemonet.node")
@@ -80,6 +81,12 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, Path | None]:
     return load_settings(**args), script
 
 
+def warn_unknown_environment() -> None:
+    """Log a warning for each ``MNEMONET_*`` variable that is no setting (call once logging is set up)."""
+    for message in unknown_environment(os.environ):
+        log.warning(message)
+
+
 def settings_from_args(argv: Sequence[str] | None) -> Settings:
     """Parse ``argv`` onto the one settings object."""
     return parse_args(argv)[0]
@@ -135,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return reembed_main(argv[1:])
     settings, script = parse_args(argv)
     setup_logging(settings.log_level)
+    warn_unknown_environment()
     if "cli" in settings.capabilities.split(",") and script is None and sys.stdin.isatty():
         from mnemonet.cli.app import log_to_file
 
