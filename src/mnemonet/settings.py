@@ -23,6 +23,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from mnemonet.model.records import MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS
 from mnemonet.profiles import PROFILES, ProfileName
 
 # A PostgreSQL memory size such as 512MB.
@@ -67,10 +68,22 @@ class Settings(BaseSettings):
     log_level: str = Field("INFO", description="Logging level.")
 
     # -- input limits (model/service) ---------------------------------------
-    max_text_chars: int = Field(20_000, description="Longest observation/claim/query text accepted.")
-    max_name_chars: int = Field(200, description="Longest concept, predicate or source name accepted.")
-    max_concepts_per_write: int = Field(200, description="Most concepts one observation may carry.")
-    max_statements_per_write: int = Field(200, description="Most statements one observation may carry.")
+    # Each may be lowered, never raised past the ceiling the records enforce (model/records.py): a limit the
+    # language layer checks must never let through what the record refuses after the model call was paid for.
+    max_text_chars: int = Field(
+        MAX_TEXT_CHARS, ge=1, le=MAX_TEXT_CHARS,
+        description=f"Longest observation/claim/query text accepted (at most {MAX_TEXT_CHARS:,}).",
+    )
+    max_name_chars: int = Field(
+        MAX_NAME_CHARS, ge=1, le=MAX_NAME_CHARS,
+        description=f"Longest concept, predicate or source name accepted (at most {MAX_NAME_CHARS}).",
+    )
+    max_concepts_per_write: int = Field(
+        MAX_ITEMS, ge=1, le=MAX_ITEMS, description=f"Most concepts one observation may carry (at most {MAX_ITEMS}).",
+    )
+    max_statements_per_write: int = Field(
+        MAX_ITEMS, ge=1, le=MAX_ITEMS, description=f"Most statements one observation may carry (at most {MAX_ITEMS}).",
+    )
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(
