@@ -213,6 +213,13 @@ class Settings(BaseSettings):
 
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")
+    search_max_k: int = Field(100, ge=1, description="Most hits one search call may ask for (a larger k is refused).")
+    recall_opened_hits: int = Field(
+        10, ge=0, description="Concept hits and observation hits (each) whose statements remember/recall gathers.",
+    )
+    recall_contradiction_scan: int = Field(
+        500, ge=1, description="Newest open contradictions remember/recall scans for those touching its statements.",
+    )
     remember_context_chars: int = Field(6000, description="Character budget of retrieved memory given to the answer.")
     answer_evidence_max: int = Field(
         5, ge=1, description="Most statements each of an answer's Evidence, Changed and In conflict parts lists."
