@@ -3,7 +3,10 @@
 Every field maps onto an environment variable ``MNEMONET_<FIELD>`` (upper
 case) and, where ``run_node.py`` exposes it, onto a ``--field-name`` flag.
 Every timeout, interval, size limit and fanout lives here with its default.
-Sections are grouped by the layer that reads them.
+Sections are grouped by the layer that reads them. A named profile
+(``mnemonet/profiles.py``: ``--profile`` / ``MNEMONET_PROFILE``) moves some
+defaults; a value given explicitly always wins. The reference in
+docs/settings.md is generated from here by ``tools/settings_table.py``.
 """
 
 from __future__ import annotations
