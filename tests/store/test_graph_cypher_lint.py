@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import shutil
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -86,7 +87,7 @@ async def lint() -> Lint:
             cache.update({keys[name]: diagnostics for name, diagnostics in fresh.items()})
             if cached:
                 CACHE.parent.mkdir(exist_ok=True)
-                tmp = CACHE.with_suffix(".tmp")
+                tmp = CACHE.with_suffix(f".{os.getpid()}.tmp")  # two runs at once never share a half-written file
                 tmp.write_text(json.dumps(cache))
                 tmp.replace(CACHE)
         return {name: cache[keys[name]] for name in texts}
