@@ -202,9 +202,10 @@ def main() -> None:
     if args.src:
         sys.path.insert(0, args.src)
     from mnemonet.llm.offline.model import OfflineLanguageModel
+    from mnemonet.settings import Settings
 
     cases = load_cases()
-    model = OfflineLanguageModel()
+    model = OfflineLanguageModel(Settings())
     started = time.perf_counter()
     result = asyncio.run(score(model, cases))
     seconds = time.perf_counter() - started

@@ -29,9 +29,10 @@ def _rss_mb() -> float:
 
 async def _run(rounds: int) -> None:
     from mnemonet.llm.offline.model import OfflineLanguageModel
+    from mnemonet.settings import Settings
 
     texts = [c["text"] for c in yaml.safe_load(GOLD.read_text())["cases"]]
-    model = OfflineLanguageModel()
+    model = OfflineLanguageModel(Settings())
     rss_before = _rss_mb()
     started = time.perf_counter()
     await model.extract_observation("I like tea", "user")

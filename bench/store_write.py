@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
 from mnemonet.model import ObservationRecord, SourceSpec, StatementSpec, derived_id, normalise_name  # noqa: E402
+from mnemonet.settings import Settings  # noqa: E402
 from mnemonet.store.dialects.falkordb import FalkorDriver  # noqa: E402
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.graph import GraphStore  # noqa: E402
@@ -46,7 +47,7 @@ def observations(n: int, per: int) -> list[ObservationRecord]:
 
 
 async def batched(driver: FalkorDriver, records: list[ObservationRecord]) -> None:
-    store = GraphStore(driver)
+    store = GraphStore(driver, Settings())
     for record in records:
         await store.write_observation(record)
 
@@ -94,11 +95,11 @@ async def run(n: int, per: int) -> None:
             await admin.config_set("appendfsync", fsync)
             for label, write in modes:
                 driver = FalkorDriver(server.host, server.port, f"bench_{uuid.uuid4().hex[:8]}")
-                await GraphStore(driver).ensure_indexes()
+                await GraphStore(driver, Settings()).ensure_indexes()
                 began = time.perf_counter()
                 await write(driver, records)
                 elapsed = time.perf_counter() - began
-                counts = await GraphStore(driver).counts()
+                counts = await GraphStore(driver, Settings()).counts()
                 assert counts["Statement"] == n and counts["Concept"] == min(n, 500) + n, counts
                 rows.append((label, fsync, elapsed, counts["Statement"]))
                 await driver.close()

@@ -14,10 +14,28 @@ assert _spec is not None and _spec.loader is not None
 settings_table = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(settings_table)
 readme_with_table = settings_table.readme_with_table
+WRITE = "run `.venv/bin/python tools/settings_table.py --write`"
 
 
 def test_configuration_table_matches_settings() -> None:
-    assert readme_with_table(README) == README, "run `.venv/bin/python tools/settings_table.py --write`"
+    assert readme_with_table(README) == README, WRITE
+
+
+def test_settings_reference_matches_settings_and_profiles() -> None:
+    doc = REPO / "docs" / "settings.md"
+    assert doc.is_file() and doc.read_text() == settings_table.settings_doc(), WRITE
+    # Every setting and every profile is in it, and README links to it.
+    text = doc.read_text()
+    assert all(f"`{name.upper()}`" in text for name in settings_table.Settings.model_fields)
+    assert all(f"`{profile}`" in text for profile in settings_table.PROFILES)
+    assert "(docs/settings.md)" in README
+
+
+def test_readme_keeps_only_the_settings_a_user_touches() -> None:
+    table = README.partition(settings_table.BEGIN)[2].partition(settings_table.END)[0]
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == [n.upper() for n in settings_table.README_SETTINGS]
+    assert len(rows) == 10
 
 
 def test_ci_runs_the_readme_test_command() -> None:

@@ -48,12 +48,14 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for data in ("mnemonet/prompts/shared/base.yaml", "mnemonet/prompts/translator/observe.yaml",
                  "mnemonet/agents/default_predicates.yaml", "mnemonet/web/static/index.html"):
         assert data in names, f"{data} is not in the wheel"
-    _run(sys.executable, "-m", "venv", root / "venv", cwd=root)
+    # No pip inside the venv (ensurepip took ~5 s of the fixture): the checkout's pip installs into it.
+    _run(sys.executable, "-m", "venv", "--without-pip", root / "venv", cwd=root)
     bin_dir = root / "venv" / "bin"
     site = Path(_run(bin_dir / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])",
                      cwd=root).strip())
     (site / "test-dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    _run(bin_dir / "python", "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", wheel, cwd=root)
+    _run(sys.executable, "-m", "pip", "--python", bin_dir / "python", "install", "--quiet", "--no-deps", "--no-index",
+         wheel, cwd=root)
     return bin_dir
 
 

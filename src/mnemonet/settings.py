@@ -3,17 +3,31 @@
 Every field maps onto an environment variable ``MNEMONET_<FIELD>`` (upper
 case) and, where ``run_node.py`` exposes it, onto a ``--field-name`` flag.
 Every timeout, interval, size limit and fanout lives here with its default.
-Sections are grouped by the layer that reads them.
+Sections are grouped by the layer that reads them. A named profile
+(``mnemonet/profiles.py``: ``--profile`` / ``MNEMONET_PROFILE``) moves some
+defaults; a value given explicitly always wins. The reference in
+docs/settings.md is generated from here by ``tools/settings_table.py``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic.fields import FieldInfo
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    InitSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
+
+from mnemonet.model.records import MAX_ITEMS, MAX_NAME_CHARS, MAX_TEXT_CHARS
+from mnemonet.profiles import PROFILES, ProfileName
 
 # A PostgreSQL memory size such as 512MB.
 MEMORY_SIZE_PATTERN = r"^[1-9][0-9]{0,6}(kB|MB|GB)$"
@@ -25,11 +39,30 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="MNEMONET_", extra="ignore")
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # Sources earlier in the tuple win: keywords (flags), then MNEMONET_*, then the profile, then defaults.
+        assert isinstance(init_settings, InitSettingsSource) and isinstance(env_settings, EnvSettingsSource)
+        profile = _ProfileSource(settings_cls, init_settings, env_settings)
+        return init_settings, env_settings, dotenv_settings, file_secret_settings, profile
+
     @model_validator(mode="after")
     def _key_from_file(self) -> Settings:
         return _read_cluster_key_file(self)
 
     # -- general -------------------------------------------------------------
+    profile: ProfileName = Field(
+        "lan", description="Named set of timer and buffer defaults (docs/settings.md#profiles): lan (these "
+        "defaults), wan (longer probe, suspicion and connection timeouts, more in flight), test (short timers for "
+        "tests). Settings given explicitly override the profile's values.",
+    )
     data_dir: Path = Field(
         Path(".data"),
         description="Where embedded databases and node state live (keep it out of /root: "
@@ -38,10 +71,22 @@ class Settings(BaseSettings):
     log_level: str = Field("INFO", description="Logging level.")
 
     # -- input limits (model/service) ---------------------------------------
-    max_text_chars: int = Field(20_000, description="Longest observation/claim/query text accepted.")
-    max_name_chars: int = Field(200, description="Longest concept, predicate or source name accepted.")
-    max_concepts_per_write: int = Field(200, description="Most concepts one observation may carry.")
-    max_statements_per_write: int = Field(200, description="Most statements one observation may carry.")
+    # Each may be lowered, never raised past the ceiling the records enforce (model/records.py): a limit the
+    # language layer checks must never let through what the record refuses after the model call was paid for.
+    max_text_chars: int = Field(
+        MAX_TEXT_CHARS, ge=1, le=MAX_TEXT_CHARS,
+        description=f"Longest observation/claim/query text accepted (at most {MAX_TEXT_CHARS:,}).",
+    )
+    max_name_chars: int = Field(
+        MAX_NAME_CHARS, ge=1, le=MAX_NAME_CHARS,
+        description=f"Longest concept, predicate or source name accepted (at most {MAX_NAME_CHARS}).",
+    )
+    max_concepts_per_write: int = Field(
+        MAX_ITEMS, ge=1, le=MAX_ITEMS, description=f"Most concepts one observation may carry (at most {MAX_ITEMS}).",
+    )
+    max_statements_per_write: int = Field(
+        MAX_ITEMS, ge=1, le=MAX_ITEMS, description=f"Most statements one observation may carry (at most {MAX_ITEMS}).",
+    )
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(
@@ -171,6 +216,13 @@ class Settings(BaseSettings):
 
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")
+    search_max_k: int = Field(100, ge=1, description="Most hits one search call may ask for (a larger k is refused).")
+    recall_opened_hits: int = Field(
+        10, ge=0, description="Concept hits and observation hits (each) whose statements remember/recall gathers.",
+    )
+    recall_contradiction_scan: int = Field(
+        500, ge=1, description="Newest open contradictions remember/recall scans for those touching its statements.",
+    )
     remember_context_chars: int = Field(6000, description="Character budget of retrieved memory given to the answer.")
     answer_evidence_max: int = Field(
         5, ge=1, description="Most statements each of an answer's Evidence, Changed and In conflict parts lists."
@@ -506,6 +558,22 @@ class Settings(BaseSettings):
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
 
 
+class _ProfileSource(PydanticBaseSettingsSource):
+    """The chosen profile's values, below every explicit source: the profile is named by keyword or MNEMONET_PROFILE."""
+
+    def __init__(self, settings_cls: type[BaseSettings], init: InitSettingsSource, env: EnvSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._init, self._env = init, env
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # unused: __call__ gives the whole profile at once
+
+    def __call__(self) -> dict[str, Any]:
+        name = self._init.init_kwargs.get("profile") or self._env().get("profile") or "lan"
+        # An unknown name gives nothing here; the ``profile`` field itself refuses it, listing the names.
+        return dict(PROFILES.get(str(name), {}))
+
+
 def _read_cluster_key_file(settings: Settings) -> Settings:
     path = settings.cluster_key_file
     if path is None:
@@ -521,6 +589,26 @@ def _read_cluster_key_file(settings: Settings) -> Settings:
     # Consumed: a copy of these settings (or a dump of them) carries the key, not a second source of it.
     settings.cluster_key, settings.cluster_key_file = key, None
     return settings
+
+
+def unknown_environment(environ: Mapping[str, str]) -> list[str]:
+    """One message per ``MNEMONET_*`` variable that names no setting, with the closest names if any.
+
+    pydantic ignores such variables, so a typo (``MNEMONET_CLUSTR_KEY``)
+    would otherwise leave a node running on a default without a word.
+    """
+    prefix = Settings.model_config.get("env_prefix", "")
+    messages = []
+    for variable in sorted(environ):
+        if not variable.upper().startswith(prefix.upper()):
+            continue
+        name = variable[len(prefix):].lower()  # the prefix and names are matched case-insensitively, as pydantic does
+        if name in Settings.model_fields:
+            continue
+        close = difflib.get_close_matches(name, Settings.model_fields, n=3, cutoff=0.75)
+        hint = f"; did you mean {' or '.join(prefix + c.upper() for c in close)}?" if close else ""
+        messages.append(f"environment variable {variable} is not a mnemonet setting and is ignored{hint}")
+    return messages
 
 
 def load_settings(**overrides: Any) -> Settings:

@@ -14,11 +14,13 @@ import sys
 from pathlib import Path
 
 import pexpect
-from netsupport import CLUSTER_KEY, FAST, NodeFactory, node_factory
+from netsupport import CLUSTER_KEY, NodeFactory, node_factory
 
 from mnemonet.cli.app import attach_cli
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.profiles import PROFILES
 
+TEST = PROFILES["test"]
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT = 60.0
 MEETING = [
@@ -36,9 +38,9 @@ MEETING = [
 
 
 def _cli_args(store: PeerNode, *extra: str) -> list[str]:
-    fast = ["--probe-interval", str(FAST["probe_interval"]), "--probe-timeout", str(FAST["probe_timeout"]),
-            "--gossip-interval", str(FAST["gossip_interval"]),
-            "--shutdown-timeout", str(FAST["shutdown_timeout"])]
+    fast = ["--probe-interval", str(TEST["probe_interval"]), "--probe-timeout", str(TEST["probe_timeout"]),
+            "--gossip-interval", str(TEST["gossip_interval"]),
+            "--shutdown-timeout", str(TEST["shutdown_timeout"])]
     return [str(REPO / "run_node.py"), "--capabilities", "cli", "--port", "0", "--bootstrap", store.url,
             "--cluster-key", CLUSTER_KEY, "--node-id", "cli", *fast, *extra]
 

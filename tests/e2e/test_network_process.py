@@ -16,8 +16,7 @@ from mnemonet.p2p.tokens import create_token
 
 REPO = Path(__file__).resolve().parents[2]
 START_WITHIN = 120.0  # seconds a run_node.py process may take to serve on a loaded machine
-FAST_FLAGS = ["--probe-interval", "0.25", "--probe-timeout", "0.15", "--gossip-interval", "0.1",
-              "--link-maintenance-interval", "0.2", "--suspicion-timeout", "1.5", "--shutdown-timeout", "1"]
+FAST_FLAGS = ["--profile", "test"]  # short timers (mnemonet/profiles.py): membership settles in seconds
 
 
 def _free_port() -> int:
@@ -106,6 +105,6 @@ def test_refuses_public_bind_without_key_and_documents_flags() -> None:
     helped = subprocess.run([sys.executable, str(REPO / "run_node.py"), "--help"],
                             env=env, capture_output=True, text=True, timeout=60)
     assert helped.returncode == 0
-    for flag in ("--capabilities", "--bootstrap", "--advertise-url", "--cluster-key", "--insecure", "--data-dir",
-                 "--gossip-fanout", "--suspicion-timeout"):
+    for flag in ("--profile", "--capabilities", "--bootstrap", "--advertise-url", "--cluster-key", "--insecure",
+                 "--data-dir", "--gossip-fanout", "--suspicion-timeout"):
         assert flag in helped.stdout

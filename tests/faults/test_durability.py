@@ -117,7 +117,8 @@ async def test_two_connections_racing_the_same_write_create_it_once(
     falkordb_server: EmbeddedFalkorDB, unique_name: str
 ) -> None:
     # Two drivers are two processes as far as FalkorDB knows: separate connections, separate locks.
-    stores = [GraphStore(FalkorDriver(falkordb_server.host, falkordb_server.port, unique_name)) for _ in range(3)]
+    stores = [GraphStore(FalkorDriver(falkordb_server.host, falkordb_server.port, unique_name), Settings())
+              for _ in range(3)]
     await stores[0].ensure_indexes()
     try:
         for i in range(100):

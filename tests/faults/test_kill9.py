@@ -1,4 +1,4 @@
-"""kill -9 of a store node process while a client writes 500 observations through two store nodes sharing one database.
+"""kill -9 of a store node process while a client writes 250 observations through two store nodes sharing one database.
 
 Both run_node.py processes reach the session's FalkorDB (``--falkordb-port``)
 and PostgreSQL (``database_url``). The client sends each observation to one
@@ -27,9 +27,12 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 REPO = Path(__file__).resolve().parents[2]
 KEY = "kill9-test-key"
-WRITES = 500
+# What can be lost or doubled is what is in flight at the kill (CONCURRENCY calls) and its retries; the writes
+# after it show the survivor takes everything. 250 (was 500: every write is parsed and embedded for real, so
+# the count set the test's time) keeps 100 before the kill and 150 after.
+WRITES = 250
 CONCURRENCY = 8
-KILL_AFTER = 150  # acknowledged writes before the first node is killed
+KILL_AFTER = 100  # acknowledged writes before the first node is killed
 CALL_TIMEOUT = 20.0  # seconds one client call may take before it is retried on the other node
 
 

@@ -32,7 +32,6 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 REPO = Path(__file__).resolve().parents[2]
 START_WITHIN = 120.0  # seconds the store process may take to serve (imports, the embedding model) on a loaded machine
-KILL9_PAUSE = 10.0  # seconds the killed store stays down: longer than detection, so the workers hold it dead
 
 
 def _free_port() -> int:
@@ -131,9 +130,13 @@ async def test_routed_calls_succeed_again_after_the_store_restarts(
             await store.stop(signal.SIGTERM)
         else:
             await store.stop(signal.SIGKILL)
-            await asyncio.sleep(KILL9_PAUSE)  # the outage itself is the point: the workers declare it dead
         await eventually(lambda: all(len(w.membership.alive()) == 2 for w in workers), 30.0,
                          "workers hold the old store gone")
+        if fault == "kill9":
+            # A long outage, waited for as a condition (it was a 10 s sleep): every worker has backed off to its
+            # longest wait between tries of the store's URL, the worst case rejoin_bound allows for.
+            await eventually(lambda: all(w.cluster.peers.backoff(store.url) >= settings.rejoin_backoff_max
+                                         for w in workers), 30.0, "workers backed off to their longest wait")
         assert not await _routed_call_ok(workers[0], f"{unique_name}-during")
 
         restarted = await store.start()

@@ -34,14 +34,8 @@ def client_token(scopes: str = "read,write", name: str = "tester", key: str = CL
 # A token with every scope, for tests about something other than authorisation.
 ADMIN_TOKEN = client_token("read,write,admin,speak-for", name="admin")
 
-# Fast timers so multi-node scenarios finish in seconds on two cores.
-FAST = dict(
-    host="127.0.0.1", port=0, cluster_key=CLUSTER_KEY,
-    probe_interval=0.25, probe_timeout=0.15, suspicion_timeout=1.5, indirect_probes=2,
-    gossip_interval=0.1, push_pull_interval=2.0, link_maintenance_interval=0.2,
-    control_timeout=1.0, request_timeout=5.0, shutdown_timeout=1.0, link_connect_timeout=1.0,
-    rejoin_backoff_initial=0.2, rejoin_backoff_max=1.0, dead_member_reap=60.0,
-)
+# Fast timers (the ``test`` profile, mnemonet/profiles.py) so multi-node scenarios finish in seconds on two cores.
+FAST = dict(host="127.0.0.1", port=0, cluster_key=CLUSTER_KEY, profile="test")
 
 
 def fast_settings(**overrides: Any) -> Settings:

@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from mnemonet.settings import Settings
 from mnemonet.store.dialects.falkordb import FalkorDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 from mnemonet.store.graph import GraphStore
@@ -43,10 +44,10 @@ async def graph_store(
             os.environ.get("MNEMONET_TEST_NEO4J_PASSWORD", ""),
             os.environ.get("MNEMONET_TEST_NEO4J_DATABASE", "neo4j"),
         )
-        store = GraphStore(driver)
+        store = GraphStore(driver, Settings())
         await store.clear()
     else:
-        store = GraphStore(FalkorDriver(falkordb_server.host, falkordb_server.port, unique_name))
+        store = GraphStore(FalkorDriver(falkordb_server.host, falkordb_server.port, unique_name), Settings())
     await store.ensure_indexes()
     yield store
     if request.param == "neo4j":

@@ -45,10 +45,12 @@ def settings_from_args(argv: Sequence[str]) -> Settings:
 def main(argv: Sequence[str]) -> int:
     """Run the MCP server until its client closes stdin or a signal arrives; returns the exit code."""
     from mnemonet.mcp.server import serve_stdio
+    from mnemonet.node.cli_entry import warn_unknown_environment
     from mnemonet.node.logs import setup_logging
 
     settings = settings_from_args(argv)
     setup_logging(settings.log_level)  # stderr only: stdout carries the MCP protocol
+    warn_unknown_environment()
     try:
         asyncio.run(serve_stdio(settings))
     except ValueError as exc:  # bad settings, refused bind

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 from mnemonet.model.errors import InvalidInput
 
+# Ceilings of what a record holds, and the defaults of the settings of the same names (max_text_chars,
+# max_name_chars, max_concepts_per_write / max_statements_per_write), which may lower them, never raise them.
 MAX_TEXT_CHARS = 20_000
 MAX_NAME_CHARS = 200
 MAX_ITEMS = 200

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from mnemonet.settings import Settings, flag_type, load_settings
+from mnemonet.settings import Settings, flag_type, load_settings, unknown_environment
 from mnemonet.store.datadir import DataDirInUse, DataDirLock, uses_embedded_servers
 
 log = logging.getLogger("mnemonet.node")
@@ -30,8 +31,8 @@ WORKER_FLAGS = (
     "validation_predicates_file", "validation_candidate_limit", "validation_search_k",
     "consolidation_min_new_statements", "consolidation_quiet_period", "consolidation_max_interval",
 )
-MAIN_FLAGS = ("capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key", "cluster_key_file",
-              "data_dir", "log_level")
+MAIN_FLAGS = ("profile", "capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key",
+              "cluster_key_file", "data_dir", "log_level")
 
 
 def _help(name: str) -> str:
@@ -78,6 +79,12 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, Path | None]:
     if script is not None and str(script) != "-" and not script.is_file():
         parser.error(f"--script: no such file {str(script)!r}")
     return load_settings(**args), script
+
+
+def warn_unknown_environment() -> None:
+    """Log a warning for each ``MNEMONET_*`` variable that is no setting (call once logging is set up)."""
+    for message in unknown_environment(os.environ):
+        log.warning(message)
 
 
 def settings_from_args(argv: Sequence[str] | None) -> Settings:
@@ -135,6 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return reembed_main(argv[1:])
     settings, script = parse_args(argv)
     setup_logging(settings.log_level)
+    warn_unknown_environment()
     if "cli" in settings.capabilities.split(",") and script is None and sys.stdin.isatty():
         from mnemonet.cli.app import log_to_file
 

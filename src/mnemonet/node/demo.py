@@ -136,11 +136,12 @@ async def run_demo(settings: Settings, stop: asyncio.Event, script: Path | None 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``run_node.py demo [flags]``: the same flags as a node (``--capabilities`` is ignored)."""
-    from mnemonet.node.cli_entry import parse_args
+    from mnemonet.node.cli_entry import parse_args, warn_unknown_environment
     from mnemonet.node.logs import setup_logging
 
     settings, script = parse_args(argv)
     setup_logging(settings.log_level)
+    warn_unknown_environment()
     log_file = settings.data_dir / "logs" / "demo.log"
     log_to_file(log_file)  # the terminal is the CLI's; the log goes to a file
 

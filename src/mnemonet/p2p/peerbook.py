@@ -233,6 +233,11 @@ class PeerBook:
         if node_id == local_id:
             target.is_self = True
 
+    def backoff(self, url: str) -> float:
+        """The wait ``url`` is at after its failed tries (0 while it answers, or when it is no target)."""
+        target = self._targets.get(url)
+        return 0.0 if target is None else target.delay
+
     def failed(self, url: str) -> float:
         """No welcome from ``url``: back off (doubling, capped, with jitter); returns the wait."""
         target = self._targets.get(url)

@@ -401,7 +401,8 @@ class MemoryService:
         # Scanned: remember sends the query to the language model, which may be a remote service.
         query = self._check_input(query, "query")
         hits = await self.retriever.search(query, k=self.settings.search_k)
-        return await build_recall(self.graph, query, hits)
+        return await build_recall(self.graph, query, hits, opened_hits=self.settings.recall_opened_hits,
+                                  contradiction_scan=self.settings.recall_contradiction_scan)
 
     async def remember(self, query: str) -> Answer:
         """Answer a question from memory: the current answer first, then evidence, changes and conflicts.

@@ -16,22 +16,22 @@ from mnemonet.model.api import Recall
 from mnemonet.model.views import ContradictionView, SearchHit, StatementView
 from mnemonet.store.graph import GraphStore
 
-# How many observation/concept hits are opened up into their statements. hybrid+graph search
-# folds an observation's extracted statements into it, so they come back through this.
-OPENED_HITS = 10
-# Open contradictions scanned for the ones touching the recalled statements.
-CONTRADICTION_SCAN = 500
 
+async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit], *, opened_hits: int,
+                       contradiction_scan: int) -> Recall:
+    """Gather the statements behind the hits, then split them into current and superseded.
 
-async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit]) -> Recall:
-    """Gather the statements behind the hits, then split them into current and superseded."""
+    ``opened_hits`` concept and observation hits each are opened for their statements (hybrid+graph
+    search folds an observation's extracted statements into it, so they come back through this); the
+    newest ``contradiction_scan`` open contradictions are scanned for those touching what was gathered.
+    """
     statement_ids = [h.id for h in hits if h.kind in ("statement", "summary")]
     observation_ids = [h.id for h in hits if h.kind == "observation"]
-    concept_names = [h.text for h in hits if h.kind == "concept"][:OPENED_HITS]
+    concept_names = [h.text for h in hits if h.kind == "concept"][:opened_hits]
 
     gathered: dict[str, StatementView] = {s.id: s for s in await graph.get_statements(statement_ids)}
     ordered = [gathered[i] for i in statement_ids if i in gathered]
-    for obs_id in observation_ids[:OPENED_HITS]:
+    for obs_id in observation_ids[:opened_hits]:
         ordered += await graph.statements_from_observation(obs_id)
     for name in concept_names:
         ordered += await graph.statements_about(name, limit=20, include_superseded=True)
@@ -43,7 +43,7 @@ async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit]) -> 
     superseded = [s for s in unique if s.superseded_by and not s.summary]
     ids = {s.id for s in unique}
     contradictions = [
-        c for c in await graph.unresolved_contradictions(CONTRADICTION_SCAN) if c.a.id in ids or c.b.id in ids
+        c for c in await graph.unresolved_contradictions(contradiction_scan) if c.a.id in ids or c.b.id in ids
     ]
     observations = await graph.get_observations(observation_ids)
     return Recall(

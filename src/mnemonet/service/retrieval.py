@@ -27,7 +27,6 @@ from mnemonet.store.vectors import VectorStore
 
 SearchMode = Literal["keyword", "vector", "hybrid", "hybrid+graph"]
 SEARCH_MODES: tuple[SearchMode, ...] = ("keyword", "vector", "hybrid", "hybrid+graph")
-MAX_K = 100
 
 
 class Retriever:
@@ -49,8 +48,9 @@ class Retriever:
         mode: SearchMode = "hybrid+graph",
     ) -> list[SearchHit]:
         """Up to ``k`` hits, best first, each saying why it matched (ranks, graph path, flags)."""
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise InvalidInput(f"k: must be an integer between 1 and {MAX_K}")
+        max_k = self.settings.search_max_k
+        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= max_k:
+            raise InvalidInput(f"k: must be an integer between 1 and {max_k}")
         if mode not in SEARCH_MODES:
             raise InvalidInput(f"mode: must be one of {', '.join(SEARCH_MODES)}")
         kinds_list, since = check_kinds(kinds), check_since(since)

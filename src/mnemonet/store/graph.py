@@ -60,9 +60,9 @@ def _now_ms() -> int:
 class GraphStore:
     """Async, append-only graph store behind one engine seam (``GraphDriver``)."""
 
-    def __init__(self, driver: GraphDriver, settings: Settings | None = None) -> None:
+    def __init__(self, driver: GraphDriver, settings: Settings) -> None:
         self.driver = driver
-        self.settings = settings or Settings()
+        self.settings = settings  # passed in, never read from the environment here: the caller's limits hold
         self.server: EmbeddedFalkorDB | None = None  # set by open() when it started one
         self._lock: datadir.DataDirLock | None = None  # the data dir's lock, when open() took it
 

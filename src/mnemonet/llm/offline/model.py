@@ -50,8 +50,8 @@ from mnemonet.settings import Settings
 class OfflineLanguageModel(BaseLanguageModel):
     """Rule-based ``LanguageModel``: deterministic, no network, no key."""
 
-    def __init__(self, settings: Settings | None = None, today: Callable[[], date] = date.today) -> None:
-        super().__init__(settings or Settings())
+    def __init__(self, settings: Settings, today: Callable[[], date] = date.today) -> None:
+        super().__init__(settings)
         # Dates in the text ("last year") resolve against the day extraction runs: MemoryService
         # extracts right after committing the observation, so that is the observation's day.
         self._today = today
