@@ -38,6 +38,7 @@ from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
+from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
 from mnemonet.p2p.routing import CLIENT_METHODS
 from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
@@ -206,7 +207,11 @@ def create_app(node: ServedNode) -> FastAPI:
         """Call a MemoryAPI method with its keyword arguments as a JSON object (bearer token with its scope)."""
         token = start_request(request.headers.get("x-request-id"))
         try:
-            response = await _client_call(method, request)
+            credential = set_client_credential(bearer(request.headers))  # routed admin calls carry it on
+            try:
+                response = await _client_call(method, request)
+            finally:
+                reset_client_credential(credential)
         finally:
             request_id = current_request_id()
             end_request(token)
