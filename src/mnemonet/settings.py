@@ -50,6 +50,10 @@ class Settings(BaseSettings):
     graph_name: str = Field("mnemonet", description="FalkorDB graph key / Neo4j database name.")
     falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB; empty starts the embedded one.")
     falkordb_port: int = Field(0, description="Port of FalkorDB; 0 starts the embedded server on a free port.")
+    falkordb_password: str = Field(
+        "", description="Password of an external FalkorDB (empty: none). The embedded one makes its own and keeps "
+        "it 0600 in its data directory (falkordb.secret)."
+    )
     falkordb_start_timeout: float = Field(20.0, description="Seconds to wait for embedded FalkorDB to answer PING.")
     falkordb_stop_timeout: float = Field(
         10.0, description="Seconds embedded FalkorDB (or one left by a killed node) gets to shut down before SIGKILL."
