@@ -319,6 +319,10 @@ class Settings(BaseSettings):
         7_776_000.0,
         description="Seconds a client token from `run_node.py token create` is valid without --ttl (90 days).",
     )
+    refusal_log_interval: float = Field(
+        60.0, description="Seconds over which refusals (bad envelope tags, failed link handshakes, bad client "
+        "tokens) from one source are summed up: the first is logged, then one 'N more refused from X' line."
+    )
     token_revocation_refresh: float = Field(
         10.0, description="Seconds between reads of the revocation list from the store: a revoked token stops working "
         "on every node within this plus one request timeout (at once on the node that revoked it)."

@@ -80,6 +80,10 @@ def _error(code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status_of(code))
 
 
+def _address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
+
+
 def _busy(exc: Busy) -> JSONResponse:
     return JSONResponse(
         {"error": {"code": exc.code, "message": exc.message, "retry_after": exc.retry_after}}, status_code=exc.status,
@@ -186,7 +190,7 @@ def create_app(node: ServedNode) -> FastAPI:
             return _busy(exc)
         except TimeoutError:
             return _error("body_timeout", f"body not received within {node.peer_read_timeout}s")
-        status, body = await node.transport.handle_http(raw, accept)
+        status, body = await node.transport.handle_http(raw, accept, _address(request))
         media = "application/octet-stream" if status == 200 else "application/json"
         return Response(body, status_code=status, media_type=media)
 
@@ -224,6 +228,7 @@ def create_app(node: ServedNode) -> FastAPI:
         try:
             caller = await node.tokens.authenticate(bearer(request.headers))
         except TokenError as exc:
+            node.transport.refusals.refused(_address(request), f"a client token for {method}: {exc}")
             return _error("unauthorized", str(exc))
         if method not in CLIENT_METHODS:
             return _error("unknown_method", f"unknown method {method!r}")
@@ -249,7 +254,7 @@ def create_app(node: ServedNode) -> FastAPI:
         if method == "revoke_token":
             kwargs["by"] = caller.name or "local"  # who revoked is the caller, never what it says
         # Per client address: programs that are not peers share nothing else a limit could key on.
-        client = request.client.host if request.client is not None else "unknown"
+        client = _address(request)
         try:
             node.client_limits.acquire(client)
         except Busy as exc:
