@@ -20,8 +20,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-import redis.asyncio as aioredis
-
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
@@ -84,7 +82,7 @@ async def run(n: int, per: int) -> None:
     data_dir = REPO / ".data" / "bench" / f"store-write-{uuid.uuid4().hex[:8]}"
     server = EmbeddedFalkorDB(data_dir)
     await server.start()
-    admin = aioredis.Redis(host=server.host, port=server.port)
+    admin = server.client()
     records = observations(n, per)
     rows: list[tuple[str, str, float, int]] = []
     try:
@@ -94,7 +92,8 @@ async def run(n: int, per: int) -> None:
         for fsync in ("always", "everysec"):
             await admin.config_set("appendfsync", fsync)
             for label, write in modes:
-                driver = FalkorDriver(server.host, server.port, f"bench_{uuid.uuid4().hex[:8]}")
+                driver = FalkorDriver(server.host, server.port, f"bench_{uuid.uuid4().hex[:8]}",
+                                      password=server.password)
                 await GraphStore(driver, Settings()).ensure_indexes()
                 began = time.perf_counter()
                 await write(driver, records)

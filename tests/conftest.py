@@ -36,7 +36,9 @@ def test_data_dir(request: pytest.FixtureRequest) -> Iterator[Path]:
 
 @pytest.fixture(scope="session")
 async def falkordb_server(test_data_dir: Path) -> AsyncIterator[EmbeddedFalkorDB]:
-    server = EmbeddedFalkorDB(test_data_dir / "falkordb")
+    # No password on the session's shared server: tests reach it by port (falkordb_port=...) from many files.
+    # The password a node's own embedded server requires is tested in tests/store/test_embedded_security.py.
+    server = EmbeddedFalkorDB(test_data_dir / "falkordb", password=False)
     await server.start()
     yield server
     await server.stop()

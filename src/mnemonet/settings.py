@@ -95,6 +95,10 @@ class Settings(BaseSettings):
     graph_name: str = Field("mnemonet", description="FalkorDB graph key / Neo4j database name.")
     falkordb_host: str = Field("127.0.0.1", description="Host of an external FalkorDB; empty starts the embedded one.")
     falkordb_port: int = Field(0, description="Port of FalkorDB; 0 starts the embedded server on a free port.")
+    falkordb_password: str = Field(
+        "", description="Password of an external FalkorDB (empty: none). The embedded one makes its own and keeps "
+        "it 0600 in its data directory (falkordb.secret)."
+    )
     falkordb_start_timeout: float = Field(20.0, description="Seconds to wait for embedded FalkorDB to answer PING.")
     falkordb_stop_timeout: float = Field(
         10.0, description="Seconds embedded FalkorDB (or one left by a killed node) gets to shut down before SIGKILL."
@@ -367,6 +371,10 @@ class Settings(BaseSettings):
         7_776_000.0,
         description="Seconds a client token from `run_node.py token create` is valid without --ttl (90 days).",
     )
+    refusal_log_interval: float = Field(
+        60.0, description="Seconds over which refusals (bad envelope tags, failed link handshakes, bad client "
+        "tokens) from one source are summed up: the first is logged, then one 'N more refused from X' line."
+    )
     token_revocation_refresh: float = Field(
         10.0, description="Seconds between reads of the revocation list from the store: a revoked token stops working "
         "on every node within this plus one request timeout (at once on the node that revoked it)."
@@ -545,6 +553,15 @@ class Settings(BaseSettings):
     ui_contradictions_limit: int = Field(20, description="Open contradictions the dashboard lists.")
 
     # -- MCP server (mcp) -------------------------------------------------------
+    node_url: str = Field(
+        "", description="Comma-separated node URLs the MCP server calls over their HTTP API, in order: when one "
+        "does not answer, the next (writes keep their idempotency key, so nothing is written twice)."
+    )
+    token: str = Field(
+        "", description="Client token the MCP server sends (`run_node.py token create NAME --scopes read,write`; add "
+        "speak-for if it relays several users). Empty for a keyless (loopback) node. The MCP server holds no "
+        "cluster key: a leaked MCP config leaks only this token."
+    )
     mcp_max_items: int = Field(
         50, description="Most items one MCP tool call returns or takes (search k, recent, contradictions, load ids)."
     )

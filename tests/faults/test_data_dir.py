@@ -151,7 +151,7 @@ async def _observation_counts(data_dir: Path) -> dict[str, int]:
     server = EmbeddedFalkorDB(data_dir / "falkordb")
     try:
         await server.start()
-        driver = FalkorDriver(server.host, server.port, "faults")
+        driver = FalkorDriver(server.host, server.port, "faults", password=server.password)
         try:
             rows = await driver.read("MATCH (o:Observation) RETURN o.id AS id, count(*) AS n", {})
         finally:

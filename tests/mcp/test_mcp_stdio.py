@@ -1,32 +1,36 @@
-"""``mnemonet mcp`` spawned over stdio and driven by the MCP SDK's own client, against a real network."""
+"""``mnemonet mcp`` spawned over stdio and driven by the MCP SDK's own client, against a real network.
+
+The MCP server is a client of the nodes' HTTP API with a token, never a peer: it holds no cluster key.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from livenet import CLUSTER_KEY, NodeFactory
-from netsupport import eventually, sees_all
+from livenet import NodeFactory
+from netsupport import client_token, eventually, sees_all
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mnemonet.node.peer_node import PeerNode
 from mnemonet.service import MemoryService
 
 TOOLS = {"observe", "claim", "remember", "search", "load", "recent", "contradictions"}
 MNEMONET = Path(sys.executable).with_name("mnemonet")  # the console script `pip install` made
+ADAPTER_TOKEN = client_token("read,write,speak-for", name="mcp-adapter")  # it relays several agents and users
 
 
 @asynccontextmanager
-async def mcp_session(bootstrap: str, stderr: Path) -> AsyncIterator[ClientSession]:
-    """``mnemonet mcp --bootstrap URL`` as a subprocess, initialised; the key comes from the environment."""
+async def mcp_session(urls: str, stderr: Path, token: str = ADAPTER_TOKEN) -> AsyncIterator[ClientSession]:
+    """``mnemonet mcp --url URLS`` as a subprocess, initialised; the token comes from the environment."""
     assert MNEMONET.exists(), f"{MNEMONET} missing: install the project (pip install -e .)"
     params = StdioServerParameters(
-        command=str(MNEMONET), args=["mcp", "--bootstrap", bootstrap, "--log-level", "DEBUG"],
-        env={"MNEMONET_CLUSTER_KEY": CLUSTER_KEY, "MNEMONET_REQUEST_TIMEOUT": "10"},
+        command=str(MNEMONET), args=["mcp", "--url", urls, "--log-level", "DEBUG"],
+        env={"MNEMONET_TOKEN": token, "MNEMONET_REQUEST_TIMEOUT": "10"},  # no cluster key: it is not a peer
     )
     with stderr.open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -47,21 +51,21 @@ async def _error(session: ClientSession, tool: str, **arguments: Any) -> str:
     return result.content[0].text  # type: ignore[union-attr]
 
 
-async def test_every_tool_over_stdio_and_the_bootstrap_node_may_die(
+async def test_every_tool_over_stdio_and_the_first_node_may_die(
         make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
     store = await make_node({"store"}, providers={"store": service})
-    seed = await make_node({"cli"}, seed=store)  # the MCP server joins through a node that will die
+    seed = await make_node({"cli"}, seed=store)  # the MCP server calls this node first; it will die
     await eventually(lambda: sees_all([store, seed]), 3.0, "joined")
 
-    async with mcp_session(seed.url, tmp_path / "mcp.stderr") as session:
+    async with mcp_session(f"{seed.url},{store.url}", tmp_path / "mcp.stderr") as session:
         listed = (await session.list_tools()).tools
         assert {t.name for t in listed} == TOOLS
         assert all(len(t.description or "") > 80 for t in listed), "descriptions are written for agents"
         search_tool = next(t for t in listed if t.name == "search")
         assert "load" in (search_tool.description or "") and "k" in search_tool.input_schema["properties"]
 
-        await _wait_for_member(store, lambda m: not m.capabilities)  # the MCP server's client-only peer
-        await seed.kill()
+        assert (await _call(session, "recent", limit=1))["observations"] == []  # served through the first node
+        await seed.kill()  # the next calls go to the next URL; a retried write keeps its idempotency key
 
         first = await _call(session, "observe", text="I prefer morning meetings", source="user")
         assert first["created"] and first["statements"] == ["user prefers morning meetings"]
@@ -107,15 +111,36 @@ async def test_every_tool_over_stdio_and_the_bootstrap_node_may_die(
     assert store.rpc_server.served >= 11  # every call reached the store node through the network
 
 
-async def _wait_for_member(node: PeerNode, match: Any) -> None:
-    await eventually(lambda: any(match(m) for m in node.membership.alive(include_local=False)), 10.0,
-                     "the MCP server's peer joined")
+def _closed_port_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
-async def test_mcp_command_needs_a_bootstrap_url(tmp_path: Path) -> None:
+async def test_node_errors_reach_the_tool_result_and_a_plain_token_writes_as_itself(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    foreign = client_token("read,write", key="another-cluster")
+    async with mcp_session(store.url, tmp_path / "foreign.stderr", token=foreign) as session:
+        refused = await _error(session, "recent")
+    assert "the node refused our token (401" in refused and "signature" in refused
+    nowhere = _closed_port_url()
+    async with mcp_session(nowhere, tmp_path / "nowhere.stderr") as session:
+        unreachable = await _error(session, "remember", query="anything")
+    assert f"no node at {nowhere}" in unreachable
+    # Without speak-for the token's name is the source, whatever the tool call says.
+    async with mcp_session(store.url, tmp_path / "plain.stderr", token=client_token("read,write", name="claude")) \
+            as session:
+        await _call(session, "observe", text="the nightly build failed", source="user")
+        [seen] = (await _call(session, "recent", limit=1))["observations"]
+    assert (seen["text"], seen["source"]) == ("the nightly build failed", "claude")
+    assert store.membership.alive(include_local=False) == []  # none of the MCP servers joined as a peer
+
+
+async def test_mcp_command_needs_a_node_url(tmp_path: Path) -> None:
     process = await asyncio.create_subprocess_exec(
         str(MNEMONET), "mcp", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         env={"PATH": "/usr/bin:/bin"})
     out, err = await asyncio.wait_for(process.communicate(), 30.0)
     assert process.returncode == 2 and out == b""  # stdout is only ever the protocol
-    assert b"--bootstrap URL" in err
+    assert b"--url URL" in err

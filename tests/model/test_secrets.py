@@ -51,6 +51,29 @@ POSITIVES: list[tuple[str, str, str]] = [
      "hooks.slack.com/services/T0AB12CDE/B0FG34HIJ/aBcDeFgHiJkLmNoPqRsTuVwX", "slack_webhook"),
 ]
 
+# Credential words of other languages followed by a value (issue 17: none was caught before).
+INTERNATIONAL: list[tuple[str, str]] = [
+    ("das Passwort für db01 ist Tr0ub4dor", "Tr0ub4dor"),
+    ("Passwort: geheim99", "geheim99"),
+    ("Kennwort lautet: geheimnis", "geheimnis"),
+    ("mot de passe : soleil42", "soleil42"),
+    ("le mot de passe de la base est X9y8z7w6", "X9y8z7w6"),
+    ("mdp=azerty123", "azerty123"),
+    ("la contraseña es Hunter2!", "Hunter2"),
+    ("senha do servidor é abc12345", "abc12345"),
+    ("wachtwoord voor db01 is Zomer2024", "Zomer2024"),
+    ("hasło to Lato2024", "Lato2024"),
+    ("lösenordet är Sommar123", "Sommar123"),
+    ("salasana: Kesa2024", "Kesa2024"),
+    ("пароль от почты: qwerty123", "qwerty123"),
+    ("пароль — Zxcv1234", "Zxcv1234"),
+    ("密码是hunter22", "hunter22"),
+    ("服务器的密码：Abc!2345", "Abc!2345"),
+    ("パスワードはabc12345です", "abc12345"),
+    ("비밀번호는 qwer1234", "qwer1234"),
+    ('das Passwort ist "Sommer2024"', "Sommer2024"),
+]
+
 NEGATIVES: list[str] = [
     "I prefer morning meetings",
     "actually I hate mornings, afternoon is better",
@@ -76,6 +99,17 @@ NEGATIVES: list[str] = [
     "set MNEMONET_LLM_MAX_RETRIES to 3",
     "the password for db01 is in the vault",
     "see https://hooks.slack.com/ for the docs",
+    # Credential words of other languages in ordinary sentences.
+    "Das Passwort ist falsch",
+    "Passwort-Manager ist toll",
+    "Die Passwortlänge ist 12 Zeichen",
+    "le mot de passe est trop court",
+    "mot de passe oublié",
+    "a senha é forte",
+    "密码是什么？",
+    "パスワードは忘れました",
+    "Passwort: ${DB_PASSWORD}",
+    "Passwort ändern: Einstellungen > Konto",
 ]
 
 
@@ -91,6 +125,15 @@ def test_positive(text: str, secret: str, kind: str) -> None:
     assert message.startswith("observation.text: refused") and kind in message
     assert secret not in message and secret[:8] not in message
     assert info.value.kinds == [kind] and isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(("text", "secret"), INTERNATIONAL, ids=[t[:24] for t, _ in INTERNATIONAL])
+def test_credential_words_of_other_languages(text: str, secret: str) -> None:
+    [finding] = find_secrets(text)
+    assert finding.kind == "credential_assignment"
+    assert secret in text[finding.start:finding.end]
+    with pytest.raises(SecretRefused, match="credential_assignment"):
+        check_no_secrets(text, field="observation.text")
 
 
 @pytest.mark.parametrize("text", NEGATIVES)

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import redis.asyncio as aioredis
 
 from mnemonet.store.datadir import DataDirInUse, DataDirLock, hold, holder_pid
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
@@ -23,7 +22,7 @@ from mnemonet.store.server_process import alive, processes_in
 
 
 async def _graph_count(server: EmbeddedFalkorDB, graph: str) -> int:
-    client = aioredis.Redis(host=server.host, port=server.port)
+    client = server.client()
     try:
         reply = await client.execute_command("GRAPH.RO_QUERY", graph, "MATCH (n:N) RETURN count(n)")
     finally:
@@ -32,7 +31,7 @@ async def _graph_count(server: EmbeddedFalkorDB, graph: str) -> int:
 
 
 async def _write(server: EmbeddedFalkorDB, graph: str, n: int) -> None:
-    client = aioredis.Redis(host=server.host, port=server.port)
+    client = server.client()
     try:
         for i in range(n):
             await client.execute_command("GRAPH.QUERY", graph, f"CREATE (:N {{i: {i}}})")

@@ -1,4 +1,4 @@
-"""``mnemonet mcp --bootstrap URL`` (also ``run_node.py mcp ...``): the MCP server on stdin/stdout."""
+"""``mnemonet mcp --url URL`` (also ``run_node.py mcp ...``): the MCP server on stdin/stdout."""
 
 from __future__ import annotations
 
@@ -12,33 +12,37 @@ from mnemonet.settings import Settings, flag_type, load_settings
 
 log = logging.getLogger("mnemonet.mcp")
 
-FLAGS = ("bootstrap", "cluster_key", "host", "port", "advertise_url", "node_id", "log_level")
+# Flag -> setting. ``--bootstrap`` is the old name of ``--url``, from when the MCP server joined as a peer.
+FLAGS = {"url": "node_url", "bootstrap": "node_url", "token": "token", "request_timeout": "request_timeout",
+         "log_level": "log_level"}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """Flags for the settings the MCP server's peer node uses; unset ones come from ``MNEMONET_*``."""
+    """Flags for the settings the MCP server uses; unset ones come from ``MNEMONET_*``."""
     parser = argparse.ArgumentParser(
         prog="mnemonet mcp",
         description="Serve mnemonet's memory to an MCP client (Claude Code, Cursor ...) over stdin/stdout. "
-        "Joins the network through --bootstrap as a client-only peer; logs go to stderr.",
+        "A client of the nodes' HTTP API with a token (MNEMONET_TOKEN), never a peer; logs go to stderr.",
         argument_default=argparse.SUPPRESS,
     )
-    for name in FLAGS:
+    for flag, name in FLAGS.items():
         field = Settings.model_fields[name]
-        default = 0 if name == "port" else field.default  # a free port: several MCP servers may run at once
-        parser.add_argument("--" + name.replace("_", "-"), dest=name, type=flag_type(name),
-                            help=f"{field.description} (default: {default!r}; env MNEMONET_{name.upper()})")
+        if flag == "bootstrap":
+            parser.add_argument("--bootstrap", dest=name, type=str, help="Same as --url (its former name).")
+            continue
+        parser.add_argument("--" + flag.replace("_", "-"), dest=name, type=flag_type(name),
+                            help=f"{field.description} (default: {field.default!r}; env MNEMONET_{name.upper()})")
     return parser
 
 
 def settings_from_args(argv: Sequence[str]) -> Settings:
-    """The settings for ``argv``; exits with a usage error when no seed is given."""
+    """The settings for ``argv``; exits with a usage error when no node URL is given."""
     parser = build_parser()
     args: dict[str, Any] = vars(parser.parse_args(argv))
-    args.setdefault("port", 0)
     settings = load_settings(**args)
-    if not settings.bootstrap.strip():
-        parser.error("--bootstrap URL (or MNEMONET_BOOTSTRAP) is required: the URL of any node of the network")
+    if not settings.node_url.strip():
+        parser.error("--url URL (or MNEMONET_NODE_URL) is required: the URL of any node of the network "
+                     "(several, comma-separated, to go on when one is down)")
     return settings
 
 
@@ -53,10 +57,7 @@ def main(argv: Sequence[str]) -> int:
     warn_unknown_environment()
     try:
         asyncio.run(serve_stdio(settings))
-    except ValueError as exc:  # bad settings, refused bind
+    except ValueError as exc:  # bad settings
         log.error("%s", exc)
         return 2
-    except OSError as exc:
-        log.error("cannot serve the peer node on %s:%s: %s", settings.host, settings.port, exc)
-        return 1
     return 0

@@ -1,10 +1,10 @@
-"""``mnemonet mcp``: an MCP server (stdio) that reaches the memory through a light peer node.
+"""``mnemonet mcp``: an MCP server (stdio) that reaches the memory through the nodes' HTTP API with a token.
 
-Why a peer node and not one node's HTTP API: the bootstrap URL is only the way
-in. Once joined, the node knows every member and routes each call to a live
-store peer with failover, so the MCP server keeps working when the node it
-bootstrapped through dies; an HTTP client would be tied to that one node.
-The node has no capabilities: it serves nothing and is never routed to.
+Why a client and not a peer: a peer holds the cluster key, which makes and
+revokes tokens and signs every envelope, and an MCP config sits in every
+agent's settings file. As a client the server holds only a token, so a leaked
+config leaks exactly that token's scopes, revocable on its own. It keeps
+working when one node dies by calling the next of its URLs (``--url A,B``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,9 @@ import signal
 from mcp.server.mcpserver import MCPServer
 
 from mnemonet.mcp.tools import MemoryTools
-from mnemonet.model.api import MemoryAPI
+from mnemonet.model.api import ClaimResult, MemoryAPI, ObserveResult
+from mnemonet.p2p.client import HttpMemoryClient
+from mnemonet.p2p.tokens import claimed_scopes
 from mnemonet.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -81,24 +83,46 @@ def build_mcp_server(memory: MemoryAPI, settings: Settings) -> MCPServer:
     return server
 
 
-async def serve_stdio(settings: Settings) -> None:
-    """Join the network through ``settings.bootstrap``, serve MCP on stdin/stdout, leave on EOF or a signal."""
-    from mnemonet.node.peer_node import PeerNode
+class _SourceFromToken(HttpMemoryClient):
+    """For a token without ``speak-for``: writes go out without ``source``, so the node records the token's name.
 
-    node = PeerNode(settings, frozenset())
-    await node.start()
-    log.info("mcp server started as peer %s (seeds: %s)", node.node_id, settings.bootstrap)
-    serving = asyncio.create_task(build_mcp_server(node.client, settings).run_stdio_async())
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, serving.cancel)  # stop serving, then leave the network gracefully
-    try:
-        await asyncio.wait({serving})  # a signal cancels only the serving task, not this coroutine
-        if not serving.cancelled():
-            serving.result()  # re-raise why serving failed
-    finally:
+    The node refuses any other source from such a token; sending the tool's ``source`` ("agent", "user")
+    would fail every write, while the token's name is who wrote it anyway.
+    """
+
+    async def observe(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
+                      metadata: dict[str, str] | None = None) -> ObserveResult:
+        return await super().observe(text, None, idempotency_key=idempotency_key, metadata=metadata)
+
+    async def claim(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
+                    basis: list[str] | None = None) -> ClaimResult:
+        return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis)
+
+
+def node_client(settings: Settings) -> HttpMemoryClient:
+    """The HTTP client of ``settings.node_url`` with ``settings.token``; speaks for others only if the token may."""
+    urls = [u for u in settings.node_url.split(",") if u.strip()]
+    scopes = claimed_scopes(settings.token) if settings.token else None
+    # No token: a keyless node treats a local caller as trusted with every scope, speak-for included.
+    speaks_for = not settings.token or (scopes is not None and "speak-for" in scopes)
+    cls = HttpMemoryClient if speaks_for else _SourceFromToken
+    return cls(urls, settings.token, timeout=settings.request_timeout)
+
+
+async def serve_stdio(settings: Settings) -> None:
+    """Serve MCP on stdin/stdout against the nodes of ``settings.node_url`` until EOF or a signal."""
+    async with node_client(settings) as memory:
+        log.info("mcp server calling %s", settings.node_url)
+        serving = asyncio.create_task(build_mcp_server(memory, settings).run_stdio_async())
+        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.remove_signal_handler(sig)
-        serving.cancel()
-        await asyncio.gather(serving, return_exceptions=True)
-        await node.stop()
+            loop.add_signal_handler(sig, serving.cancel)
+        try:
+            await asyncio.wait({serving})  # a signal cancels only the serving task, not this coroutine
+            if not serving.cancelled():
+                serving.result()  # re-raise why serving failed
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            serving.cancel()
+            await asyncio.gather(serving, return_exceptions=True)

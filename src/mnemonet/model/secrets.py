@@ -7,7 +7,10 @@ Four detectors, strongest first; a span found by one is not reported again:
    private key blocks (any whitespace in the header, also base64-wrapped
    PEM), JWTs, and URLs with a password (``scheme://user:pass@host``);
 2. credential assignments: ``password=...``, ``api_key: ...``,
-   ``token = "..."``, "my password is ..." and "the password for db01 is ...";
+   ``token = "..."``, "my password is ..." and "the password for db01 is ...",
+   and the same in other languages ("das Passwort für db01 ist ...",
+   "mot de passe : ...", "contraseña es ...", "senha é ...", "пароль: ...",
+   "密码是...", "パスワードは...", "비밀번호는 ..." and more: ``_INTL_WORDS``);
 3. a high-entropy token (16+ chars, letters and digits) within a few words
    after token/secret/password/key/bearer/credential;
 4. a long high-entropy token anywhere (24+ chars, upper and lower case and
@@ -60,6 +63,25 @@ _ASSIGNMENT = re.compile(
 _SPOKEN = re.compile(
     r"\b(?:password|passcode|passphrase|api key|pin code)(?:\s{1,5}(?:for|of|on|to)\s{1,5}[\w.@:/-]{1,60})?"
     r"\s{1,5}(?:is|was)\s{1,5}(?P<val>\S{4,200})", re.I)
+# Credential words of other languages, then what may stand between the word and its value: a preposition
+# with a word or two ("für db01", "de la base"), then a verb ("ist", "est", "es", "é", "是", "は" ...) or
+# a separator (":", "=", a spaced dash). Words of scripts without spaces (CJK) need no word boundary.
+_INTL_WORDS = (
+    r"(?:\b(?:passwort|kennwort|mot\s(?:de\s)?passe|mdp|contrase(?:ñ|n)a|senha|palavra-passe|wachtwoord|"
+    r"has(?:ł|l)o|lösenord(?:et)?|passord(?:et)?|adgangskode(?:n)?|salasana|şifre(?:si)?|пароль|паролем)"
+    r"|(?:密码|密碼|口令|パスワード|暗証番号|비밀번호|암호))"
+)
+_INTL_PREP = r"(?:für|fur|von|zum|zur|de|du|des|pour|del|da|do|para|voor|van|dla|till|för|til|for|от|для|к)"
+_INTL_VERB = (r"(?:(?:ist|lautet|war|est|était|es|era|é|és|is|was|to|är|var|er|on|oli|это)(?![^\W\d_])"
+              r"|是|为|為|は|는|은)")
+_INTL_SEP = r"(?:[:=：]|\s[—–]\s)"
+# The value: printable ASCII without quotes, brackets, comma or semicolon (a CJK sentence is no password).
+_INTL = re.compile(
+    rf"{_INTL_WORDS}(?:\s{{1,3}}{_INTL_PREP}(?:\s{{1,3}}[\w.@:/-]{{1,60}}){{1,2}})?"
+    rf"\s{{0,3}}(?:(?P<sep>{_INTL_SEP})|{_INTL_VERB}(?:\s{{0,3}}(?P<sep2>[:：]))?)\s{{0,3}}[\"'«„“「『]?"
+    r"(?P<val>[\x21\x23-\x26\x2a\x2b\x2d-\x3a\x3c-\x7e]{4,200})",
+    re.I,
+)
 # Base64 of "-----BEGIN" (a PEM block wrapped once more); the start is decoded to see which block it is.
 _BASE64_PEM = re.compile(r"LS0tLS1CRUdJTi[A-Za-z0-9+/=\s]{20,20000}")
 _BASE64_PEM_PREFIX = 96  # base64 characters decoded: enough for the longest BEGIN line
@@ -118,6 +140,12 @@ def _looks_random(value: str, *, min_len: int, min_entropy: float, need_mixed_ca
     return has_digit and (has_lower or has_upper)
 
 
+def _password_like(value: str) -> bool:
+    """A digit, a symbol or inner capitals: what words of a sentence rarely have and passwords usually do."""
+    return (any(c.isdigit() for c in value) or any(not c.isalnum() for c in value)
+            or any(c.isupper() for c in value[1:]))
+
+
 def _wrapped_private_key(blob: str) -> bool:
     compact = "".join(blob.split())[:_BASE64_PEM_PREFIX]
     try:
@@ -152,6 +180,12 @@ def find_secrets(text: str) -> list[SecretFinding]:
                 pattern is _SPOKEN or len(value) >= 12 or not value.isalpha() or not value.islower()
             ):
                 add("credential_assignment", m.start("val"), m.end("val"))
+    for m in _INTL.finditer(text):
+        value = m.group("val").rstrip(".!?")
+        # After a verb ("das Passwort ist falsch") only a value that looks like a password counts; after
+        # ":" or "=" any value that is not a placeholder.
+        if len(value) >= 4 and not _placeholder(value) and (m.group("sep") or m.group("sep2") or _password_like(value)):
+            add("credential_assignment", m.start("val"), m.start("val") + len(value))
     for m in _NEAR.finditer(text):
         if _looks_random(m.group("val"), min_len=16, min_entropy=3.0, need_mixed_case=False):
             add("secret_near_keyword", m.start("val"), m.end("val"))

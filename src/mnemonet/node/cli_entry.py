@@ -46,7 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="run_node.py",
         description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables. "
         "`run_node.py demo [flags]` instead starts a whole local network in one process with the CLI attached; "
-        "`run_node.py mcp --bootstrap URL` serves the memory to an MCP client over stdio; "
+        "`run_node.py mcp --url URL` serves the memory to an MCP client over stdio (a client with MNEMONET_TOKEN); "
         "`run_node.py token create NAME --scopes read,write` prints a client token.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=argparse.SUPPRESS,

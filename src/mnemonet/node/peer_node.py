@@ -94,7 +94,8 @@ class PeerNode:
         if "store" in self.capabilities and "store" not in (providers or {}) and uses_embedded_servers(settings):
             self._data_dir_lock = data_dir_lock or DataDirLock(settings.data_dir)
         self.metrics = NodeMetrics(self)
-        self.rpc_server = RpcServer(self.node_id, self.providers, settings, on_write=self._published,
+        self.rpc_server = RpcServer(self.node_id, self.providers, settings, capabilities_of=self._capabilities_of,
+                                    authenticate=self.tokens.authenticate, on_write=self._published,
                                     metrics=self.metrics)
         self.client_limits = KeyedLimiter(
             "client", max_in_flight=settings.max_inflight_per_client, rate=settings.client_rate_limit,
@@ -197,6 +198,11 @@ class PeerNode:
         self.state = "alive"
         for worker in self._workers:
             await worker.start()
+
+    def _capabilities_of(self, node_id: str) -> frozenset[str] | None:
+        """What peer ``node_id`` announced, if this node lists it (the serving side's access check)."""
+        member = self._membership.get(node_id) if self._membership is not None else None
+        return member.capabilities if member is not None else None
 
     async def _revoked_tokens(self) -> list[str]:
         result: list[str] = await self.call("revoked_tokens", {})

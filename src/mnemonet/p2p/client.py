@@ -307,14 +307,22 @@ class RemoteEmbedder:
 
 
 class HttpMemoryClient(_MemoryMethods):
-    """``MemoryAPI`` over a node's ``POST /v1/{method}`` with a client token; use as ``async with``.
+    """``MemoryAPI`` over the ``POST /v1/{method}`` of one or several nodes with a client token; ``async with``.
 
-    Worker-internal methods are not served to clients: calling them here raises ``UnknownMethod``.
+    With several URLs a call that gets no answer from one node (refused connection, timeout, dropped
+    connection) is made on the next, and later calls start from the node that answered. Writes carry
+    their idempotency key to every node tried, so a retry never writes twice. Worker-internal methods
+    are not served to clients: calling them here raises ``UnknownMethod``.
     """
 
-    def __init__(self, base_url: str, token: str = "", *, timeout: float = 120.0) -> None:
+    def __init__(self, base_url: str | Sequence[str], token: str = "", *, timeout: float = 120.0) -> None:
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        self._urls = [u.strip().rstrip("/") for u in urls if u.strip()]
+        if not self._urls:
+            raise ValueError("HttpMemoryClient needs at least one node URL")
+        self._first = 0  # index of the node that answered last
         headers = {"authorization": f"Bearer {token}"} if token else {}
-        self._http = httpx.AsyncClient(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout)
+        self._http = httpx.AsyncClient(headers=headers, timeout=timeout)
 
     async def __aenter__(self) -> HttpMemoryClient:
         return self
@@ -344,12 +352,29 @@ class HttpMemoryClient(_MemoryMethods):
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         spec = method_spec(method)
-        resp = await self._http.post(f"/v1/{method}", json=kwargs)
+        resp = await self._post(method, kwargs)
         try:
             body = resp.json()
         except ValueError:
             raise error_from_wire("http_error", f"HTTP {resp.status_code}: {resp.text[:200]}") from None
         if resp.status_code != 200 or "error" in body:
             err = body.get("error") or {}
-            raise error_from_wire(str(err.get("code", "http_error")), str(err.get("message", resp.status_code)))
+            code, message = str(err.get("code", "http_error")), str(err.get("message", resp.status_code))
+            if resp.status_code == 401:  # say whose fault it is: the credential, not the network
+                message = f"the node refused our token (401 {code}): {message}"
+            raise error_from_wire(code, message)
         return spec.load_result(body.get("result"))
+
+    async def _post(self, method: str, kwargs: dict[str, Any]) -> httpx.Response:
+        failures: list[str] = []
+        for step in range(len(self._urls)):
+            index = (self._first + step) % len(self._urls)
+            url = self._urls[index]
+            try:
+                resp = await self._http.post(f"{url}/v1/{method}", json=kwargs)
+            except httpx.TransportError as exc:
+                failures.append(f"no node at {url} ({type(exc).__name__}: {exc or 'no answer'})")
+                continue
+            self._first = index
+            return resp
+        raise NoCapablePeer("; ".join(failures))

@@ -7,6 +7,7 @@ from mnemonet.model.errors import (
     Busy as _Busy,
 )
 from mnemonet.model.errors import (
+    Forbidden,
     InvalidInput,
     MnemonetError,
     NotFound,
@@ -74,7 +75,8 @@ class RemoteError(P2PError):
 # The class a caller sees for each wire code; bad input stays a ``ValueError`` as it is locally.
 _CLASSES: dict[str, type[MnemonetError]] = {
     cls.code: cls
-    for cls in (InvalidInput, UnknownMethod, MissingCapability, NoCapablePeer, Busy, RequestTimeout, Unauthorized)
+    for cls in (InvalidInput, Forbidden, UnknownMethod, MissingCapability, NoCapablePeer, Busy, RequestTimeout,
+                Unauthorized)
 }
 
 

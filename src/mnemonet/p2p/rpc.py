@@ -22,6 +22,7 @@ from mnemonet.p2p.errors import (
 from mnemonet.p2p.limits import KeyedLimiter, check_batches
 from mnemonet.p2p.methods import MethodSpec, method_spec
 from mnemonet.p2p.metrics import NodeMetrics
+from mnemonet.p2p.peer_access import Authenticate, CapabilitiesOf, check_peer_call, forwarded_credential
 from mnemonet.p2p.routing import Router
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, error_payload
@@ -92,10 +93,13 @@ def _written_ids(method: str, result: Any) -> list[str]:
 class RpcServer:
     """Runs allowed methods on this node's providers, for local callers and for peers' requests."""
 
-    def __init__(self, node_id: str, providers: Providers, settings: Settings, on_write: OnWrite | None = None,
+    def __init__(self, node_id: str, providers: Providers, settings: Settings, *, capabilities_of: CapabilitiesOf,
+                 authenticate: Authenticate, on_write: OnWrite | None = None,
                  metrics: NodeMetrics | None = None) -> None:
         self._node_id = node_id
         self._providers = providers
+        self._capabilities_of = capabilities_of
+        self._authenticate = authenticate
         self._max_concurrent = settings.max_concurrent_requests
         self._busy_retry_after = settings.busy_retry_after
         self._max_batch = settings.max_batch_items
@@ -163,6 +167,12 @@ class RpcServer:
             spec = method_spec(env.method)
             kwargs = spec.bind(env.payload.get("kwargs", {}), self._max_depth)
             try:
+                await check_peer_call(spec.name, env.sender, self._capabilities_of, env.payload.get("credential"),
+                                      self._authenticate)
+            except MnemonetError as exc:
+                self.count(spec.name, exc.code)
+                raise
+            try:
                 self.peer_limits.acquire(env.sender)
             except Busy:
                 self.count(spec.name, "busy")
@@ -224,8 +234,11 @@ class RpcClient:
                 break
             peer = candidates[0]
             tried.add(peer.node_id)
+            payload: dict[str, Any] = {"kwargs": wire, "idempotency_key": key, "request_id": self._request_id()}
+            if (credential := forwarded_credential(spec.name)) is not None:
+                payload["credential"] = credential  # the serving node checks the client's admin scope itself
             env = Envelope(kind=Kind.REQUEST, sender=self._node_id, target=peer.node_id, method=spec.name,
-                           payload={"kwargs": wire, "idempotency_key": key, "request_id": self._request_id()})
+                           payload=payload)
             self._router.started(peer.node_id)
             started = time.monotonic()
             try:

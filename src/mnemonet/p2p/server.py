@@ -38,6 +38,7 @@ from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
+from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
 from mnemonet.p2p.routing import CLIENT_METHODS
 from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
@@ -77,6 +78,10 @@ class ServedNode(Protocol):
 
 def _error(code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status_of(code))
+
+
+def _address(request: Request) -> str:
+    return request.client.host if request.client is not None else "unknown"
 
 
 def _busy(exc: Busy) -> JSONResponse:
@@ -185,7 +190,7 @@ def create_app(node: ServedNode) -> FastAPI:
             return _busy(exc)
         except TimeoutError:
             return _error("body_timeout", f"body not received within {node.peer_read_timeout}s")
-        status, body = await node.transport.handle_http(raw, accept)
+        status, body = await node.transport.handle_http(raw, accept, _address(request))
         media = "application/octet-stream" if status == 200 else "application/json"
         return Response(body, status_code=status, media_type=media)
 
@@ -206,7 +211,11 @@ def create_app(node: ServedNode) -> FastAPI:
         """Call a MemoryAPI method with its keyword arguments as a JSON object (bearer token with its scope)."""
         token = start_request(request.headers.get("x-request-id"))
         try:
-            response = await _client_call(method, request)
+            credential = set_client_credential(bearer(request.headers))  # routed admin calls carry it on
+            try:
+                response = await _client_call(method, request)
+            finally:
+                reset_client_credential(credential)
         finally:
             request_id = current_request_id()
             end_request(token)
@@ -219,6 +228,7 @@ def create_app(node: ServedNode) -> FastAPI:
         try:
             caller = await node.tokens.authenticate(bearer(request.headers))
         except TokenError as exc:
+            node.transport.refusals.refused(_address(request), f"a client token for {method}: {exc}")
             return _error("unauthorized", str(exc))
         if method not in CLIENT_METHODS:
             return _error("unknown_method", f"unknown method {method!r}")
@@ -244,7 +254,7 @@ def create_app(node: ServedNode) -> FastAPI:
         if method == "revoke_token":
             kwargs["by"] = caller.name or "local"  # who revoked is the caller, never what it says
         # Per client address: programs that are not peers share nothing else a limit could key on.
-        client = request.client.host if request.client is not None else "unknown"
+        client = _address(request)
         try:
             node.client_limits.acquire(client)
         except Busy as exc:

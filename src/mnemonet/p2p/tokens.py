@@ -234,3 +234,18 @@ def parse_ttl(text: str) -> float:
         raise InvalidInput(f"ttl: {text!r} is not a duration such as 90d, 12h, 30m or 3600")
     unit = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}[match.group(2)]
     return float(match.group(1)) * unit
+
+
+def claimed_scopes(text: str) -> frozenset[str] | None:
+    """The scopes a token says it has, unverified; None if it is not readable as a token.
+
+    For a client choosing what to send (an adapter without ``speak-for`` leaves ``source`` to the node),
+    never for deciding what a caller may do: only ``TokenVerifier`` does that.
+    """
+    parts = text.strip().split(".")
+    if len(parts) != 3 or parts[0] != PREFIX:
+        return None
+    try:
+        return parse_scopes(json.loads(_unb64(parts[1]))["scopes"])
+    except (ValueError, KeyError, TypeError):
+        return None

@@ -26,6 +26,7 @@ from mnemonet.p2p import handshake
 from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind
 from mnemonet.p2p.errors import RemoteError
 from mnemonet.p2p.links import AcceptedLink, DialledLink, Link, LinkClosed
+from mnemonet.p2p.refusals import RefusalLog
 from mnemonet.settings import Settings
 
 if TYPE_CHECKING:
@@ -85,6 +86,8 @@ class Transport:
         self._url_overrides: dict[str, str] = {}
         self._http: httpx.AsyncClient | None = None
         self._closing = False
+        # Shared with the client API (bad tokens): one place keeps a flood of refusals from flooding the log.
+        self.refusals = RefusalLog(log, settings.refusal_log_interval, settings.limiter_max_keys)
 
     # -- lifecycle ---------------------------------------------------------------
     async def start(self) -> None:
@@ -99,6 +102,7 @@ class Transport:
     async def close(self, abort: bool = False) -> None:
         """Close every link, fail pending calls and cancel handler tasks; ``abort`` drops sockets like a crash."""
         self._closing = True
+        self.refusals.close()
         closing = []
         for link in self.links():
             if abort and isinstance(link, DialledLink):
@@ -215,7 +219,8 @@ class Transport:
                 link.peer_id = await handshake.accept(link, self._codec.key, self.node_id, s.link_send_timeout)
         except (handshake.HandshakeFailed, TimeoutError, OSError) as exc:  # OSError: gone before the accept
             self._codec.refused["handshake"] += 1
-            log.warning("refused a link: %s", exc or "handshake timed out")
+            where = websocket.client.host if websocket.client is not None else "unknown"
+            self.refusals.refused(where, f"a link: {exc or 'handshake timed out'}")
             await link.close(handshake.POLICY, "handshake failed")
             return
         finally:
@@ -366,15 +371,16 @@ class Transport:
     async def _refuse(self, link: Link, exc: EnvelopeError) -> None:
         # Only the proven peer writes on this link, and it holds the key: a refused envelope means a broken
         # or hostile peer. Close with a code; a signed error reply could be replayed to another node.
-        log.warning("refused envelope from link %s, closing it: %s", link.peer_id, exc)
+        self.refusals.refused(f"peer {link.peer_id}", f"an envelope on its link (closing it): {exc}")
         await link.close(handshake.POLICY, f"refused: {exc.code}")
 
-    async def handle_http(self, raw: bytes, accept: Callable[[Kind], bool]) -> tuple[int, bytes]:
-        """Serve one POSTed envelope whose kind ``accept`` allows: (status, body)."""
+    async def handle_http(self, raw: bytes, accept: Callable[[Kind], bool],
+                          origin: str = "unknown") -> tuple[int, bytes]:
+        """Serve one POSTed envelope whose kind ``accept`` allows: (status, body); ``origin``: the sender's address."""
         try:
             env = self._codec.decode(raw)
         except EnvelopeError as exc:
-            log.warning("refused envelope over HTTP: %s", exc)
+            self.refusals.refused(origin, f"an envelope over HTTP: {exc}")
             return status_of(exc.code), json.dumps(error_payload(exc.code, exc.message)).encode()
         if env.reply_to is not None or not accept(env.kind):
             return 400, json.dumps(error_payload("invalid", f"{env.kind} is not accepted at this endpoint")).encode()

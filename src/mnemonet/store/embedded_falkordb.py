@@ -13,6 +13,14 @@ data directory's lock (``datadir``); anyone else is refused. After an
 unclean stop the append-only files are checked and a torn tail cut off with
 the server's own ``redis-check-aof --fix`` (the same binary under that
 name). The child gets SIGTERM when the node dies (``server_process``).
+
+Nothing but its node reads it: the server requires a password, generated at
+the first start and kept in ``falkordb.secret`` (0600) in its directory, and
+handed to the server on its stdin (never on the command line, which ``ps``
+shows). The server runs under umask 077, so its append-only files are 0600
+and its directories 0700; files an older version left readable are tightened
+at start. Any local user could otherwise read (or, without the password,
+write) the whole graph through the loopback port or the files.
 """
 
 from __future__ import annotations
@@ -21,9 +29,12 @@ import asyncio
 import functools
 import logging
 import os
+import secrets
 import signal
 import socket
+import stat
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import redis.asyncio as aioredis
@@ -33,6 +44,8 @@ from mnemonet.store.server_process import die_with_parent, processes_in, stop_pr
 
 log = logging.getLogger(__name__)
 
+SECRET_FILE = "falkordb.secret"
+_PRIVATE_UMASK = 0o077  # files 0600, directories 0700
 
 
 @functools.cache
@@ -59,7 +72,7 @@ class EmbeddedFalkorDB:
 
     def __init__(
         self, data_dir: Path, port: int = 0, start_timeout: float = 20.0, appendfsync: str = "always",
-        stop_timeout: float = 10.0,
+        stop_timeout: float = 10.0, password: bool = True,
     ) -> None:
         # "always": fsync before acknowledging, so an acknowledged write survives kill -9
         # (our durability promise); "everysec" may lose the last second (bench only).
@@ -73,10 +86,15 @@ class EmbeddedFalkorDB:
         self.stop_timeout = stop_timeout
         self.pid_file = self.data_dir / "redis.pid"
         self.process: subprocess.Popen[bytes] | None = None
+        self._use_password = password
+        self.password: str | None = None  # read from (or first written to) SECRET_FILE by start()
 
     async def start(self) -> None:
         """Stop a server left in the directory (under the lock), repair after a crash, start, wait for PING."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private(self.data_dir)
+        if self._use_password:
+            self.password = read_or_create_secret(self.data_dir / SECRET_FILE)
         await self._stop_leftover()
         if self.pid_file.exists():  # the last server did not stop cleanly (it removes the file when it does)
             await asyncio.to_thread(self._repair_aof)
@@ -103,8 +121,21 @@ class EmbeddedFalkorDB:
             "--protected-mode", "yes",
             "--pidfile", str(self.pid_file),
         ]
-        with open(self.data_dir / "falkordb.log", "ab") as logfile:
-            return subprocess.Popen(args, stdout=logfile, stderr=subprocess.STDOUT, preexec_fn=die_with_parent())
+        if self.password is not None:
+            args.insert(1, "-")  # "-": the rest of the configuration comes from stdin, so ps never shows it
+        log_fd = os.open(self.data_dir / "falkordb.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(log_fd, "ab") as logfile:
+            process = subprocess.Popen(args, stdin=subprocess.PIPE if self.password is not None else None,
+                                       stdout=logfile, stderr=subprocess.STDOUT,
+                                       preexec_fn=_private_child(die_with_parent()))
+        if process.stdin is not None:
+            with process.stdin:  # a few bytes: fits the pipe buffer, so this never blocks
+                process.stdin.write(f"requirepass {self.password}\n".encode())
+        return process
+
+    def client(self) -> aioredis.Redis:
+        """A Redis client of this server, authenticated."""
+        return aioredis.Redis(host=self.host, port=self.port, password=self.password)
 
     async def _stop_leftover(self) -> None:
         """Stop a server still running in this directory; refuse unless this process holds the data dir lock."""
@@ -142,7 +173,7 @@ class EmbeddedFalkorDB:
         log.warning("falkordb.repair dir=%s after an unclean stop: redis-check-aof --fix: %s", self.data_dir, report)
 
     async def _wait_ready(self) -> None:
-        client = aioredis.Redis(host=self.host, port=self.port)
+        client = self.client()
         deadline = asyncio.get_running_loop().time() + self.start_timeout
         try:
             while True:
@@ -167,7 +198,7 @@ class EmbeddedFalkorDB:
 
         The server also rewrites it by itself as it grows, in a background process.
         """
-        client = aioredis.Redis(host=self.host, port=self.port)
+        client = self.client()
         try:
             await self._rewrite_aof(client, timeout)
         finally:
@@ -191,7 +222,7 @@ class EmbeddedFalkorDB:
         """Graceful stop: rewrite the append-only file, then SHUTDOWN."""
         if self.process is None or self.process.poll() is not None:
             return
-        client = aioredis.Redis(host=self.host, port=self.port)
+        client = self.client()
         try:
             await self._rewrite_aof(client, self.stop_timeout)
             await client.shutdown(nosave=True)
@@ -219,3 +250,41 @@ class EmbeddedFalkorDB:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+
+
+def _private_child(then: Callable[[], None] | None) -> Callable[[], None]:
+    def preexec() -> None:
+        os.umask(_PRIVATE_UMASK)
+        if then is not None:
+            then()
+
+    return preexec
+
+
+def make_private(directory: Path) -> None:
+    """Directories 0700 and files 0600 under ``directory`` (itself included); symlinks are left alone."""
+    directory.chmod(0o700)
+    for root, dirs, files in os.walk(directory):
+        for name in dirs:
+            path = Path(root, name)
+            if not path.is_symlink():
+                path.chmod(0o700)
+        for name in files:
+            path = Path(root, name)
+            if not path.is_symlink() and stat.S_IMODE(path.lstat().st_mode) & 0o077:
+                path.chmod(0o600)
+
+
+def read_or_create_secret(path: Path) -> str:
+    """The password kept in ``path``; a new random one written there (0600) if there is none yet."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        secret = path.read_text().strip()
+        if not secret:
+            raise RuntimeError(f"{path} is empty: delete it to have a new FalkorDB password made") from None
+        return secret
+    secret = secrets.token_hex(32)
+    with os.fdopen(fd, "w") as out:
+        out.write(secret + "\n")
+    return secret

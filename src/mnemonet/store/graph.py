@@ -85,6 +85,7 @@ class GraphStore:
         server = None
         lock = None
         host, port = settings.falkordb_host, settings.falkordb_port
+        password = settings.falkordb_password or None
         if port == 0 or not host:
             lock = datadir.hold(settings.data_dir)  # shared with the node's, inside a node
             server = EmbeddedFalkorDB(settings.data_dir / "falkordb", start_timeout=settings.falkordb_start_timeout,
@@ -95,8 +96,9 @@ class GraphStore:
                 if lock is not None:
                     lock.release()
                 raise
-            host, port = server.host, server.port
-        store = cls(FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout), settings)
+            host, port, password = server.host, server.port, server.password
+        driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password)
+        store = cls(driver, settings)
         store.server = server
         store._lock = lock
         return store

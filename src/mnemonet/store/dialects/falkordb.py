@@ -57,8 +57,9 @@ class FalkorDriver:
 
     name = "falkordb"
 
-    def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0) -> None:
-        self._db = FalkorDB(host=host, port=port)
+    def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0,
+                 password: str | None = None) -> None:
+        self._db = FalkorDB(host=host, port=port, password=password)
         self._where = f"falkordb at {host}:{port}"
         self._graph = self._db.select_graph(graph_name)
         self._timeout = timeout
