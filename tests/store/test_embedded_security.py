@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.exceptions import AuthenticationError, ResponseError
 
+from mnemonet.settings import Settings
 from mnemonet.store.dialects.falkordb import FalkorDriver
 from mnemonet.store.embedded_falkordb import SECRET_FILE, EmbeddedFalkorDB
 from mnemonet.store.graph import GraphStore
@@ -34,7 +35,7 @@ async def test_only_the_node_reads_or_reaches_its_graph(tmp_path: Path) -> None:
     await server.start()
     try:
         assert server.password and server.password not in " ".join(_cmdline(server))  # ps never shows it
-        store = GraphStore(FalkorDriver(server.host, server.port, "g", password=server.password))
+        store = GraphStore(FalkorDriver(server.host, server.port, "g", password=server.password), Settings())
         await store.ensure_indexes()
         await store.driver.write("CREATE (:N {v: 1})", {})
         await server.compact()  # the append-only files rewritten: written again under the server's umask
