@@ -9,7 +9,7 @@ Routes:
 - ``POST /v1/peer`` / ``WS /v1/peer``: peer envelopes, one-shot or over a neighbour link.
 - ``POST /v1/{method}``: the MemoryAPI for programs that are not peers, JSON keyword
   arguments in (``application/json`` only), ``{"result": ...}`` or ``{"error": {"code", "message"}}``
-  out. Each method needs a token scope (``mnemonet.p2p.tokens.METHOD_SCOPE``); the token's name
+  out. Each method needs a token scope (its ``scope`` in ``mnemonet.p2p.registry``); the token's name
   is the ``source`` of its writes. A saturated node answers 503 ``busy`` with ``Retry-After``;
   ``X-Request-Id`` (given or made) names the call in every log line of every node it reaches.
 
@@ -38,7 +38,7 @@ from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
-from mnemonet.p2p.routing import CLIENT_METHODS
+from mnemonet.p2p.registry import declared
 from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
@@ -220,9 +220,10 @@ def create_app(node: ServedNode) -> FastAPI:
             caller = await node.tokens.authenticate(bearer(request.headers))
         except TokenError as exc:
             return _error("unauthorized", str(exc))
-        if method not in CLIENT_METHODS:
+        remote = declared(method)
+        if remote is None or remote.scope is None:
             return _error("unknown_method", f"unknown method {method!r}")
-        if not caller.allows(scope := METHOD_SCOPE[method]):
+        if not caller.allows(scope := remote.scope):
             return _forbidden(f"{method} needs a token with the {scope!r} scope")
         if not is_json(request.headers):
             # A web page can send text/plain or a form anywhere without asking; JSON needs a preflight.
