@@ -25,14 +25,26 @@ class Remote:
     name: str
     capability: str
     scope: Scope | None = None
+    summary: str = ""
 
 
-_STORE_CLIENT: tuple[tuple[str, Scope], ...] = (
-    ("observe", "write"), ("claim", "write"), ("remember", "read"), ("recall", "read"), ("search", "read"),
-    ("load", "read"), ("get_recent_observations", "read"), ("get_recent_statements", "read"),
-    ("get_unresolved_contradictions", "read"), ("get_concepts", "read"), ("get_concept_statements", "read"),
-    ("stats", "read"), ("clear", "admin"), ("revoke_token", "admin"), ("revoked_tokens", "admin"),
-    ("audit_log", "admin"),
+_STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
+    ("observe", "write", "Record what happened or what someone said; statements are extracted from it."),
+    ("claim", "write", "Assert one statement as the source (it may supersede or contradict earlier ones)."),
+    ("remember", "read", "Answer a question from the memory, leading with the current answer, with provenance."),
+    ("recall", "read", "The statements, changes, conflicts and observations behind an answer, unwritten."),
+    ("search", "read", "Hybrid (vector + keyword) search over observations, statements and concepts."),
+    ("load", "read", "Full items with provenance by id; the short ids the CLI prints (obs-1a2b3c4d) work too."),
+    ("get_recent_observations", "read", "The newest observations (alias: recent)."),
+    ("get_recent_statements", "read", "The newest statements."),
+    ("get_unresolved_contradictions", "read", "Open contradictions, newest first (alias: contradictions)."),
+    ("get_concepts", "read", "Concepts by name."),
+    ("get_concept_statements", "read", "Statements about one concept, superseded ones marked."),
+    ("stats", "read", "Counts of the store and the active language model."),
+    ("clear", "admin", "Delete everything in the store."),
+    ("revoke_token", "admin", "Revoke a client token by id (the caller is recorded as who revoked it)."),
+    ("revoked_tokens", "admin", "Ids of revoked client tokens, newest first."),
+    ("audit_log", "admin", "Audit records of client writes and admin calls, newest first."),
 )
 _STORE_PEER = (
     "record_audit", "record_inference", "pending_observations", "pending_statements", "mark_processed",
@@ -47,15 +59,28 @@ _LLM_PEER = (
 REGISTRY: dict[str, Remote] = {
     r.name: r
     for r in (
-        *(Remote(name, "store", scope) for name, scope in _STORE_CLIENT),
+        *(Remote(name, "store", scope, summary) for name, scope, summary in _STORE_CLIENT),
         *(Remote(name, "store") for name in _STORE_PEER),
-        Remote("infer", "llm", "read"),
+        Remote("infer", "llm", "read", "Claims the language model infers from a text (nothing is stored)."),
         *(Remote(name, "llm") for name in _LLM_PEER),
         Remote("embed.embed", "embed"),
     )
 }
 
+# Short names clients may use for a method: the ones the CLI and the MCP tools show.
+ALIASES: dict[str, str] = {"recent": "get_recent_observations", "contradictions": "get_unresolved_contradictions"}
+
 
 def declared(name: str) -> Remote | None:
     """The declaration of ``name``; None if it is not a remote method."""
     return REGISTRY.get(name)
+
+
+def client_method(name: str) -> Remote | None:
+    """The client method ``name`` (or its alias) names; None if a client may not call it."""
+    remote = REGISTRY.get(ALIASES.get(name, name))
+    return remote if remote is not None and remote.scope is not None else None
+
+
+# Arguments the node fills in itself from the caller's token, whatever the body says.
+SERVER_FILLED: dict[str, frozenset[str]] = {"revoke_token": frozenset({"by"})}

@@ -7,7 +7,8 @@ Routes:
 - ``GET /metrics``: Prometheus text format (``read`` token).
 - ``POST /v1/join``: a join envelope in, a welcome envelope out.
 - ``POST /v1/peer`` / ``WS /v1/peer``: peer envelopes, one-shot or over a neighbour link.
-- ``POST /v1/{method}``: the MemoryAPI for programs that are not peers, JSON keyword
+- ``POST /v1/{method}``: the MemoryAPI for programs that are not peers (each one, its aliases and
+  its argument and result schemas in ``GET /openapi.json``, from ``p2p/openapi.py``), JSON keyword
   arguments in (``application/json`` only), ``{"result": ...}`` or ``{"error": {"code", "message"}}``
   out. Each method needs a token scope (its ``scope`` in ``mnemonet.p2p.registry``); the token's name
   is the ``source`` of its writes. A saturated node answers 503 ``busy`` with ``Retry-After``;
@@ -38,7 +39,8 @@ from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
-from mnemonet.p2p.registry import declared
+from mnemonet.p2p.openapi import openapi_document
+from mnemonet.p2p.registry import client_method
 from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
@@ -144,6 +146,9 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
 def create_app(node: ServedNode) -> FastAPI:
     """The FastAPI app of one node."""
     app = FastAPI(title="mnemonet node", version="1", description=__doc__)
+    document = openapi_document(app.version)
+    # The generic ``/v1/{method}`` route would document one path; the registry documents each method.
+    app.openapi = lambda: document  # type: ignore[method-assign]
     if node.host_names is not None:
         app.add_middleware(HostGuard, names=node.host_names)
 
@@ -220,9 +225,10 @@ def create_app(node: ServedNode) -> FastAPI:
             caller = await node.tokens.authenticate(bearer(request.headers))
         except TokenError as exc:
             return _error("unauthorized", str(exc))
-        remote = declared(method)
+        remote = client_method(method)
         if remote is None or remote.scope is None:
-            return _error("unknown_method", f"unknown method {method!r}")
+            return _error("unknown_method", f"unknown method {method!r}; GET /openapi.json lists every method")
+        method = remote.name  # an alias answers as the method it names
         if not caller.allows(scope := remote.scope):
             return _forbidden(f"{method} needs a token with the {scope!r} scope")
         if not is_json(request.headers):
