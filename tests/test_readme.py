@@ -15,9 +15,19 @@ settings_table = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(settings_table)
 readme_with_table = settings_table.readme_with_table
 
+_methods_spec = importlib.util.spec_from_file_location("methods_table", REPO / "tools" / "methods_table.py")
+assert _methods_spec is not None and _methods_spec.loader is not None
+methods_table = importlib.util.module_from_spec(_methods_spec)
+_methods_spec.loader.exec_module(methods_table)
+
 
 def test_configuration_table_matches_settings() -> None:
     assert readme_with_table(README) == README, "run `.venv/bin/python tools/settings_table.py --write`"
+
+
+def test_method_table_matches_the_registry() -> None:
+    assert "| `load` | read | `ids` |" in README  # the table is there, not only the markers
+    assert methods_table.readme_with_methods(README) == README, "run `.venv/bin/python tools/methods_table.py --write`"
 
 
 def test_ci_runs_the_readme_test_command() -> None:
