@@ -42,6 +42,13 @@ class Settings(BaseSettings):
     max_name_chars: int = Field(200, description="Longest concept, predicate or source name accepted.")
     max_concepts_per_write: int = Field(200, description="Most concepts one observation may carry.")
     max_statements_per_write: int = Field(200, description="Most statements one observation may carry.")
+    short_id_min_chars: int = Field(
+        6, ge=1, description="Characters after the dash a short id (the CLI prints obs-1a2b3c4d) needs before `load` "
+        "resolves it by prefix; shorter ones are looked up as given."
+    )
+    short_id_candidates: int = Field(
+        5, ge=2, description="Full ids an ambiguous short id given to `load` lists in its error."
+    )
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(
