@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 # A PostgreSQL memory size such as 512MB.
@@ -28,6 +28,12 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _key_from_file(self) -> Settings:
         return _read_cluster_key_file(self)
+
+    @field_validator("capabilities")
+    @classmethod
+    def _lower_capabilities(cls, value: str) -> str:
+        # "Store, LLM" means store,llm: capability names are case-insensitive.
+        return ",".join(c.strip().lower() for c in value.split(",") if c.strip())
 
     # -- general -------------------------------------------------------------
     data_dir: Path = Field(
@@ -299,7 +305,7 @@ class Settings(BaseSettings):
         description="Comma-separated capabilities: store, llm, embed, inference, validation, consolidation, cli.",
     )
     host: str = Field("127.0.0.1", description="Address the HTTP/WebSocket server binds.")
-    port: int = Field(9000, description="Port the server binds; 0 picks a free port.")
+    port: int = Field(9000, ge=0, le=65535, description="Port the server binds; 0 picks a free port.")
     advertise_url: str = Field(
         "", description="URL peers should use to reach this node (behind NAT/Docker); empty derives it from host/port."
     )
@@ -313,6 +319,10 @@ class Settings(BaseSettings):
         "environment (a Docker/Kubernetes secret). Read once at start; not with cluster_key.",
     )
     insecure: bool = Field(False, description="Allow binding a non-loopback host without a cluster key.")
+    min_cluster_key_chars: int = Field(
+        16, ge=1, description="Shortest cluster key a node binding a non-loopback host accepts (a short key can be "
+        "guessed offline from one captured envelope)."
+    )
     allowed_hosts: str = Field(
         "", description="Comma-separated extra names HTTP clients may use in the Host header (besides loopback names, "
         "the bind host, the machine name and the advertise URL's host); checked on keyless nodes, and on keyed "

@@ -55,11 +55,18 @@ def _is_loopback(host: str) -> bool:
 
 
 def check_bind(settings: Settings) -> None:
-    """Refuse to expose an unauthenticated node beyond loopback unless told ``insecure``."""
+    """Refuse to expose an unauthenticated node beyond loopback unless told ``insecure``, or one with a short key."""
     if not settings.cluster_key and not settings.insecure and not _is_loopback(settings.host):
         raise ValueError(
             f"refusing to bind {settings.host!r} without a cluster key: set MNEMONET_CLUSTER_KEY "
             "(--cluster-key), bind 127.0.0.1, or pass --insecure"
+        )
+    if settings.cluster_key and len(settings.cluster_key) < settings.min_cluster_key_chars \
+            and not _is_loopback(settings.host):
+        raise ValueError(
+            f"refusing to bind {settings.host!r} with a {len(settings.cluster_key)}-character cluster key: "
+            f"use at least {settings.min_cluster_key_chars} characters, e.g. the output of "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
         )
 
 
