@@ -27,6 +27,8 @@ import subprocess
 from pathlib import Path
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from mnemonet.store import datadir
 from mnemonet.store.server_process import die_with_parent, processes_in, stop_process
@@ -191,7 +193,9 @@ class EmbeddedFalkorDB:
         """Graceful stop: rewrite the append-only file, then SHUTDOWN."""
         if self.process is None or self.process.poll() is not None:
             return
-        client = aioredis.Redis(host=self.host, port=self.port)
+        # No retries: SHUTDOWN closes the connection by design, and redis-py's default retry policy
+        # then reconnects to a server that is gone, with backoff (measured: ~4 s of every stop).
+        client = aioredis.Redis(host=self.host, port=self.port, retry=Retry(NoBackoff(), 0))
         try:
             await self._rewrite_aof(client, self.stop_timeout)
             await client.shutdown(nosave=True)
