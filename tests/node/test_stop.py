@@ -20,9 +20,9 @@ async def test_an_idle_store_node_stops_within_the_graceful_budget(tmp_path: Pat
     node = PeerNode(settings, {"store", "llm", "embed"})
     await node.start()
     try:
-        async with asyncio.timeout(120):  # the store opens on first use; /health's checks open it
-            while (await node.health_checks())["status"] != "ok":
-                await asyncio.sleep(0.1)
+        await node.health_checks()  # the store opens on first use; /health's checks start it
+        await asyncio.wait_for(node.providers.store_ready.wait(), 120)
+        assert (await node.health_checks())["status"] == "ok"
     except BaseException:
         await node.stop()
         raise
