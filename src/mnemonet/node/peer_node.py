@@ -190,7 +190,7 @@ class PeerNode:
                                 self._rng)
         log.info("node %s serving %s with capabilities %s", self.node_id, self.url, ",".join(sorted(self.capabilities)))
         if self._cluster.seeds and not await self._cluster.join_once():
-            log.warning("no seed reachable among %s; retrying in the background", self._cluster.seeds)
+            self._cluster.warn_not_joined(self._cluster.seeds)
         await neighbours.maintain()
         self._tasks = [
             asyncio.create_task(self._cluster.detector.run(), name=f"detector-{self.node_id}"),
@@ -324,6 +324,7 @@ class PeerNode:
                  "state": m.state.value, "incarnation": m.incarnation}
                 for m in members
             ],
+            "membership": self._cluster.join_status() if self._cluster is not None else {"joined": False},
             "neighbours": sorted(self.transport.neighbours()),
             "dependencies": self.providers.states(),
             "workers": workers,
