@@ -99,10 +99,6 @@ function handle(message) {
       renderNode(); renderMembers(); renderFeed();
       chooseConcept();
       break;
-    case "member":
-      state.members.set(message.member.node_id, message.member);
-      renderMembers();
-      break;
     case "members":
       state.members = new Map(message.members.map((m) => [m.node_id, m]));
       renderMembers();
