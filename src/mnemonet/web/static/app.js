@@ -6,6 +6,8 @@
 const SVG_NS = "http://www.w3.org/2000/svg";
 const RECONNECT_MS = [500, 1000, 2000, 5000];
 const LABEL_CHARS = 22; // longest concept/predicate label drawn in the graph; the full text is in its tooltip
+const CENTER_CHARS = 14; // characters per line of the centre concept's name
+const CENTER_LINES = 6; // lines of it drawn (84 characters); a longer name ends in "…", whole in its tooltip
 
 const state = {
   node: null,
@@ -43,6 +45,19 @@ function fragment() { return new URLSearchParams(location.hash.slice(1)); }
 function clusterKey() { return fragment().get("key") || ""; }
 function shortId(id) { return id.length > 10 ? id.slice(0, 8) + "…" : id; }
 function clip(text, n = LABEL_CHARS) { return text.length > n ? text.slice(0, n - 1) + "…" : text; }
+// A name as lines of at most `width` characters, split at spaces (a longer word is split itself).
+function wrapLines(name, width) {
+  const lines = [];
+  for (const word of name.split(/\s+/).filter(Boolean)) {
+    for (let i = 0; i < word.length; i += width) {
+      const piece = word.slice(i, i + width);
+      const last = lines.length ? lines[lines.length - 1] : null;
+      if (i === 0 && last !== null && last.length + 1 + piece.length <= width) lines[lines.length - 1] = `${last} ${piece}`;
+      else lines.push(piece);
+    }
+  }
+  return lines;
+}
 function sentence(s) { return `${s.subject} ${s.negated ? "not " : ""}${s.predicate.replaceAll("_", " ")} ${s.object}`; }
 
 function setStatus(text, kind) {
@@ -233,6 +248,12 @@ function showConcept(name) {
   state.concept = name;
   state.conceptChosen = true;
   $("concept-input").value = name;
+  // #concept=NAME: the view can be linked to; replaceState keeps the token beside it and fires no hashchange.
+  const params = fragment();
+  if (params.get("concept") !== name) {
+    params.set("concept", name);
+    history.replaceState(null, "", `#${params.toString()}`);
+  }
   loadGraph(name);
   api("/v1/graph").then((r) => fillConceptList(r.concepts)).catch(() => {});
 }
@@ -300,9 +321,19 @@ function drawGraph(center, statements) {
     const name = key === centerKey ? center : statements.map((s) => [s.subject, s.object]).flat().find((c) => c.toLowerCase() === key);
     const group = svg("g", { class: key === centerKey ? "concept center" : "concept", "data-concept": name });
     group.append(svg("title", {}, name));
-    group.append(svg("circle", { cx: x, cy: y, r: key === centerKey ? 34 : 7 }));
-    const labelY = key === centerKey ? y + 4 : y + (y >= 220 ? 20 : -12);
-    group.append(svg("text", { x, y: labelY, "text-anchor": "middle" }, clip(name, key === centerKey ? 12 : LABEL_CHARS)));
+    if (key === centerKey) {
+      // The centre shows its whole name, wrapped, in a circle grown to hold it (up to CENTER_LINES lines).
+      const lines = wrapLines(name, CENTER_CHARS);
+      const shown = lines.length > CENTER_LINES ? [...lines.slice(0, CENTER_LINES - 1), clip(lines.slice(CENTER_LINES - 1).join(" "), CENTER_CHARS)] : lines;
+      const [w, h] = [Math.max(...shown.map((l) => l.length)) * 7.4, shown.length * 15];
+      group.append(svg("circle", { cx: x, cy: y, r: Math.max(34, Math.hypot(w / 2, h / 2) + 6) }));
+      const label = svg("text", { x, y: y + 4 - (shown.length - 1) * 7.5, "text-anchor": "middle" });
+      shown.forEach((line, i) => label.append(svg("tspan", { x, dy: i === 0 ? 0 : 15 }, line)));
+      group.append(label);
+    } else {
+      group.append(svg("circle", { cx: x, cy: y, r: 7 }));
+      group.append(svg("text", { x, y: y + (y >= 220 ? 20 : -12), "text-anchor": "middle" }, clip(name, LABEL_CHARS)));
+    }
     if (key !== centerKey) group.addEventListener("click", () => showConcept(name));
     group.style.cursor = key === centerKey ? "default" : "pointer";
     nodes.append(group);
@@ -346,6 +377,12 @@ $("auth").addEventListener("submit", (event) => {
   params.set("key", $("auth-key").value);
   location.hash = params.toString();
   connect();
+});
+
+// Another #concept=NAME typed or followed while the page is open.
+window.addEventListener("hashchange", () => {
+  const wanted = fragment().get("concept");
+  if (wanted && wanted !== state.concept) showConcept(wanted);
 });
 
 renderFeed();
