@@ -114,3 +114,38 @@ async def test_a_deep_link_opens_a_long_named_concept_whole_and_earlier_writes_a
         await page.evaluate(f"location.hash = {json.dumps(urlencode({'key': READ_TOKEN, 'concept': name}))}")
         await page.wait_for(CENTER, lambda v: json.loads(v)["name"] == name, within=10.0, what="back by hashchange")
     assert (ARTIFACTS / "dashboard-long-concept.png").stat().st_size > 10_000
+
+
+LABELS = """JSON.stringify((() => {
+  const box = (e) => { const b = e.getBBox(); return [b.x, b.y, b.width, b.height]; };
+  return {labels: [...document.querySelectorAll("#graph text.conflict-label")].map(box),
+          others: [...document.querySelectorAll("#graph .concept.center circle, #graph .statement rect")].map(box)};
+})())"""
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+async def test_contradicts_labels_on_a_busy_concept_do_not_overlap(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    """Issue 21: on a concept with several open conflicts the "contradicts" labels were drawn over each other,
+    and under the centre circle and the statement pills."""
+    store = await make_node({"store"}, providers={"store": service})
+    drinks = ("tea", "coffee", "water", "juice", "milk")
+    said = {}
+    for source, drink in zip(("alice", "bob", "carol", "dave", "erin"), drinks, strict=True):
+        said[drink] = (await store.client.observe(f"Dana prefers {drink}", source=source)).statements[0]
+    pairs = [(a, b) for i, a in enumerate(drinks) for b in drinks[i + 1:]]  # every one contradicts every other
+    for a, b in pairs:
+        await store.client.claim(f"{said[a].sentence()} contradicts {said[b].sentence()}", source="validator")
+    async with browser_page(tmp_path / "chromium-profile") as page:
+        await page.send("Page.navigate", {"url": f"{store.url}/ui#{urlencode({'key': READ_TOKEN, 'concept': 'dana'})}"})
+        drawn = json.loads(await page.wait_for(
+            LABELS, lambda v: v is not None and len(json.loads(v)["labels"]) == len(pairs),
+            within=15.0, what="a contradicts label per pair"))
+        await page.screenshot(ARTIFACTS / "dashboard-busy-concept.png")
+    labels = drawn["labels"]
+    assert len(drawn["others"]) == 1 + len(drinks)  # the centre and a pill per statement
+    clashes = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1:] + drawn["others"] if _overlap(a, b)]
+    assert clashes == []
