@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 COMPOSE ?= docker compose
 N      ?= 3
 
-.PHONY: setup browser demo check test bench up down scale-inference clean
+.PHONY: setup browser demo check test bench up down scale-inference clean wipe-data
 
 setup: $(STAMP)
 
@@ -35,7 +35,7 @@ test: setup browser
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-# docker compose: needs NEO4J_PASSWORD and MNEMONET_CLUSTER_KEY in the environment (or a .env file).
+# docker compose: needs NEO4J_PASSWORD, POSTGRES_PASSWORD and MNEMONET_CLUSTER_KEY in the environment (or a .env file).
 up:
 	$(COMPOSE) up -d --build
 
@@ -45,5 +45,15 @@ down:
 scale-inference:
 	$(COMPOSE) up -d --no-recreate --scale inference=$(N)
 
+# Build products and the virtualenv only; the memory in $(DATA) is kept (`make wipe-data` deletes it).
+DATA ?= .data
 clean:
-	rm -rf $(VENV) .data build src/*.egg-info
+	rm -rf $(VENV) build src/*.egg-info
+
+# Deletes every memory of the local nodes ($(DATA): graph, vectors, logs); asks for CONFIRM=yes first.
+wipe-data:
+	@if [ "$(CONFIRM)" != "yes" ]; then \
+		echo "make wipe-data deletes $(DATA): every observation, statement and vector the local nodes keep." >&2; \
+		echo "Stop the nodes first, then run: make wipe-data CONFIRM=yes" >&2; exit 1; fi
+	@echo "deleting $(DATA) (all local memory)" >&2
+	rm -rf $(DATA)

@@ -22,13 +22,14 @@ import pytest
 import yaml
 
 from mnemonet.node.cli_entry import build_parser
-from mnemonet.node.peer_node import CAPABILITIES
+from mnemonet.node.peer_node import CAPABILITIES, check_bind
 from mnemonet.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = REPO / "docker-compose.yml"
 NODE_SERVICES = {"store", "llm", "embed", "inference", "validation", "consolidation"}
-SECRETS = {"NEO4J_PASSWORD": "neo4j-test-pw", "POSTGRES_PASSWORD": "pg-test-pw", "MNEMONET_CLUSTER_KEY": "test-key"}
+SECRETS = {"NEO4J_PASSWORD": "neo4j-test-pw", "POSTGRES_PASSWORD": "pg-test-pw",
+           "MNEMONET_CLUSTER_KEY": "test-cluster-key-0123"}
 _VAR = re.compile(r"\$\{(?P<name>[A-Z0-9_]+)(?:(?P<op>:?[-?])(?P<arg>[^}]*))?\}")
 
 
@@ -103,7 +104,13 @@ def test_environment_is_real_settings(services: dict[str, dict[str, Any]]) -> No
             field = key.removeprefix("MNEMONET_").lower()
             assert field in Settings.model_fields, f"{name}: {key} is not a setting"
             fields[field] = _interpolate(str(value), SECRETS)
-        Settings(**fields)  # every value validates as its setting's type
+        settings = Settings(**fields)  # every value validates as its setting's type
+        check_bind(settings)  # a node binding 0.0.0.0 takes the key (long enough) it is given
+        for field, value in fields.items():
+            if field.endswith("_url") or field.endswith("_uri"):
+                # localhost in a container is the container: a model server on the host is not there.
+                assert urlparse(value).hostname not in ("localhost", "127.0.0.1"), f"{name}: {field} = {value}"
+        assert "host.docker.internal:host-gateway" in services[name].get("extra_hosts", []), name
         assert env["MNEMONET_CLUSTER_KEY"] == "${MNEMONET_CLUSTER_KEY:?set MNEMONET_CLUSTER_KEY}", name
     store = {k: _interpolate(str(v), SECRETS) for k, v in services["store"]["environment"].items()}
     assert store["MNEMONET_GRAPH_BACKEND"] == "neo4j"

@@ -16,6 +16,11 @@ _spec.loader.exec_module(settings_table)
 readme_with_table = settings_table.readme_with_table
 WRITE = "run `.venv/bin/python tools/settings_table.py --write`"
 
+_methods_spec = importlib.util.spec_from_file_location("methods_table", REPO / "tools" / "methods_table.py")
+assert _methods_spec is not None and _methods_spec.loader is not None
+methods_table = importlib.util.module_from_spec(_methods_spec)
+_methods_spec.loader.exec_module(methods_table)
+
 
 def test_configuration_table_matches_settings() -> None:
     assert readme_with_table(README) == README, WRITE
@@ -36,6 +41,11 @@ def test_readme_keeps_only_the_settings_a_user_touches() -> None:
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert [row.split("`")[1] for row in rows] == [n.upper() for n in settings_table.README_SETTINGS]
     assert len(rows) == 10
+
+
+def test_method_table_matches_the_registry() -> None:
+    assert "| `load` | read | `ids` |" in README  # the table is there, not only the markers
+    assert methods_table.readme_with_methods(README) == README, "run `.venv/bin/python tools/methods_table.py --write`"
 
 
 def test_ci_runs_the_readme_test_command() -> None:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -57,6 +57,12 @@ class Settings(BaseSettings):
     def _key_from_file(self) -> Settings:
         return _read_cluster_key_file(self)
 
+    @field_validator("capabilities")
+    @classmethod
+    def _lower_capabilities(cls, value: str) -> str:
+        # "Store, LLM" means store,llm: capability names are case-insensitive.
+        return ",".join(c.strip().lower() for c in value.split(",") if c.strip())
+
     # -- general -------------------------------------------------------------
     profile: ProfileName = Field(
         "lan", description="Named set of timer and buffer defaults (docs/settings.md#profiles): lan (these "
@@ -86,6 +92,13 @@ class Settings(BaseSettings):
     )
     max_statements_per_write: int = Field(
         MAX_ITEMS, ge=1, le=MAX_ITEMS, description=f"Most statements one observation may carry (at most {MAX_ITEMS}).",
+    )
+    short_id_min_chars: int = Field(
+        6, ge=1, description="Characters after the dash a short id (the CLI prints obs-1a2b3c4d) needs before `load` "
+        "resolves it by prefix; shorter ones are looked up as given."
+    )
+    short_id_candidates: int = Field(
+        5, ge=2, description="Full ids an ambiguous short id given to `load` lists in its error."
     )
 
     # -- graph store ----------------------------------------------------------
@@ -348,7 +361,7 @@ class Settings(BaseSettings):
         description="Comma-separated capabilities: store, llm, embed, inference, validation, consolidation, cli.",
     )
     host: str = Field("127.0.0.1", description="Address the HTTP/WebSocket server binds.")
-    port: int = Field(9000, description="Port the server binds; 0 picks a free port.")
+    port: int = Field(9000, ge=0, le=65535, description="Port the server binds; 0 picks a free port.")
     advertise_url: str = Field(
         "", description="URL peers should use to reach this node (behind NAT/Docker); empty derives it from host/port."
     )
@@ -362,6 +375,10 @@ class Settings(BaseSettings):
         "environment (a Docker/Kubernetes secret). Read once at start; not with cluster_key.",
     )
     insecure: bool = Field(False, description="Allow binding a non-loopback host without a cluster key.")
+    min_cluster_key_chars: int = Field(
+        16, ge=1, description="Shortest cluster key a node binding a non-loopback host accepts (a short key can be "
+        "guessed offline from one captured envelope)."
+    )
     allowed_hosts: str = Field(
         "", description="Comma-separated extra names HTTP clients may use in the Host header (besides loopback names, "
         "the bind host, the machine name and the advertise URL's host); checked on keyless nodes, and on keyed "

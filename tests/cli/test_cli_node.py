@@ -17,6 +17,7 @@ import pexpect
 from netsupport import CLUSTER_KEY, NodeFactory, node_factory
 
 from mnemonet.cli.app import attach_cli
+from mnemonet.cli.commands import QUESTION_NOTE
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.profiles import PROFILES
 
@@ -172,3 +173,21 @@ async def test_without_a_store_peer_each_error_is_one_line() -> None:
     assert errors[2] == "error: invalid input: line: longer than 20000 characters"
     assert "1 member (this node: lonely):" in lines
     assert "user> never run" not in lines
+
+
+async def test_a_line_that_reads_as_a_question_is_asked_not_stored(store_node: PeerNode) -> None:
+    """Issue 21: "what is ..." typed without '?' was stored for good; it is asked, and /observe stores it anyway.
+
+    The script's output is the conversation only: the node's info log stays off both streams.
+    """
+    before = {o.id for o in await store_node.client.get_recent_observations(50)}
+    code, out, err = await _run_cli(
+        store_node, stdin=b"what is the deploy day\n/observe where does the team meet on Fridays\n")
+    assert code == 0, err
+    asked = out.split("user> what is the deploy day\n", 1)[1].splitlines()
+    assert asked[0] == QUESTION_NOTE
+    assert "confidence" in asked[2]
+    assert out.split("user> /observe where does the team meet on Fridays\n", 1)[1].startswith("observed obs-")
+    stored = [o.text for o in await store_node.client.get_recent_observations(50) if o.id not in before]
+    assert stored == ["where does the team meet on Fridays"]
+    assert '"level"' not in out + err and "node cli ready" not in err

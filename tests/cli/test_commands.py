@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mnemonet.cli.commands import Command, parse_line
+from mnemonet.cli.commands import QUESTION_NOTE, Command, parse_line
 from mnemonet.cli.console import TerminalHistory
 from mnemonet.cli.render import terminal_safe
 from mnemonet.cli.session import CliSession, describe_error
@@ -30,6 +30,25 @@ def test_plain_text_question_and_commands() -> None:
     assert parse("/claim a contradicts b") == Command("claim", "a contradicts b")
     assert parse("/quit") == Command("quit")
     assert parse("   ") is None and parse("") is None
+
+
+@pytest.mark.parametrize("line", [
+    "what is the deploy day", "Where does the team meet", "how many servers do we run", "What's the plan",
+    "who was at the offsite", "When will the release ship",
+])
+def test_a_line_that_reads_as_a_question_is_asked_with_a_note(line: str) -> None:
+    assert parse(line) == Command("remember", line, QUESTION_NOTE)
+
+
+@pytest.mark.parametrize("line", [
+    "what we decided: ship on Friday", "Who knows, maybe tomorrow", "how I work: mornings only", "Will is my manager",
+])
+def test_statements_that_open_with_a_question_word_are_observed(line: str) -> None:
+    assert parse(line) == Command("observe", line)
+
+
+def test_observe_stores_a_line_that_reads_as_a_question() -> None:
+    assert parse("/observe what is the plan") == Command("observe", "what is the plan")
 
 
 @pytest.mark.parametrize(("line", "message"), [

@@ -31,7 +31,7 @@ async def test_health_with_a_read_token_lists_members(make_node: NodeFactory) ->
     assert body["members"] == [{"node_id": node.node_id, "capabilities": ["cli", "store"], "url": node.url,
                                 "state": "alive", "incarnation": 0}]
     assert body["dependencies"] == {"store": "ready"}
-    assert "/v1/{method}" in schema["paths"] and "/health" in schema["paths"]
+    assert "/v1/observe" in schema["paths"] and "/health" in schema["paths"]
 
 
 async def test_client_api_with_and_without_a_token(make_node: NodeFactory) -> None:

@@ -46,8 +46,12 @@ async def test_live_socket_sends_a_snapshot_then_members_events_and_counts(
         assert snapshot["stats"]["graph"]["Observation"] == 0 and snapshot["notice"] is None
 
         late = await make_node({"cli"}, seed=store)
-        joined = await _next(ws, "member")
-        assert joined["member"]["node_id"] == late.node_id and joined["member"]["state"] == "alive"
+        async with asyncio.timeout(5):
+            while True:  # a membership change sends the whole list
+                listed = {m["node_id"]: m["state"] for m in (await _next(ws, "members"))["members"]}
+                if late.node_id in listed:
+                    break
+        assert listed[late.node_id] == "alive"
 
         written = await late.client.observe("the standup moved to ten", source="user")
         event = (await _next(ws, "event"))["event"]
@@ -152,3 +156,36 @@ async def test_a_slow_dashboard_gets_a_fresh_snapshot_instead_of_a_backlog() -> 
     assert await client.next_message() is RESYNC
     client.push({"type": "event", "n": 5})  # after the snapshot is taken, updates flow again
     assert await client.next_message() == {"type": "event", "n": 5}
+
+
+async def test_writes_made_before_any_dashboard_connected_are_in_the_first_snapshot(
+        make_node: NodeFactory, service: MemoryService) -> None:
+    """Issue 21: the page said "waiting for writes..." after many writes; the hub collected only once watched."""
+    store = await make_node({"store"}, providers={"store": service})
+    written = [await store.client.observe(f"note number {i} about the release", source="user") for i in range(3)]
+    async with websockets.connect(_ws_url(store)) as ws:
+        snapshot = await _next(ws, "snapshot")
+    feed = {i: e for e in snapshot["feed"] for i in e["ids"]}
+    for i, w in enumerate(written):
+        entry = feed[w.observation_id]
+        assert entry["type"] == "observation"
+        assert [item["text"] for item in entry["items"]] == [f"note number {i} about the release"]
+
+
+async def test_members_that_left_or_restarted_are_not_listed(make_node: NodeFactory, service: MemoryService) -> None:
+    """Issue 21: a restarted node showed beside its dead old entry, and MCP clients that left stayed listed."""
+    store = await make_node({"store"}, providers={"store": service}, ui_refresh_interval=0.2)
+    leaving = await make_node({"cli"}, seed=store)
+    crashing = await make_node({"cli"}, seed=store, port=0)
+    await eventually(lambda: sees_all([store, leaving, crashing]), 5.0, "joined")
+    port = int(crashing.url.rsplit(":", 1)[1])
+    await leaving.stop()  # says goodbye, as an MCP client does when its agent exits
+    await crashing.kill()  # no goodbye: declared dead by the detector
+    await eventually(lambda: {m.node_id: m.state.value for m in store.membership.members(include_dead=True)}.get(
+        crashing.node_id) == "dead", 10.0, "the crashed node declared dead")
+    restarted = await make_node({"cli"}, seed=store, port=port)  # same address, new id
+    await eventually(lambda: sees_all([store, restarted]), 5.0, "the restarted node joined")
+    async with websockets.connect(_ws_url(store)) as ws:
+        snapshot = await _next(ws, "snapshot")
+    listed = {m["node_id"]: m["state"] for m in snapshot["members"]}
+    assert listed == {store.node_id: "alive", restarted.node_id: "alive"}

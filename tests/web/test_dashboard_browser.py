@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
+from urllib.parse import parse_qs, urlencode
 
 from cdp import browser_page
 from livenet import READ_TOKEN, NodeFactory, write_meeting_scenario
@@ -66,3 +68,84 @@ async def test_dashboard_shows_members_contradictions_graph_and_live_feed(
 
         await page.screenshot(ARTIFACTS / "dashboard.png")
     assert (ARTIFACTS / "dashboard.png").stat().st_size > 10_000
+
+
+CENTER = """JSON.stringify((() => {
+  const g = document.querySelector("#graph .concept.center");
+  if (!g) return null;
+  const box = g.querySelector("text").getBBox();
+  return {name: g.dataset.concept, r: g.querySelector("circle").r.baseVal.value, w: box.width, h: box.height,
+          lines: [...g.querySelectorAll("tspan")].map(t => t.textContent),
+          feed: [...document.querySelectorAll("#feed li[data-event-type]")].map(li => li.innerText)};
+})())"""
+
+
+async def test_a_deep_link_opens_a_long_named_concept_whole_and_earlier_writes_are_listed(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    """Issue 21: long names were cut in the centre circle, a concept could not be linked, and the feed was
+    empty for writes made before the page opened."""
+    store = await make_node({"store"}, providers={"store": service})
+    for text in ("The quarterly infrastructure cost review committee prefers Tuesday mornings",
+                 "The quarterly infrastructure cost review committee is chaired by Dana"):
+        await store.client.observe(text, source="user")
+    name = max((c.name for c in await store.client.get_concepts()), key=len)
+    assert len(name) > 30, name  # long enough to need several lines
+
+    async with browser_page(tmp_path / "chromium-profile") as page:
+        await page.send("Page.navigate", {"url": f"{store.url}/ui#{urlencode({'key': READ_TOKEN, 'concept': name})}"})
+        shown = json.loads(await page.wait_for(
+            CENTER, lambda v: v is not None and json.loads(v) is not None and json.loads(v)["name"] == name
+            and len(json.loads(v)["feed"]) == 2, within=15.0, what="the linked concept and the earlier writes"))
+        assert " ".join(shown["lines"]) == name and len(shown["lines"]) > 1  # whole, wrapped, nothing cut
+        assert all(len(line) <= 14 for line in shown["lines"])
+        assert math.hypot(shown["w"] / 2, shown["h"] / 2) <= shown["r"], shown  # the text fits inside its circle
+        assert all("quarterly infrastructure cost review committee" in f for f in shown["feed"])
+        await page.screenshot(ARTIFACTS / "dashboard-long-concept.png")
+
+        # Following another concept puts it in the address, next to the token; a new #concept= is followed.
+        around = '[...document.querySelectorAll("#graph .concept:not(.center)")].map(g => g.dataset.concept)'
+        other = json.loads(await page.evaluate(f"JSON.stringify({around})"))
+        assert other, "the graph shows concepts around the centre"
+        await page.evaluate(f'document.querySelector(\'#graph .concept[data-concept="{other[0]}"]\')'
+                            '.dispatchEvent(new MouseEvent("click"))')
+        fragment = await page.wait_for("location.hash", lambda v: parse_qs(v[1:]).get("concept") == [other[0]],
+                                       within=10.0, what="the followed concept in the address")
+        assert parse_qs(fragment[1:]) == {"key": [READ_TOKEN], "concept": [other[0]]}
+        await page.evaluate(f"location.hash = {json.dumps(urlencode({'key': READ_TOKEN, 'concept': name}))}")
+        await page.wait_for(CENTER, lambda v: json.loads(v)["name"] == name, within=10.0, what="back by hashchange")
+    assert (ARTIFACTS / "dashboard-long-concept.png").stat().st_size > 10_000
+
+
+LABELS = """JSON.stringify((() => {
+  const box = (e) => { const b = e.getBBox(); return [b.x, b.y, b.width, b.height]; };
+  return {labels: [...document.querySelectorAll("#graph text.conflict-label")].map(box),
+          others: [...document.querySelectorAll("#graph .concept.center circle, #graph .statement rect")].map(box)};
+})())"""
+
+
+def _overlap(a: list[float], b: list[float]) -> bool:
+    return a[0] < b[0] + b[2] and b[0] < a[0] + a[2] and a[1] < b[1] + b[3] and b[1] < a[1] + a[3]
+
+
+async def test_contradicts_labels_on_a_busy_concept_do_not_overlap(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    """Issue 21: on a concept with several open conflicts the "contradicts" labels were drawn over each other,
+    and under the centre circle and the statement pills."""
+    store = await make_node({"store"}, providers={"store": service})
+    drinks = ("tea", "coffee", "water", "juice", "milk")
+    said = {}
+    for source, drink in zip(("alice", "bob", "carol", "dave", "erin"), drinks, strict=True):
+        said[drink] = (await store.client.observe(f"Dana prefers {drink}", source=source)).statements[0]
+    pairs = [(a, b) for i, a in enumerate(drinks) for b in drinks[i + 1:]]  # every one contradicts every other
+    for a, b in pairs:
+        await store.client.claim(f"{said[a].sentence()} contradicts {said[b].sentence()}", source="validator")
+    async with browser_page(tmp_path / "chromium-profile") as page:
+        await page.send("Page.navigate", {"url": f"{store.url}/ui#{urlencode({'key': READ_TOKEN, 'concept': 'dana'})}"})
+        drawn = json.loads(await page.wait_for(
+            LABELS, lambda v: v is not None and len(json.loads(v)["labels"]) == len(pairs),
+            within=15.0, what="a contradicts label per pair"))
+        await page.screenshot(ARTIFACTS / "dashboard-busy-concept.png")
+    labels = drawn["labels"]
+    assert len(drawn["others"]) == 1 + len(drinks)  # the centre and a pill per statement
+    clashes = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1:] + drawn["others"] if _overlap(a, b)]
+    assert clashes == []

@@ -19,6 +19,7 @@ class CommandSpec:
 COMMANDS: dict[str, CommandSpec] = {
     spec.name: spec
     for spec in (
+        CommandSpec("observe", "TEXT", "store TEXT as an observation, even when it reads as a question"),
         CommandSpec("claim", "TEXT", "assert a claim as the current source (\"A contradicts B\" links two statements)"),
         CommandSpec("recent", "", "the newest observations and statements"),
         CommandSpec("contradictions", "", "open contradictions, both sides with confidence and source"),
@@ -34,10 +35,30 @@ COMMANDS: dict[str, CommandSpec] = {
 
 @dataclass(frozen=True)
 class Command:
-    """One parsed line: ``name`` is ``observe``, ``remember`` or a slash command's name."""
+    """One parsed line: ``name`` is ``observe``, ``remember`` or a slash command's name.
+
+    ``note`` is a line to show first: why a line was read the way it was.
+    """
 
     name: str
     arg: str = ""
+    note: str = ""
+
+
+_WH = frozenset({"what", "where", "when", "who", "whom", "whose", "why", "how", "which"})
+_AUX = frozenset({"is", "are", "was", "were", "am", "do", "does", "did", "can", "could", "should", "will", "would",
+                  "has", "have", "had", "may", "might", "must", "shall", "'s"})
+QUESTION_NOTE = "(read as a question, nothing stored; to store it as an observation: /observe TEXT)"
+
+
+def reads_as_question(text: str) -> bool:
+    """True for a line that opens like a question ("what is ...", "where does ...", "how many ...").
+
+    Storing a question as an observation puts it into the memory for good, so such a line is asked;
+    only a question word followed by a verb or quantity counts ("what we decided: ..." is a statement).
+    """
+    words = text.lower().replace("’", "'").replace("'s ", " 's ").split()
+    return len(words) >= 2 and words[0] in _WH and (words[1] in _AUX or words[:2] in (["how", "many"], ["how", "much"]))
 
 
 def parse_line(line: str, max_chars: int, max_name_chars: int) -> Command | None:
@@ -55,6 +76,8 @@ def parse_line(line: str, max_chars: int, max_name_chars: int) -> Command | None
             raise ValueError("question: empty; type a question after '?', e.g. ?what do I prefer")
         return Command("remember", question)
     if not text.startswith("/"):
+        if reads_as_question(text):
+            return Command("remember", text, QUESTION_NOTE)
         return Command("observe", text)
     name, _, arg = text[1:].partition(" ")
     spec = COMMANDS.get(name.lower())

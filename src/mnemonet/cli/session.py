@@ -76,6 +76,8 @@ class CliSession:
                 return True
             if command.name == "quit":
                 return False
+            if command.note:
+                self._write(command.note)
             self._emit(await self._run(command))
         except Exception as exc:  # CancelledError is a BaseException and passes through
             if not isinstance(exc, (ValueError, P2PError)):

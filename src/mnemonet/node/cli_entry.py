@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from mnemonet.settings import Settings, flag_type, load_settings, unknown_environment
 from mnemonet.store.datadir import DataDirInUse, DataDirLock, uses_embedded_servers
 
@@ -37,17 +39,20 @@ MAIN_FLAGS = ("profile", "capabilities", "host", "port", "advertise_url", "boots
 
 def _help(name: str) -> str:
     field = Settings.model_fields[name]
-    return f"{field.description} (default: {field.default!r}; env MNEMONET_{name.upper()})"
+    default = str(field.default) if isinstance(field.default, Path) else repr(field.default)
+    # argparse expands %-formats in help texts; a description may carry a literal one.
+    return f"{field.description} (default: {default}; env MNEMONET_{name.upper()})".replace("%", "%%")
 
 
 def build_parser() -> argparse.ArgumentParser:
     """Flags for every main and network setting; unset flags fall back to the environment, then defaults."""
-    parser = argparse.ArgumentParser(
-        prog="run_node.py",
+    parser = argparse.ArgumentParser(  # prog: as invoked, `mnemonet` or `run_node.py`
         description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables. "
-        "`run_node.py demo [flags]` instead starts a whole local network in one process with the CLI attached; "
-        "`run_node.py mcp --url URL` serves the memory to an MCP client over stdio (a client with MNEMONET_TOKEN); "
-        "`run_node.py token create NAME --scopes read,write` prints a client token.",
+        "`%(prog)s demo [flags]` instead starts a whole local network in one process with the CLI attached; "
+        "`%(prog)s mcp --url URL` serves the memory to an MCP client over stdio (a client with MNEMONET_TOKEN); "
+        "`%(prog)s token create NAME --scopes read,write` prints a client token; "
+        "`%(prog)s reembed` re-embeds every stored text after a change of embedding model. "
+        "Each of these has its own --help.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter,
         argument_default=argparse.SUPPRESS,
     )
@@ -78,7 +83,21 @@ def parse_args(argv: Sequence[str] | None) -> tuple[Settings, Path | None]:
                     "prefer --cluster-key-file PATH or MNEMONET_CLUSTER_KEY")
     if script is not None and str(script) != "-" and not script.is_file():
         parser.error(f"--script: no such file {str(script)!r}")
-    return load_settings(**args), script
+    try:
+        return load_settings(**args), script
+    except ValidationError as exc:
+        parser.exit(2, f"{parser.prog}: {plain_settings_error(exc)}\n")
+
+
+def plain_settings_error(exc: ValidationError) -> str:
+    """A settings error as one sentence naming the setting, its flag and environment variable, and the value."""
+    first = exc.errors()[0]
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if not first["loc"]:
+        return message  # a check across settings (cluster key and key file): its message names them
+    name = str(first["loc"][0])
+    where = f"--{name.replace('_', '-')} / MNEMONET_{name.upper()}"
+    return f"{name} ({where}): {message[:1].lower()}{message[1:]}, got {first.get('input')!r}"
 
 
 def warn_unknown_environment() -> None:
@@ -119,9 +138,14 @@ async def run(settings: Settings, script: Path | None = None, data_dir_lock: Dat
         await node.stop()
 
 
+def _say(message: str) -> None:
+    """A reason the node cannot run, for a person: one plain line on stderr."""
+    print(f"{Path(sys.argv[0]).name}: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Command-line entry point; returns the process exit code."""
-    from mnemonet.node.logs import setup_logging
+    from mnemonet.node.logs import plain_warnings, setup_logging
 
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["demo"]:
@@ -143,10 +167,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     settings, script = parse_args(argv)
     setup_logging(settings.log_level)
     warn_unknown_environment()
-    if "cli" in settings.capabilities.split(",") and script is None and sys.stdin.isatty():
-        from mnemonet.cli.app import log_to_file
+    if "cli" in _capabilities(settings):
+        if script is None and sys.stdin.isatty():
+            from mnemonet.cli.app import log_to_file
 
-        log_to_file(settings.data_dir / "logs" / "cli-node.log")  # keep log lines out of the prompt
+            log_to_file(settings.data_dir / "logs" / "cli-node.log")  # keep log lines out of the prompt
+        else:
+            plain_warnings()  # a script's output stays readable: only warnings, one plain line each
     lock = None
     if "store" in _capabilities(settings) and uses_embedded_servers(settings):
         # Before the heavy imports and any server: a second node on this directory is refused at once.
@@ -154,18 +181,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             lock.acquire()
         except DataDirInUse as exc:
-            log.error(str(exc))
+            _say(str(exc))
             return 3
     try:
         asyncio.run(run(settings, script, lock))
     except DataDirInUse as exc:
-        log.error(str(exc))
+        _say(str(exc))
         return 3
-    except ValueError as exc:  # bad settings, refused bind: a message, not a traceback
-        log.error("%s", exc)
+    except ValueError as exc:  # bad settings, refused bind: a sentence, not a traceback or a JSON log line
+        _say(str(exc))
         return 2
     except OSError as exc:
-        log.error("cannot serve on %s:%s: %s", settings.host, settings.port, exc)
+        _say(f"cannot serve on {settings.host}:{settings.port}: {exc.strerror or exc}")
         return 1
     finally:
         if lock is not None:

@@ -41,3 +41,11 @@ def setup_logging(level: str = "INFO") -> None:
     root.setLevel(level.upper())
     for name in _QUIET:
         logging.getLogger(name).setLevel(max(logging.WARNING, root.level))
+
+
+def plain_warnings() -> None:
+    """Only warnings and errors, as ``warning: message`` lines: for a CLI whose stdout is a script's output."""
+    root = logging.getLogger()
+    for handler in root.handlers:
+        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+    root.setLevel(max(root.level, logging.WARNING))

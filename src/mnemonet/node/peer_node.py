@@ -55,11 +55,18 @@ def _is_loopback(host: str) -> bool:
 
 
 def check_bind(settings: Settings) -> None:
-    """Refuse to expose an unauthenticated node beyond loopback unless told ``insecure``."""
+    """Refuse to expose an unauthenticated node beyond loopback unless told ``insecure``, or one with a short key."""
     if not settings.cluster_key and not settings.insecure and not _is_loopback(settings.host):
         raise ValueError(
             f"refusing to bind {settings.host!r} without a cluster key: set MNEMONET_CLUSTER_KEY "
             "(--cluster-key), bind 127.0.0.1, or pass --insecure"
+        )
+    if settings.cluster_key and len(settings.cluster_key) < settings.min_cluster_key_chars \
+            and not _is_loopback(settings.host):
+        raise ValueError(
+            f"refusing to bind {settings.host!r} with a {len(settings.cluster_key)}-character cluster key: "
+            f"use at least {settings.min_cluster_key_chars} characters, e.g. the output of "
+            "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`"
         )
 
 
@@ -184,7 +191,7 @@ class PeerNode:
                                 self._rng)
         log.info("node %s serving %s with capabilities %s", self.node_id, self.url, ",".join(sorted(self.capabilities)))
         if self._cluster.seeds and not await self._cluster.join_once():
-            log.warning("no seed reachable among %s; retrying in the background", self._cluster.seeds)
+            self._cluster.warn_not_joined(self._cluster.seeds)
         await neighbours.maintain()
         self._tasks = [
             asyncio.create_task(self._cluster.detector.run(), name=f"detector-{self.node_id}"),
@@ -323,6 +330,7 @@ class PeerNode:
                  "state": m.state.value, "incarnation": m.incarnation}
                 for m in members
             ],
+            "membership": self._cluster.join_status() if self._cluster is not None else {"joined": False},
             "neighbours": sorted(self.transport.neighbours()),
             "dependencies": self.providers.states(),
             "workers": workers,

@@ -132,6 +132,20 @@ class NetworkProbes:
         return members if isinstance(members, list) else None
 
 
+def join_failure(url: str, exc: Exception) -> str:
+    """Why joining through ``url`` failed, the way a person acts on it: the cause, and the fix where known."""
+    code = getattr(exc, "code", "")
+    if code == "bad_tag":
+        return f"the seed at {url} refused our cluster key (every node needs the same MNEMONET_CLUSTER_KEY)"
+    if code == "stale":
+        return f"the seed at {url} refused our message as too old or from the future (are the clocks apart?)"
+    if isinstance(exc, PeerTimeout):
+        return f"the seed at {url} did not answer in time ({exc})"
+    if isinstance(exc, PeerUnavailable):
+        return f"no node at {url} ({exc})"
+    return f"the seed at {url} did not welcome us ({code or 'error'}: {exc})"
+
+
 class Cluster:
     """One node's part in the membership protocol."""
 
@@ -151,6 +165,9 @@ class Cluster:
             membership, self._probes, detector_config(settings), time.monotonic, asyncio.sleep, rng,
         )
         self._heard_of = asyncio.Event()  # a member was listed pending: probe it now, not at the next round
+        # Why the last join through each URL failed (dropped once it welcomes us): for /health and the log.
+        self.join_errors: dict[str, str] = {}
+        self._last_warning = ""
         membership.add_listener(self._on_change)
 
     def _on_change(self, member: Member, old_state: MemberState | None) -> None:
@@ -184,9 +201,11 @@ class Cluster:
         try:
             reply = await self._post_join(url)
         except (PeerUnavailable, PeerTimeout, P2PError) as exc:
-            log.info("peer %s not reachable: %s", url, exc)
+            self.join_errors[url] = join_failure(url, exc)
+            log.info("join through %s failed: %s", url, self.join_errors[url])
             self.peers.failed(url)
             return False
+        self.join_errors.pop(url, None)
         self.peers.answered(url, reply.sender, self.node_id)
         if reply.sender == self.node_id:
             return False  # our own URL is among the seeds
@@ -244,8 +263,26 @@ class Cluster:
             if due:
                 joined = await asyncio.gather(*(self.join_url(url) for url in due))
                 if not any(joined) and not self.membership.alive(include_local=False):
-                    log.warning("no seed or remembered peer reachable among %s", due)
+                    self.warn_not_joined(due)
             await asyncio.sleep(self._settings.link_maintenance_interval)
+
+    def warn_not_joined(self, tried: list[str]) -> None:
+        """One warning naming why each URL tried did not take us in; repeated only when a reason changes."""
+        reasons = "; ".join(self.join_errors.get(url, f"no answer from {url}") for url in tried)
+        message = f"not joined to any network yet: {reasons}; retrying"
+        if message != self._last_warning:
+            log.warning("%s", message)
+            self._last_warning = message
+        else:
+            log.debug("%s", message)
+
+    def join_status(self) -> dict[str, object]:
+        """``joined``: some other member is alive (or there is nothing to join); ``last_error``: why not."""
+        alive = bool(self.membership.alive(include_local=False))
+        errors = [self.join_errors[url] for url in self.seeds if url in self.join_errors] \
+            or list(self.join_errors.values())
+        return {"joined": alive or not self.seeds, "seeds": list(self.seeds),
+                "last_error": None if alive or not errors else errors[-1]}
 
     # -- admission -----------------------------------------------------------------
     async def admission_loop(self) -> None:

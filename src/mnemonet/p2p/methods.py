@@ -1,4 +1,4 @@
-"""Argument and result schemas of every remote method, taken from the interfaces themselves.
+"""Argument and result schemas of every method in ``p2p/registry.py``, taken from the interfaces themselves.
 
 The types come from the ``MemoryAPI``, ``LanguageModel`` and ``Embedder``
 Protocols, so a request's keyword arguments are validated into exactly the
@@ -17,15 +17,17 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from mnemonet.model.errors import InvalidInput
+from mnemonet.p2p.registry import REGISTRY, Scope
 from mnemonet.p2p.routing import capability_of
 
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """One remote method: its capability, the provider attribute and the adapters of its types."""
+    """One remote method: its capability, client scope, the provider attribute and the adapters of its types."""
 
     name: str
     capability: str
+    scope: Scope | None
     attr: str
     signature: inspect.Signature
     params: dict[str, TypeAdapter[Any]]
@@ -94,6 +96,7 @@ def _interface(capability: str, name: str) -> tuple[type, str]:
 def method_spec(name: str) -> MethodSpec:
     """The spec of an allowed method; ``UnknownMethod`` otherwise."""
     capability = capability_of(name)
+    remote = REGISTRY[name]
     interface, attr = _interface(capability, name)
     func = getattr(interface, attr)
     hints = typing.get_type_hints(func)
@@ -102,6 +105,7 @@ def method_spec(name: str) -> MethodSpec:
     return MethodSpec(
         name=name,
         capability=capability,
+        scope=remote.scope,
         attr=attr,
         signature=signature.replace(parameters=params),
         params={p.name: TypeAdapter(hints.get(p.name, Any)) for p in params},

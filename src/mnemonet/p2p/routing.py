@@ -1,6 +1,6 @@
-"""Which capability each remote method needs, and which peer serves it.
+"""Which capability each remote method needs (from ``p2p/registry.py``), and which peer serves it.
 
-Only the methods named here can be called over the network: a request for
+Only the methods declared there can be called over the network: a request for
 any other name is refused, so no one calls arbitrary service methods by name.
 """
 
@@ -12,43 +12,26 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mnemonet.p2p.errors import UnknownMethod
-from mnemonet.p2p.tokens import METHOD_SCOPE
+from mnemonet.p2p.registry import REGISTRY, declared
 
 if TYPE_CHECKING:
     from mnemonet.p2p.membership import Member, Membership
 
-STORE_METHODS = (
-    "observe", "claim", "remember", "recall", "search", "load", "get_recent_observations",
-    "get_recent_statements", "get_unresolved_contradictions", "get_concepts",
-    "get_concept_statements", "stats", "clear", "revoke_token", "revoked_tokens", "record_audit", "audit_log",
-    "record_inference", "pending_observations", "pending_statements", "mark_processed", "link_statements",
-    "pending_consolidation", "record_summary", "pending_extractions", "complete_extraction",
-    "predicate_profile", "record_predicate",
-)
-LLM_METHODS = (
-    "llm.extract_observation", "llm.parse_claim", "llm.answer", "llm.infer_claims",
-    "llm.judge_pairs", "llm.summarise", "llm.predicate_cardinality",
-)
-
-METHOD_CAPABILITY: dict[str, str] = {
-    **{m: "store" for m in STORE_METHODS},
-    "infer": "llm",
-    **{m: "llm" for m in LLM_METHODS},
-    "embed.embed": "embed",
-}
-
+# Views of the registry for callers that want one aspect of it.
+STORE_METHODS = tuple(name for name, r in REGISTRY.items() if r.capability == "store")
+LLM_METHODS = tuple(name for name in REGISTRY if name.startswith("llm."))
+METHOD_CAPABILITY: dict[str, str] = {name: r.capability for name, r in REGISTRY.items()}
 # The methods the client HTTP API exposes, each behind a token scope; worker-internal methods
 # (record_inference, pending_*, mark_processed, link_statements, record_summary) are not among them.
-CLIENT_METHODS: frozenset[str] = frozenset(METHOD_SCOPE)
-
+CLIENT_METHODS: frozenset[str] = frozenset(name for name, r in REGISTRY.items() if r.scope is not None)
 
 
 def capability_of(method: str) -> str:
     """The capability ``method`` needs; ``UnknownMethod`` if it is not allowed."""
-    try:
-        return METHOD_CAPABILITY[method]
-    except KeyError:
-        raise UnknownMethod(f"unknown method {method!r}") from None
+    remote = declared(method)
+    if remote is None:
+        raise UnknownMethod(f"unknown method {method!r}")
+    return remote.capability
 
 
 @dataclass

@@ -7,9 +7,10 @@ Routes:
 - ``GET /metrics``: Prometheus text format (``read`` token).
 - ``POST /v1/join``: a join envelope in, a welcome envelope out.
 - ``POST /v1/peer`` / ``WS /v1/peer``: peer envelopes, one-shot or over a neighbour link.
-- ``POST /v1/{method}``: the MemoryAPI for programs that are not peers, JSON keyword
+- ``POST /v1/{method}``: the MemoryAPI for programs that are not peers (each one, its aliases and
+  its argument and result schemas in ``GET /openapi.json``, from ``p2p/openapi.py``), JSON keyword
   arguments in (``application/json`` only), ``{"result": ...}`` or ``{"error": {"code", "message"}}``
-  out. Each method needs a token scope (``mnemonet.p2p.tokens.METHOD_SCOPE``); the token's name
+  out. Each method needs a token scope (its ``scope`` in ``mnemonet.p2p.registry``); the token's name
   is the ``source`` of its writes. A saturated node answers 503 ``busy`` with ``Retry-After``;
   ``X-Request-Id`` (given or made) names the call in every log line of every node it reaches.
 
@@ -38,8 +39,9 @@ from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
+from mnemonet.p2p.openapi import openapi_document
 from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
-from mnemonet.p2p.routing import CLIENT_METHODS
+from mnemonet.p2p.registry import client_method
 from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
@@ -149,6 +151,9 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
 def create_app(node: ServedNode) -> FastAPI:
     """The FastAPI app of one node."""
     app = FastAPI(title="mnemonet node", version="1", description=__doc__)
+    document = openapi_document(app.version)
+    # The generic ``/v1/{method}`` route would document one path; the registry documents each method.
+    app.openapi = lambda: document  # type: ignore[method-assign]
     if node.host_names is not None:
         app.add_middleware(HostGuard, names=node.host_names)
 
@@ -230,9 +235,11 @@ def create_app(node: ServedNode) -> FastAPI:
         except TokenError as exc:
             node.transport.refusals.refused(_address(request), f"a client token for {method}: {exc}")
             return _error("unauthorized", str(exc))
-        if method not in CLIENT_METHODS:
-            return _error("unknown_method", f"unknown method {method!r}")
-        if not caller.allows(scope := METHOD_SCOPE[method]):
+        remote = client_method(method)
+        if remote is None or remote.scope is None:
+            return _error("unknown_method", f"unknown method {method!r}; GET /openapi.json lists every method")
+        method = remote.name  # an alias answers as the method it names
+        if not caller.allows(scope := remote.scope):
             return _forbidden(f"{method} needs a token with the {scope!r} scope")
         if not is_json(request.headers):
             # A web page can send text/plain or a form anywhere without asking; JSON needs a preflight.

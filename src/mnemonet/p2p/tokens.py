@@ -34,6 +34,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from mnemonet.model.errors import InvalidInput, Unauthorised
+from mnemonet.p2p.registry import REGISTRY
 
 log = logging.getLogger(__name__)
 
@@ -48,18 +49,7 @@ MAX_TOKEN_CHARS = 1024
 
 # The scope each client method needs; a method missing here is not callable by a client at all
 # (worker-internal methods are reached only by peers with the capability, over the peer protocol).
-METHOD_SCOPE: dict[str, str] = {
-    **{m: "read" for m in (
-        "remember", "recall", "search", "load", "get_recent_observations", "get_recent_statements",
-        "get_unresolved_contradictions", "get_concepts", "get_concept_statements", "stats", "infer",
-    )},
-    "observe": "write",
-    "claim": "write",
-    "clear": "admin",
-    "revoke_token": "admin",
-    "revoked_tokens": "admin",
-    "audit_log": "admin",
-}
+METHOD_SCOPE: dict[str, str] = {name: r.scope for name, r in REGISTRY.items() if r.scope is not None}
 
 
 class TokenError(Unauthorised, ValueError):

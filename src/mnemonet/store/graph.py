@@ -506,6 +506,12 @@ class GraphStore:
             return None
         return {"label": rows[0]["label"], **rows[0]["props"]}
 
+    async def ids_with_prefix(self, prefix: str, limit: int) -> list[str]:
+        """Ids of nodes that start with ``prefix``, sorted, at most ``limit`` of them."""
+        params = {"prefix": check_id(prefix, "id"), "limit": self._limit(limit)}
+        rows = await self.driver.read(q.IDS_WITH_PREFIX, params)
+        return sorted({str(r["id"]) for r in rows})[:limit]
+
     async def counts(self) -> dict[str, int]:
         """Number of nodes per label and relationships per type (zero included)."""
         counts = dict.fromkeys(q.LABELS + q.RELATIONSHIP_TYPES, 0)

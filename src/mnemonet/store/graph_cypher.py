@@ -529,6 +529,11 @@ GET_NODE = "\nUNION ALL\n".join(
     f"MATCH (n:{label} {{id: $id}}) RETURN '{label}' AS label, properties(n) AS props" for label in LABELS
 )
 
+# Ids starting with a prefix: the short ids the CLI prints (``obs-1a2b3c4d``) resolved to full ones.
+IDS_WITH_PREFIX = "\nUNION ALL\n".join(
+    f"MATCH (n:{label}) WHERE n.id STARTS WITH $prefix RETURN n.id AS id LIMIT $limit" for label in LABELS
+)
+
 COUNTS = """
 MATCH (n) RETURN labels(n)[0] AS name, count(*) AS n
 UNION ALL

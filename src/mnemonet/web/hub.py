@@ -1,9 +1,10 @@
 """The dashboard's live state: one hub per node, fanning membership and write events out to browsers.
 
-The hub attaches to the node the first time a dashboard connects (nodes no
-one watches do no dashboard work), keeps a bounded feed of recent write
-events, and pushes to each connection through its own bounded queue so a
-slow browser never holds up the node.
+The hub collects write events into a bounded feed from the node's start, so
+a dashboard opened after a burst of writes shows them; what costs a store
+read (each event's preview) waits until a dashboard is connected. It follows
+membership from the first connection, and pushes to each connection through
+its own bounded queue so a slow browser never holds up the node.
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ class DashboardHub:
         self._attached = False
         self._dirty = False
         self._refresher: asyncio.Task[None] | None = None
+        node.events.subscribe(self._on_event)  # from the start: the feed is there before the first viewer
 
     # -- connections ------------------------------------------------------------------
     def connect(self) -> DashboardClient:
@@ -157,9 +159,8 @@ class DashboardHub:
         if self._attached:
             return
         self._attached = True
-        # Membership and the event bus keep their listeners for the node's life: attach once.
+        # Membership keeps its listeners for the node's life: attach once (it exists once the node started).
         self._node.membership.add_listener(self._on_member)
-        self._node.events.subscribe(self._on_event)
 
     def _broadcast(self, message: dict[str, Any]) -> None:
         for client in list(self._clients):
@@ -169,6 +170,9 @@ class DashboardHub:
     async def snapshot(self) -> dict[str, Any]:
         """Everything a dashboard shows, sent on connect and after a resync."""
         node = self._node
+        for entry in list(self._feed):
+            if entry["items"] is None:  # collected while no one watched: preview it now
+                entry["items"] = await self._preview(entry["ids"])
         return {
             "type": "snapshot",
             "node": {"node_id": node.node_id, "url": node.url, "capabilities": sorted(node.capabilities)},
@@ -178,8 +182,16 @@ class DashboardHub:
         }
 
     def members(self) -> list[dict[str, Any]]:
-        """Every member this node knows of (dead ones until reaped), with its load as seen from here."""
-        return [self._member_view(m) for m in self._node.membership.members(include_dead=True)]
+        """The members worth showing, with their load as seen from here.
+
+        Dead ones stay until reaped (a crash is worth seeing), except one whose address a live member now
+        serves: that node restarted under a new id. Members that left said goodbye (an MCP client that
+        exited, a node stopped on purpose) and are not listed.
+        """
+        known = self._node.membership.members(include_dead=True)
+        live_urls = {m.url for m in known if m.state in (MemberState.ALIVE, MemberState.SUSPECT)}
+        return [self._member_view(m) for m in known
+                if m.state is not MemberState.LEFT and not (m.state is MemberState.DEAD and m.url in live_urls)]
 
     def _member_view(self, member: Member) -> dict[str, Any]:
         local = member.node_id == self._node.node_id
@@ -207,12 +219,16 @@ class DashboardHub:
 
     # -- updates ----------------------------------------------------------------------
     def _on_member(self, member: Member, old: MemberState | None) -> None:
-        self._broadcast({"type": "member", "member": self._member_view(member)})
+        # The whole list: one change can hide another entry (a restarted node's dead one, a member that left).
+        self._broadcast({"type": "members", "members": self.members()})
 
     async def _on_event(self, event: dict[str, Any]) -> None:
         self._dirty = True
-        entry = {**event, "items": await self._preview(event["ids"])}
+        entry: dict[str, Any] = {**event, "items": None}
         self._feed.append(entry)
+        if not self._clients:
+            return
+        entry["items"] = await self._preview(event["ids"])
         self._broadcast({"type": "event", "event": entry})
 
     async def _preview(self, ids: list[str]) -> list[dict[str, str]]:

@@ -6,6 +6,10 @@
 const SVG_NS = "http://www.w3.org/2000/svg";
 const RECONNECT_MS = [500, 1000, 2000, 5000];
 const LABEL_CHARS = 22; // longest concept/predicate label drawn in the graph; the full text is in its tooltip
+const LABEL_WIDTH = 76, LABEL_STEP = 14; // room one "contradicts" label takes; another closer is moved on
+const LABEL_MOVES = 24; // steps a label may move to find room (then it stays where the last step put it)
+const CENTER_CHARS = 14; // characters per line of the centre concept's name
+const CENTER_LINES = 6; // lines of it drawn (84 characters); a longer name ends in "…", whole in its tooltip
 
 const state = {
   node: null,
@@ -43,6 +47,28 @@ function fragment() { return new URLSearchParams(location.hash.slice(1)); }
 function clusterKey() { return fragment().get("key") || ""; }
 function shortId(id) { return id.length > 10 ? id.slice(0, 8) + "…" : id; }
 function clip(text, n = LABEL_CHARS) { return text.length > n ? text.slice(0, n - 1) + "…" : text; }
+// A name as lines of at most `width` characters, split at spaces (a longer word is split itself).
+function wrapLines(name, width) {
+  const lines = [];
+  for (const word of name.split(/\s+/).filter(Boolean)) {
+    for (let i = 0; i < word.length; i += width) {
+      const piece = word.slice(i, i + width);
+      const last = lines.length ? lines[lines.length - 1] : null;
+      if (i === 0 && last !== null && last.length + 1 + piece.length <= width) lines[lines.length - 1] = `${last} ${piece}`;
+      else lines.push(piece);
+    }
+  }
+  return lines;
+}
+// The centre concept's lines and the radius of the circle that holds them.
+function centerLabel(name) {
+  const lines = wrapLines(name, CENTER_CHARS);
+  const shown = lines.length > CENTER_LINES ? [...lines.slice(0, CENTER_LINES - 1), clip(lines.slice(CENTER_LINES - 1).join(" "), CENTER_CHARS)] : lines;
+  const [w, h] = [Math.max(...shown.map((l) => l.length)) * 7.4, shown.length * 15];
+  return { shown, r: Math.max(34, Math.hypot(w / 2, h / 2) + 6) };
+}
+function predicateLabel(s) { return clip(`${s.negated ? "not " : ""}${s.predicate.replaceAll("_", " ")}`, 16); }
+function pillWidth(label) { return 16 + label.length * 6.6; }
 function sentence(s) { return `${s.subject} ${s.negated ? "not " : ""}${s.predicate.replaceAll("_", " ")} ${s.object}`; }
 
 function setStatus(text, kind) {
@@ -98,10 +124,6 @@ function handle(message) {
       setStore(message);
       renderNode(); renderMembers(); renderFeed();
       chooseConcept();
-      break;
-    case "member":
-      state.members.set(message.member.node_id, message.member);
-      renderMembers();
       break;
     case "members":
       state.members = new Map(message.members.map((m) => [m.node_id, m]));
@@ -237,6 +259,12 @@ function showConcept(name) {
   state.concept = name;
   state.conceptChosen = true;
   $("concept-input").value = name;
+  // #concept=NAME: the view can be linked to; replaceState keeps the token beside it and fires no hashchange.
+  const params = fragment();
+  if (params.get("concept") !== name) {
+    params.set("concept", name);
+    history.replaceState(null, "", `#${params.toString()}`);
+  }
   loadGraph(name);
   api("/v1/graph").then((r) => fillConceptList(r.concepts)).catch(() => {});
 }
@@ -288,6 +316,15 @@ function drawGraph(center, statements) {
   });
 
   const drawn = new Set();
+  // What a "contradicts" label must not cover, as [x, y, half width, half height]: the centre circle, the
+  // statement pills, and the labels placed before it.
+  const centerR = centerLabel(center).r;
+  const taken = [[380, 220, centerR, centerR]];
+  statements.forEach((s) => {
+    const [x, y] = statementAt.get(s.id);
+    taken.push([x, y, pillWidth(predicateLabel(s)) / 2, 11]);
+  });
+  const clear = (x, y) => !taken.some(([tx, ty, hw, hh]) => Math.abs(tx - x) < hw + LABEL_WIDTH / 2 && Math.abs(ty - y) < hh + LABEL_STEP / 2);
   statements.forEach((s) => {
     for (const other of s.contradicted_by) {
       if (!statementAt.has(other) || drawn.has(`${other} ${s.id}`)) continue;
@@ -296,7 +333,13 @@ function drawGraph(center, statements) {
       const [mx, my] = [(x1 + x2) / 2, (y1 + y2) / 2];
       const [cx, cy] = [mx + (mx - 380) * 0.6, my + (my - 220) * 0.6 - 30]; // bow outwards, away from the centre
       conflicts.append(svg("path", { d: `M${x1},${y1} Q${cx},${cy} ${x2},${y2}`, class: "conflict" }));
-      conflicts.append(svg("text", { x: (mx + cx) / 2, y: (my + cy) / 2 - 4, "text-anchor": "middle", class: "conflict-label" }, "contradicts"));
+      // On a busy concept the curves bow to similar places: step a label away from the centre until it is clear.
+      const lx = (mx + cx) / 2;
+      let ly = (my + cy) / 2 - 4;
+      const away = ly < 220 ? -LABEL_STEP : LABEL_STEP;
+      for (let step = 0; step < LABEL_MOVES && !clear(lx, ly - 4); step++) ly += away;
+      taken.push([lx, ly - 4, LABEL_WIDTH / 2, LABEL_STEP / 2]);
+      conflicts.append(svg("text", { x: lx, y: ly, "text-anchor": "middle", class: "conflict-label" }, "contradicts"));
     }
   });
 
@@ -304,9 +347,17 @@ function drawGraph(center, statements) {
     const name = key === centerKey ? center : statements.map((s) => [s.subject, s.object]).flat().find((c) => c.toLowerCase() === key);
     const group = svg("g", { class: key === centerKey ? "concept center" : "concept", "data-concept": name });
     group.append(svg("title", {}, name));
-    group.append(svg("circle", { cx: x, cy: y, r: key === centerKey ? 34 : 7 }));
-    const labelY = key === centerKey ? y + 4 : y + (y >= 220 ? 20 : -12);
-    group.append(svg("text", { x, y: labelY, "text-anchor": "middle" }, clip(name, key === centerKey ? 12 : LABEL_CHARS)));
+    if (key === centerKey) {
+      // The centre shows its whole name, wrapped, in a circle grown to hold it (up to CENTER_LINES lines).
+      const { shown, r } = centerLabel(name);
+      group.append(svg("circle", { cx: x, cy: y, r }));
+      const label = svg("text", { x, y: y + 4 - (shown.length - 1) * 7.5, "text-anchor": "middle" });
+      shown.forEach((line, i) => label.append(svg("tspan", { x, dy: i === 0 ? 0 : 15 }, line)));
+      group.append(label);
+    } else {
+      group.append(svg("circle", { cx: x, cy: y, r: 7 }));
+      group.append(svg("text", { x, y: y + (y >= 220 ? 20 : -12), "text-anchor": "middle" }, clip(name, LABEL_CHARS)));
+    }
     if (key !== centerKey) group.addEventListener("click", () => showConcept(name));
     group.style.cursor = key === centerKey ? "default" : "pointer";
     nodes.append(group);
@@ -314,8 +365,8 @@ function drawGraph(center, statements) {
 
   statements.forEach((s) => {
     const [x, y] = statementAt.get(s.id);
-    const label = clip(`${s.negated ? "not " : ""}${s.predicate.replaceAll("_", " ")}`, 16);
-    const width = 16 + label.length * 6.6;
+    const label = predicateLabel(s);
+    const width = pillWidth(label);
     const group = svg("g", { class: `statement ${s.status}`, "data-statement": s.id });
     group.append(svg("title", {}, `${s.sentence} (${s.status}, confidence ${s.confidence.toFixed(2)})`));
     group.append(svg("rect", { x: x - width / 2, y: y - 11, width, height: 22, rx: 11 }));
@@ -350,6 +401,12 @@ $("auth").addEventListener("submit", (event) => {
   params.set("key", $("auth-key").value);
   location.hash = params.toString();
   connect();
+});
+
+// Another #concept=NAME typed or followed while the page is open.
+window.addEventListener("hashchange", () => {
+  const wanted = fragment().get("concept");
+  if (wanted && wanted !== state.concept) showConcept(wanted);
 });
 
 renderFeed();

@@ -1,0 +1,86 @@
+"""The one registry of remote methods: each method's name, capability and client scope.
+
+Everything that exposes or routes a method reads this table: the router (which
+capability serves it), the RPC layer and the HTTP API (``p2p/methods.py`` adds
+the argument and result types from the interfaces), the token scopes, and the
+OpenAPI document. A name missing here cannot be called over the network at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Scope = Literal["read", "write", "admin"]
+
+
+@dataclass(frozen=True)
+class Remote:
+    """One remote method as declared.
+
+    ``scope`` is the token scope a client needs to call it over HTTP; ``None`` keeps it
+    peer-only (worker-internal methods are reached only by peers with the capability).
+    """
+
+    name: str
+    capability: str
+    scope: Scope | None = None
+    summary: str = ""
+
+
+_STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
+    ("observe", "write", "Record what happened or what someone said; statements are extracted from it."),
+    ("claim", "write", "Assert one statement as the source (it may supersede or contradict earlier ones)."),
+    ("remember", "read", "Answer a question from the memory, leading with the current answer, with provenance."),
+    ("recall", "read", "The statements, changes, conflicts and observations behind an answer, unwritten."),
+    ("search", "read", "Hybrid (vector + keyword) search over observations, statements and concepts."),
+    ("load", "read", "Full items with provenance by id; the short ids the CLI prints (obs-1a2b3c4d) work too."),
+    ("get_recent_observations", "read", "The newest observations."),
+    ("get_recent_statements", "read", "The newest statements."),
+    ("get_unresolved_contradictions", "read", "Open contradictions, newest first."),
+    ("get_concepts", "read", "Concepts by name."),
+    ("get_concept_statements", "read", "Statements about one concept, superseded ones marked."),
+    ("stats", "read", "Counts of the store and the active language model."),
+    ("clear", "admin", "Delete everything in the store."),
+    ("revoke_token", "admin", "Revoke a client token by id (the caller is recorded as who revoked it)."),
+    ("revoked_tokens", "admin", "Ids of revoked client tokens, newest first."),
+    ("audit_log", "admin", "Audit records of client writes and admin calls, newest first."),
+)
+_STORE_PEER = (
+    "record_audit", "record_inference", "pending_observations", "pending_statements", "mark_processed",
+    "link_statements", "pending_consolidation", "record_summary", "pending_extractions", "complete_extraction",
+    "predicate_profile", "record_predicate",
+)
+_LLM_PEER = (
+    "llm.extract_observation", "llm.parse_claim", "llm.answer", "llm.infer_claims",
+    "llm.judge_pairs", "llm.summarise", "llm.predicate_cardinality",
+)
+
+REGISTRY: dict[str, Remote] = {
+    r.name: r
+    for r in (
+        *(Remote(name, "store", scope, summary) for name, scope, summary in _STORE_CLIENT),
+        *(Remote(name, "store") for name in _STORE_PEER),
+        Remote("infer", "llm", "read", "Claims the language model infers from a text (nothing is stored)."),
+        *(Remote(name, "llm") for name in _LLM_PEER),
+        Remote("embed.embed", "embed"),
+    )
+}
+
+# Short names clients may use for a method: the ones the CLI and the MCP tools show.
+ALIASES: dict[str, str] = {"recent": "get_recent_observations", "contradictions": "get_unresolved_contradictions"}
+
+
+def declared(name: str) -> Remote | None:
+    """The declaration of ``name``; None if it is not a remote method."""
+    return REGISTRY.get(name)
+
+
+def client_method(name: str) -> Remote | None:
+    """The client method ``name`` (or its alias) names; None if a client may not call it."""
+    remote = REGISTRY.get(ALIASES.get(name, name))
+    return remote if remote is not None and remote.scope is not None else None
+
+
+# Arguments the node fills in itself from the caller's token, whatever the body says.
+SERVER_FILLED: dict[str, frozenset[str]] = {"revoke_token": frozenset({"by"})}
