@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator
 
-from mnemonet.model.records import ConceptSpec, Tense, check_valid_at
+from mnemonet.model.records import ConceptSpec, Revision, Tense, check_valid_at
 
 
 class Triple(BaseModel):
@@ -20,6 +20,8 @@ class Triple(BaseModel):
     ``tense`` says whether it held in the past, holds now, or is a plan;
     ``valid_at`` is when the text says it holds (an ISO 8601 date, as precise
     as the text: ``2019``, ``2026-10`` or ``2026-11-17``), or None.
+    ``revision`` is set when the text marks it as replacing an earlier value:
+    ``correction`` ("sorry", "actually", "I meant") or ``change`` ("now").
     """
 
     subject: str
@@ -29,6 +31,7 @@ class Triple(BaseModel):
     negated: bool = False
     tense: Tense = "present"
     valid_at: str | None = None
+    revision: Revision | None = None
 
     @field_validator("valid_at", mode="before")
     @classmethod

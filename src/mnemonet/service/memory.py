@@ -587,7 +587,7 @@ class MemoryService:
 def _statement(statement_id: str, t: Triple) -> StatementSpec:
     return StatementSpec(
         id=statement_id, subject=t.subject, predicate=t.predicate, object=t.object,
-        confidence=t.confidence, negated=t.negated, tense=t.tense, valid_at=t.valid_at,
+        confidence=t.confidence, negated=t.negated, tense=t.tense, valid_at=t.valid_at, revision=t.revision,
     )
 
 
