@@ -91,7 +91,7 @@ class InMemoryStore:
         hits = [s for s in self.statements.values() if query.lower() in s.sentence().lower()]
         return Recall(query=query, statements=hits)
 
-    async def remember(self, query: str) -> Answer:
+    async def remember(self, query: str, source: str | None = None) -> Answer:
         recall = await self.recall(query)
         text = "; ".join(s.sentence() for s in recall.statements) or "nothing known"
         return Answer(query=query, text=text, cited=[s.id for s in recall.statements], recall=recall, provider="test")

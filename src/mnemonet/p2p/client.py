@@ -81,9 +81,9 @@ class _MemoryMethods:
         key = idempotency_key or uuid.uuid4().hex
         return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 
-    async def remember(self, query: str) -> Answer:
-        """Answer ``query`` from memory."""
-        return await self._call("remember", {"query": query})
+    async def remember(self, query: str, source: str | None = None) -> Answer:
+        """Answer ``query`` from memory; ``source`` is the asker ("you" in the answer)."""
+        return await self._call("remember", _drop_none(query=query, source=source))
 
     async def recall(self, query: str) -> Recall:
         """The resolved statements behind ``remember``."""

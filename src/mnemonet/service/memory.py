@@ -403,8 +403,11 @@ class MemoryService:
         hits = await self.retriever.search(query, k=self.settings.search_k)
         return await build_recall(self.graph, query, hits)
 
-    async def remember(self, query: str) -> Answer:
+    async def remember(self, query: str, source: str | None = None) -> Answer:
         """Answer a question from memory: the current answer first, then evidence, changes and conflicts.
+
+        ``source`` is the asker: first person in the question is that source, and the answer says
+        "you" where the asker is the subject. Without one, names stay as stored.
 
         The composition is deterministic (``service.answer``); the language model only phrases the
         lead sentence. When no model answers (no llm peer, provider down) the rule-made lead stands
@@ -413,7 +416,8 @@ class MemoryService:
         recall = await self.recall(query)
         origins = contradicted_origins(recall)[:MAX_LOAD_IDS]
         speakers = speakers_of(recall, await self.graph.get_observations(origins) if origins else [])
-        composition = compose(recall, self.settings.answer_evidence_max, speakers)
+        asker = check_name(source, "source") if source is not None else None
+        composition = compose(recall, self.settings.answer_evidence_max, speakers, asker)
         lead, degraded = None, False
         if composition.lead_id is not None:
             try:
