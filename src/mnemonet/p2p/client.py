@@ -234,9 +234,9 @@ class RemoteLanguageModel:
                 raise ModelUnavailable(exc) from exc
             raise
 
-    async def extract_observation(self, text: str, source: str) -> Extraction:
+    async def extract_observation(self, text: str, source: str, said_at: int | None = None) -> Extraction:
         """See ``LanguageModel``."""
-        return await self._call("llm.extract_observation", {"text": text, "source": source})
+        return await self._call("llm.extract_observation", _drop_none(text=text, source=source, said_at=said_at))
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim:
         """See ``LanguageModel``."""

@@ -134,8 +134,10 @@ class MemoryService:
             await self._check_retry(obs_id, text, source_spec.name)  # a concurrent first write won the race
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
         if state == "pending":
-            # A new observation is embedded with its extraction, in one index call.
-            return await self._extract(obs_id, text, source_spec.name, created=result.created,
+            # A new observation is embedded with its extraction, in one index call. A retry is read
+            # as of the first write's time (its relative dates are that day's).
+            said_at = record.created_at if result.created else await self._said_at(obs_id)
+            return await self._extract(obs_id, text, source_spec.name, said_at, created=result.created,
                                        raw=record if result.created else None)
         return ObserveResult(
             observation_id=obs_id, created=result.created,
@@ -158,7 +160,8 @@ class MemoryService:
         if await self.graph.extraction_state(observation_id) != "pending":
             return ObserveResult(observation_id=observation_id, created=False,
                                  statements=await self.graph.statements_from_observation(observation_id))
-        return await self._extract(observation_id, obs.text, obs.source or "user", created=False, final=True)
+        return await self._extract(observation_id, obs.text, obs.source or "user", obs.created_at or None,
+                                   created=False, final=True)
 
     async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
         """Oldest observations waiting for their extraction, past the inline grace period."""
@@ -180,19 +183,25 @@ class MemoryService:
         stands, by = await self.graph.record_predicate_decision(predicate, cardinality, decided_by)
         return PredicateProfile(predicate=predicate, cardinality=stands, decided_by=by)
 
+    async def _said_at(self, obs_id: str) -> int | None:
+        found = await self.graph.get_observations([obs_id])
+        return (found[0].created_at or None) if found else None
+
     async def _extract(
-        self, obs_id: str, text: str, source: str, *, created: bool, final: bool = False,
+        self, obs_id: str, text: str, source: str, said_at: int | None, *, created: bool, final: bool = False,
         raw: ObservationRecord | None = None,
     ) -> ObserveResult:
         """One extraction attempt; ``final`` records a malformed result instead of leaving it pending.
 
-        ``raw``: the observation just written, to embed together with what is extracted from it.
+        ``said_at``: when the observation was made (epoch ms), the day its relative dates are read from,
+        however much later the extraction runs. ``raw``: the observation just written, to embed
+        together with what is extracted from it.
         """
         raw_entries = [] if raw is None else [_observation_entry(ObservationView(
             id=raw.id, text=raw.text, created_at=raw.created_at or _now_ms(), source=raw.source.name,
             metadata=raw.metadata))]
         try:
-            extraction = await self._llm("observe", self.llm.extract_observation(text, source))
+            extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at))
         except LanguageModelUnavailable as exc:
             log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
             await self.indexer.index_quietly(raw_entries)

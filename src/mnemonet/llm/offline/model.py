@@ -10,7 +10,7 @@ person the observation names (else the clause is left out), "X and Y" split
 on subjects and objects, negation ("not", "never", "no longer", "no X"),
 hedges (the shared table in ``mnemonet.llm.hedges``), possessive attributes
 ("my manager is Tom" -> has_manager), tense (past, present, future) and dates
-("last year" -> ``valid_at`` 2025, resolved against the day of reading).
+("last year" -> ``valid_at`` 2025, resolved against the day the observation was said).
 Questions assert nothing. A sentence the parser yields nothing for goes to
 the older regular-expression rules (``parser``), whose subjects must be clean.
 
@@ -52,8 +52,8 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     def __init__(self, settings: Settings | None = None, today: Callable[[], date] = date.today) -> None:
         super().__init__(settings or Settings())
-        # Dates in the text ("last year") resolve against the day extraction runs: MemoryService
-        # extracts right after committing the observation, so that is the observation's day.
+        # Dates in the text ("last year") resolve against the day the observation was said when the
+        # caller gives it (deferred extraction runs days later), else against the day of reading.
         self._today = today
 
     @property
@@ -70,12 +70,12 @@ class OfflineLanguageModel(BaseLanguageModel):
                 continue
         return out[: self.settings.max_statements_per_write]
 
-    async def _read(self, text: str, speaker: str) -> list[Triple]:
+    async def _read(self, text: str, speaker: str, day: date | None = None) -> list[Triple]:
         # Parsing is CPU work (~2-10 ms a sentence): off the event loop, so the node keeps serving.
-        return await asyncio.to_thread(extract_triples, text, speaker, self._today())
+        return await asyncio.to_thread(extract_triples, text, speaker, day or self._today())
 
-    async def _extract_observation(self, text: str, source: str) -> Extraction:
-        triples = self._checked(await self._read(text, source))
+    async def _extract_observation(self, text: str, source: str, day: date | None) -> Extraction:
+        triples = self._checked(await self._read(text, source, day))
         concepts = concepts_for(triples)[: self.settings.max_concepts_per_write]
         return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples))
 
