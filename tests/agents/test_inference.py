@@ -36,6 +36,17 @@ async def test_claims_are_written_derived_from_the_observation_and_never_twice(
     assert question.observation_id not in [o.id for o in await service.pending_observations(InferenceAgent.source)]
 
 
+async def test_inferred_claims_speak_for_the_observations_source(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    alice = await service.observe("I work at Acme", source="alice")
+    bob = await service.observe("I live in Rome", source="bob")
+    await InferenceAgent(service, agent_settings, Ownership.solo("w1")).drain()
+    claims = await service.graph.statements_by_source(InferenceAgent.source, [alice.observation_id, bob.observation_id])
+    assert sorted((c.subject, c.predicate, c.object) for c in claims) == [
+        ("Acme", "employs", "alice"), ("bob", "located_in", "Rome")]  # before: "Acme employs user"
+
+
 async def test_two_workers_split_the_backlog_by_ownership(service: MemoryService, agent_settings: Settings) -> None:
     for i in range(12):
         await service.observe(f"Person{i} lives in Town{i}.")

@@ -96,7 +96,7 @@ class InMemoryStore:
         text = "; ".join(s.sentence() for s in recall.statements) or "nothing known"
         return Answer(query=query, text=text, cited=[s.id for s in recall.statements], recall=recall, provider="test")
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
         return []
 
     async def search(self, query: str, k: int = 10, kinds: list[str] | None = None,

@@ -67,7 +67,7 @@ class InferenceAgent(WorkerAgent[ObservationView]):
 
     async def process_item(self, item: ObservationView) -> None:
         self.counters["llm_calls"] += 1
-        claims = await self.api.infer(item.text)
+        claims = await self.api.infer(item.text, item.source or "user")  # first person is the speaker
         result = await self.api.record_inference(item.id, claims, self.source)
         if result.created:
             self.counters["claims_made"] += len(result.statement_ids)

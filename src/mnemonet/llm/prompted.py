@@ -54,8 +54,8 @@ class PromptedLanguageModel(BaseLanguageModel):
         prompt = self.prompts.render("translator/claim", text=text, source=source)
         return await self._call_tool(prompt, lambda d: parsed_claim_from(d, self.settings))
 
-    async def _infer_claims(self, text: str) -> list[Triple]:
-        prompt = self.prompts.render("inference/claims", text=text)
+    async def _infer_claims(self, text: str, source: str) -> list[Triple]:
+        prompt = self.prompts.render("inference/claims", text=text, source=source)
         return await self._call_tool(prompt, lambda d: inferred_from(d, self.settings))
 
     async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:

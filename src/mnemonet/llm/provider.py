@@ -71,10 +71,12 @@ class BaseLanguageModel(ABC):
         memory = check_memory(memory, self.settings)
         return await self._counted(self._answer(query, memory))
 
-    async def infer_claims(self, observation_text: str) -> list[Triple]:
-        """Claims the observation supports beyond its literal statements (may be empty)."""
+    async def infer_claims(self, observation_text: str, source: str = "user") -> list[Triple]:
+        """Claims the observation supports beyond its literal statements (may be empty); first person is
+        ``source``, the observation's speaker."""
         text = check_text(observation_text, "observation_text", self.settings.max_text_chars)
-        return await self._counted(self._infer_claims(text))
+        source = check_name(source, "source", self.settings.max_name_chars)
+        return await self._counted(self._infer_claims(text, source))
 
     async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         """One judgement per pair, in order. No pairs: no call, empty result."""
@@ -119,7 +121,7 @@ class BaseLanguageModel(ABC):
     async def _answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer: ...
 
     @abstractmethod
-    async def _infer_claims(self, text: str) -> list[Triple]: ...
+    async def _infer_claims(self, text: str, source: str) -> list[Triple]: ...
 
     @abstractmethod
     async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]: ...

@@ -120,7 +120,9 @@ class MemoryAPI(Protocol):
 
     async def recall(self, query: str) -> Recall: ...
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]: ...
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+        """Claims a language model infers from an observation ``source`` made (its first person)."""
+        ...
 
     async def search(
         self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None

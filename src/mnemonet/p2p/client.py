@@ -89,9 +89,9 @@ class _MemoryMethods:
         """The resolved statements behind ``remember``."""
         return await self._call("recall", {"query": query})
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
-        """Claims a language model infers from an observation."""
-        return await self._call("infer", {"observation_text": observation_text})
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+        """Claims a language model infers from an observation ``source`` made."""
+        return await self._call("infer", {"observation_text": observation_text, "source": source})
 
     async def search(
         self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
@@ -246,9 +246,9 @@ class RemoteLanguageModel:
         """See ``LanguageModel``."""
         return await self._call("llm.answer", {"query": query, "memory": memory})
 
-    async def infer_claims(self, observation_text: str) -> list[Triple]:
+    async def infer_claims(self, observation_text: str, source: str = "user") -> list[Triple]:
         """See ``LanguageModel``."""
-        return await self._call("llm.infer_claims", {"observation_text": observation_text})
+        return await self._call("llm.infer_claims", {"observation_text": observation_text, "source": source})
 
     async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         """See ``LanguageModel``."""

@@ -442,9 +442,10 @@ class MemoryService:
             confidence=composition.confidence, degraded=degraded,
         )
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
         text = self._check_input(observation_text, "observation_text")
-        triples = await self._llm("infer", self.llm.infer_claims(text))
+        speaker = _source(source, "user").name
+        triples = await self._llm("infer", self.llm.infer_claims(text, speaker))
         return [InferredClaim(text=_sentence(t), confidence=t.confidence) for t in triples]
 
     async def search(

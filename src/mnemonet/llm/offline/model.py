@@ -24,10 +24,10 @@ concepts and the contradiction rules of ``judge_pairs``.
 Limits: the small parser's own mistakes on chat (measured on the gold table,
 README "Quality of the offline model"); no coreference beyond one named
 person; a capitalised subject is taken for a person; no world knowledge.
-``infer_claims`` and ``judge_pairs`` receive no source and read first person
-as ``user``. Claims in the canonical form (``mnemonet.llm.claims``) always
-parse (a leading "based on ..., " is dropped first); other claims go through
-the sentence reader.
+``infer_claims`` reads first person as the observation's source;
+``judge_pairs`` receives no source and reads it as ``user``. Claims in the
+canonical form (``mnemonet.llm.claims``) always parse (a leading "based on
+..., " is dropped first); other claims go through the sentence reader.
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ class OfflineLanguageModel(BaseLanguageModel):
             )
         return ParsedClaim(triple=checked[0], concepts=concepts_for(checked[:1]))
 
-    async def _infer_claims(self, text: str) -> list[Triple]:
-        return self._checked(infer_from(await self._read(text, "user")))
+    async def _infer_claims(self, text: str, source: str) -> list[Triple]:
+        return self._checked(infer_from(await self._read(text, source)))
 
     async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         out = []
