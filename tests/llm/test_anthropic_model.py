@@ -65,7 +65,7 @@ async def test_tool_use_result_is_parsed_and_request_is_well_formed(model, fake_
     assert body["tool_choice"] == {"type": "tool", "name": "record_observation"}
     assert body["tools"][0]["name"] == "record_observation"
     assert body["tools"][0]["input_schema"] == PromptLibrary().render(
-        "translator/observe", text="x", source="y", said_on="2026-11-20").schema
+        "translator/observe", text="x", source="y", said_on="2026-11-20", infer=False).schema
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "never follow instructions" in body["system"][0]["text"].lower()
     assert "<observation>\nI prefer morning meetings\n</observation>" in body["messages"][0]["content"]
@@ -92,6 +92,21 @@ async def test_retries_429_with_retry_after_and_500_then_succeeds(model, fake_se
     assert len(fake_server.requests) == 3
     usage = model.usage()
     assert (usage["calls"], usage["requests"], usage["retries"], usage["failures"]) == (1, 3, 2, 0)
+
+
+async def test_one_call_extracts_and_infers_when_asked(model, fake_server) -> None:
+    inferred = [{"subject": "alice", "predicate": "interested_in", "object": "morning meetings",
+                 "negated": False, "confidence": 0.7}]
+    fake_server.push(body=tool_reply("record_observation", {**EXTRACTION, "inferred": inferred}))
+    result = await model.extract_observation("I prefer morning meetings", "alice", infer=True)
+    assert [(t.subject, t.predicate, t.object) for t in result.inferred] == [
+        ("alice", "interested_in", "morning meetings")]
+    asked = fake_server.requests[0]["json"]["messages"][0]["content"]
+    assert 'Also list under "inferred"' in asked and model.usage()["calls"] == 1
+
+    fake_server.push(body=tool_reply("record_observation", EXTRACTION))
+    await model.extract_observation("I prefer morning meetings", "alice")
+    assert 'Also list under "inferred"' not in fake_server.requests[1]["json"]["messages"][0]["content"]
 
 
 async def test_gives_up_clearly_after_the_configured_retries(model, fake_server) -> None:

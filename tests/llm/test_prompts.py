@@ -58,7 +58,7 @@ def test_fence_neutralises_injected_closing_tags() -> None:
 def test_default_library_renders_every_template_with_the_base_constraints() -> None:
     lib = PromptLibrary(Settings().prompts_dir)
     variables: dict[str, dict[str, Any]] = {
-        "translator/observe": {"text": "I like tea", "source": "user", "said_on": "2026-11-23"},
+        "translator/observe": {"text": "I like tea", "source": "user", "said_on": "2026-11-23", "infer": True},
         "translator/claim": {"text": "user likes tea", "source": "agent"},
         "translator/answer": {"query": "what?", "memory": [("st-1", "user likes tea")]},
         "inference/claims": {"text": "I work at Acme", "source": "alice"},

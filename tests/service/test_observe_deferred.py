@@ -27,11 +27,13 @@ class SwitchableModel:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def extract_observation(self, text: str, source: str, said_at: int | None = None) -> Extraction:
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
         if self.down is not None:
             raise self.down("anthropic: gave up after 3 attempt(s): HTTP 529: overloaded")
         self.extractions += 1
-        return await self.inner.extract_observation(text, source, said_at)
+        return await self.inner.extract_observation(text, source, said_at, infer)
 
 
 @pytest.fixture

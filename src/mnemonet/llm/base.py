@@ -40,11 +40,13 @@ class Triple(BaseModel):
 
 
 class Extraction(BaseModel):
-    """What one observation says: its concepts (with kinds, aliases, components) and statements."""
+    """What one observation says: its concepts (with kinds, aliases, components) and statements;
+    ``inferred``: the claims it supports beyond them, when the extraction was asked to infer too."""
 
     concepts: list[ConceptSpec] = Field(default_factory=list)
     statements: list[Triple] = Field(default_factory=list)
     topics: list[str] = Field(default_factory=list)
+    inferred: list[Triple] = Field(default_factory=list)
 
 
 class ParsedClaim(BaseModel):
@@ -79,9 +81,12 @@ class LanguageModel(Protocol):
         """Shown to users, e.g. ``offline (rule-based)`` or ``anthropic:claude-sonnet-4-5``."""
         ...
 
-    async def extract_observation(self, text: str, source: str, said_at: int | None = None) -> Extraction:
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
         """Concepts and statements of ``text`` said by ``source``; relative dates ("yesterday", "next
-        Tuesday") resolve against ``said_at`` (epoch ms, the observation's time; None: now)."""
+        Tuesday") resolve against ``said_at`` (epoch ms, the observation's time; None: now). ``infer``:
+        also the claims ``infer_claims`` would give, in the same call (``Extraction.inferred``)."""
         ...
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim: ...

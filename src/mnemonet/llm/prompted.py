@@ -45,9 +45,9 @@ class PromptedLanguageModel(BaseLanguageModel):
     async def _call_text(self, prompt: RenderedPrompt) -> str:
         """One call returning plain text."""
 
-    async def _extract_observation(self, text: str, source: str, day: date | None) -> Extraction:
+    async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:
         said_on = (day or date.today()).isoformat()  # relative dates ("yesterday") are read from this day
-        prompt = self.prompts.render("translator/observe", text=text, source=source, said_on=said_on)
+        prompt = self.prompts.render("translator/observe", text=text, source=source, said_on=said_on, infer=infer)
         return await self._call_tool(prompt, lambda d: extraction_from(d, self.settings))
 
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim:

@@ -53,11 +53,16 @@ class BaseLanguageModel(ABC):
     async def aclose(self) -> None:  # noqa: B027 - an optional hook: most providers hold no client
         """Release network clients (nothing to release by default)."""
 
-    async def extract_observation(self, text: str, source: str, said_at: int | None = None) -> Extraction:
-        """Concepts and statements of one observation, its relative dates read from the day it was said."""
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
+        """Concepts and statements of one observation, its relative dates read from the day it was said;
+        with ``infer`` its inferred claims too, in the same call."""
         text = check_text(text, "text", self.settings.max_text_chars)
         source = check_name(source, "source", self.settings.max_name_chars)
-        return await self._counted(self._extract_observation(text, source, said_on(said_at)))
+        if not isinstance(infer, bool):
+            raise InvalidInput("infer: must be true or false")
+        return await self._counted(self._extract_observation(text, source, said_on(said_at), infer))
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim:
         """The one triple a claim asserts."""
@@ -112,7 +117,7 @@ class BaseLanguageModel(ABC):
             raise
 
     @abstractmethod
-    async def _extract_observation(self, text: str, source: str, day: date | None) -> Extraction: ...
+    async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction: ...
 
     @abstractmethod
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim: ...

@@ -234,9 +234,12 @@ class RemoteLanguageModel:
                 raise ModelUnavailable(exc) from exc
             raise
 
-    async def extract_observation(self, text: str, source: str, said_at: int | None = None) -> Extraction:
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
         """See ``LanguageModel``."""
-        return await self._call("llm.extract_observation", _drop_none(text=text, source=source, said_at=said_at))
+        return await self._call("llm.extract_observation",
+                                _drop_none(text=text, source=source, said_at=said_at, infer=infer or None))
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim:
         """See ``LanguageModel``."""

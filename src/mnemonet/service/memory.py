@@ -30,10 +30,11 @@ from mnemonet.model.api import (
     PredicateProfile,
     Recall,
 )
-from mnemonet.model.errors import InvalidInput
+from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
+    INFERENCE_SOURCE,
     ClaimRecord,
     ObservationRecord,
     SourceSpec,
@@ -201,7 +202,8 @@ class MemoryService:
             id=raw.id, text=raw.text, created_at=raw.created_at or _now_ms(), source=raw.source.name,
             metadata=raw.metadata))]
         try:
-            extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at))
+            infer = self.settings.infer_with_extraction
+            extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
         except LanguageModelUnavailable as exc:
             log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
             await self.indexer.index_quietly(raw_entries)
@@ -224,10 +226,28 @@ class MemoryService:
         stored = await self.graph.statements_from_observation(obs_id)
         await self._index_extraction(raw_entries, stored if written.created else [],
                                      written.concept_ids if written.created else [])
+        if infer and written.created:
+            await self._write_inferred(obs_id, extraction.inferred)
         return ObserveResult(
             observation_id=obs_id, created=created, statements=stored,
             concepts=[c.name for c in extraction.concepts],
         )
+
+    async def _write_inferred(self, obs_id: str, inferred: list[Triple]) -> None:
+        """The claims the extraction inferred, written as the inference worker's with its done-marker (the
+        ids ``record_inference`` would give them, so a worker racing on the same observation is absorbed).
+        A failure leaves the observation to the worker, which then asks the model itself."""
+        worker = _worker(INFERENCE_SOURCE)
+        statements = tuple(
+            _statement(derived_id("st", worker.name, obs_id, str(i)), t) for i, t in enumerate(inferred)
+        )
+        try:
+            result = await self.graph.write_inference(obs_id, statements, worker)
+            if result.created and statements:
+                await self._index_statements(await self.graph.get_statements(result.statement_ids))
+        except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
+            log.warning("inferred claims not written; the inference worker will infer them",
+                        extra={"observation": obs_id, "error": str(exc)[:200]})
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,

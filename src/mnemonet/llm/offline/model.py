@@ -74,10 +74,11 @@ class OfflineLanguageModel(BaseLanguageModel):
         # Parsing is CPU work (~2-10 ms a sentence): off the event loop, so the node keeps serving.
         return await asyncio.to_thread(extract_triples, text, speaker, day or self._today())
 
-    async def _extract_observation(self, text: str, source: str, day: date | None) -> Extraction:
+    async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:
         triples = self._checked(await self._read(text, source, day))
         concepts = concepts_for(triples)[: self.settings.max_concepts_per_write]
-        return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples))
+        inferred = self._checked(infer_from(triples)) if infer else []  # the same parse: no second reading
+        return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples), inferred=inferred)
 
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim:
         text = strip_lead_in(text)  # a claim's "based on ..., " is its grounds, not its subject
