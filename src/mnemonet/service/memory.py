@@ -217,17 +217,21 @@ class MemoryService:
             await self.graph.write_extraction(obs_id, (), (), error=str(exc)[:1000] or type(exc).__name__)
             return ObserveResult(observation_id=obs_id, created=created,
                                  extraction_error=f"the language model failed: {exc}"[:500])
+        if infer:
+            # Before the extraction's done-marker: until it is written the inference worker skips the
+            # observation (extraction pending), after it the claims are there, so the worker never
+            # infers it a second time in between.
+            await self._write_inferred(obs_id, extraction.inferred)
         statements = tuple(
             _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
         )
         written = await self.graph.write_extraction(
             obs_id, tuple(extraction.concepts), statements, tuple(extraction.topics)
         )
-        stored = await self.graph.statements_from_observation(obs_id)
+        literal = {st.id for st in statements}  # not the inferred claims written with them
+        stored = [st for st in await self.graph.statements_from_observation(obs_id) if st.id in literal]
         await self._index_extraction(raw_entries, stored if written.created else [],
                                      written.concept_ids if written.created else [])
-        if infer and written.created:
-            await self._write_inferred(obs_id, extraction.inferred)
         return ObserveResult(
             observation_id=obs_id, created=created, statements=stored,
             concepts=[c.name for c in extraction.concepts],
