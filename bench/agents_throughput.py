@@ -1,14 +1,18 @@
 """Inference throughput with 1, 2 and 3 inference nodes, and language-model calls per observation.
 
-    python bench/agents_throughput.py [--n 200] [--mixed 100]
+    python bench/agents_throughput.py [--n 200] [--mixed 96] [--calls-only]
 
 Each run starts a store+llm+embed node and the inference nodes (real
 sockets, one process, offline language model, embedded FalkorDB and
 PostgreSQL started here), writes ``n`` observations straight into a fresh
 graph and times until the inference backlog is empty. A last run adds a
 validation node and ``mixed`` observations written through ``observe``
-(preferences, feelings, workplaces) and counts the language-model calls the
-inference and validation workers made per observation.
+(preferences, feelings, workplaces) and counts the language-model calls per
+observation, everything included: extraction (``observe``), inference (the
+worker's ``infer`` and any claim parsing in ``record_inference``) and
+validation (``judge_pairs``, cardinality questions) -- twice, with
+``infer_with_extraction`` off (extraction and inference separate calls) and on
+(one call extracts and infers). ``--calls-only`` skips the throughput runs.
 """
 
 from __future__ import annotations
@@ -45,9 +49,9 @@ MIXED = ["I prefer morning meetings", "actually I hate mornings, afternoon is be
 THINGS = ["tea", "jazz", "chess", "opera", "sushi", "tennis", "poetry", "hiking"]
 
 
-async def _service(falkor: EmbeddedFalkorDB, pg_url: str) -> MemoryService:
+async def _service(falkor: EmbeddedFalkorDB, pg_url: str, **overrides: Any) -> MemoryService:
     name = f"bench_{uuid.uuid4().hex[:10]}"
-    settings = Settings(llm="offline", falkordb_port=falkor.port, graph_name=name, database_url=pg_url)
+    settings = Settings(llm="offline", falkordb_port=falkor.port, graph_name=name, database_url=pg_url, **overrides)
     return await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
                                       vector_schema=name)
 
@@ -94,9 +98,10 @@ async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: 
         await service.close()
 
 
-async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int) -> tuple[int, int, int, int]:
-    """(observations, inference calls, validation calls, contradictions) with one node of each."""
-    service = await _service(falkor, pg_url)
+async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int, together: bool) -> dict[str, int]:
+    """Calls by purpose (and the contradictions found) for ``n`` observations, one node of each worker;
+    ``together``: ``infer_with_extraction`` on."""
+    service = await _service(falkor, pg_url, infer_with_extraction=together)
     nodes = await _network(service, ["inference", "validation"])
     try:
         for i in range(n):
@@ -105,9 +110,13 @@ async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int) -> tuple[
         await _drained(service, InferenceAgent.source)
         while await service.pending_statements("validation-agent", limit=1):  # noqa: ASYNC110 - store backlog
             await asyncio.sleep(0.05)
-        stats = _worker_stats(nodes)
-        validation = stats["validation"]
-        return n, stats["inference"]["llm_calls"], validation["llm_calls"], validation["contradictions"]
+        validation = _worker_stats(nodes)["validation"]
+        # The service's own counters: every call it made to the model, by purpose (the workers' infer
+        # reaches the model through it); judge_pairs goes from the validation node to the llm peer.
+        calls = service.llm_calls
+        return {"observations": n, "extraction": calls["observe"], "inference": calls["infer"] +
+                calls["record_inference"], "validation": validation["llm_calls"],
+                "contradictions": validation["contradictions"]}
     finally:
         for node in reversed(nodes):
             await node.stop()
@@ -118,28 +127,31 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=200, help="observations per inference run")
     parser.add_argument("--mixed", type=int, default=96, help="observations in the language-model-calls run")
+    parser.add_argument("--calls-only", action="store_true", help="only the language-model-calls runs")
     args = parser.parse_args()
     data = REPO / ".data" / "bench" / f"agents-{uuid.uuid4().hex[:6]}"
     falkor, pg = EmbeddedFalkorDB(data / "falkordb"), EmbeddedPostgres(data / "postgres")
     await falkor.start()
     pg_url = await pg.start()
     try:
-        rates = {w: await inference_run(falkor, pg_url, w, args.n) for w in (1, 2, 3)}
-        mixed = await llm_calls_run(falkor, pg_url, args.mixed)
-        observations, inference_calls, validation_calls, contradictions = mixed
+        rates = {} if args.calls_only else {w: await inference_run(falkor, pg_url, w, args.n) for w in (1, 2, 3)}
+        runs = {together: await llm_calls_run(falkor, pg_url, args.mixed, together) for together in (False, True)}
     finally:
         await pg.stop()
         await falkor.stop()
-    print("\n| inference nodes | observations/s | vs 1 node |\n|---|---|---|")
-    for workers, rate in rates.items():
-        print(f"| {workers} | {rate:.1f} | {rate / rates[1]:.2f}x |")
-    total = inference_calls + validation_calls
-    print(f"\n| run ({observations} observations, 1 inference + 1 validation node) | calls | per observation |")
-    print("|---|---|---|")
-    print(f"| inference (infer) | {inference_calls} | {inference_calls / observations:.2f} |")
-    print(f"| validation (judge_pairs, batched) | {validation_calls} | {validation_calls / observations:.2f} |")
-    print(f"| inference + validation | {total} | {total / observations:.2f} |")
-    print(f"\ncontradictions recorded: {contradictions}")
+    if rates:
+        print("\n| inference nodes | observations/s | vs 1 node |\n|---|---|---|")
+        for workers, rate in rates.items():
+            print(f"| {workers} | {rate:.1f} | {rate / rates[1]:.2f}x |")
+    n = args.mixed
+    print(f"\n{n} observations through observe, 1 inference + 1 validation node; model calls (per observation)")
+    print("\n| infer_with_extraction | extraction | inference | validation | total | contradictions |")
+    print("|---|---|---|---|---|---|")
+    for together, c in runs.items():
+        total = c["extraction"] + c["inference"] + c["validation"]
+        cells = [f"{c[k]} ({c[k] / n:.2f})" for k in ("extraction", "inference", "validation")]
+        print(f"| {'on' if together else 'off'} | {' | '.join(cells)} | {total} ({total / n:.2f}) "
+              f"| {c['contradictions']} |")
 
 
 if __name__ == "__main__":

@@ -314,6 +314,11 @@ class Settings(BaseSettings):
     worker_event_debounce: float = Field(
         0.05, description="Seconds a worker waits after a wake-up event so a burst of writes is read in one pass."
     )
+    infer_with_extraction: bool = Field(
+        False, description="Extraction also infers the observation's claims in the same language-model call and "
+        "writes them as the inference worker's (one call per observation instead of two); on where an inference "
+        "worker runs.",
+    )
     extraction_grace: float = Field(
         30.0, description="Seconds an observation's inline extraction may take before the inference worker treats it "
         "as pending (kept while no language model answered) and extracts it itself, once.",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from mnemonet.agents import InferenceAgent, Ownership
+from mnemonet.llm import make_language_model
 from mnemonet.model.api import InferredClaim
-from mnemonet.service import MemoryService
+from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
 from mnemonet.store.graph_errors import UnknownReference
 
@@ -36,6 +39,17 @@ async def test_claims_are_written_derived_from_the_observation_and_never_twice(
     assert question.observation_id not in [o.id for o in await service.pending_observations(InferenceAgent.source)]
 
 
+async def test_inferred_claims_speak_for_the_observations_source(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    alice = await service.observe("I work at Acme", source="alice")
+    bob = await service.observe("I live in Rome", source="bob")
+    await InferenceAgent(service, agent_settings, Ownership.solo("w1")).drain()
+    claims = await service.graph.statements_by_source(InferenceAgent.source, [alice.observation_id, bob.observation_id])
+    assert sorted((c.subject, c.predicate, c.object) for c in claims) == [
+        ("Acme", "employs", "alice"), ("bob", "located_in", "Rome")]  # before: "Acme employs user"
+
+
 async def test_two_workers_split_the_backlog_by_ownership(service: MemoryService, agent_settings: Settings) -> None:
     for i in range(12):
         await service.observe(f"Person{i} lives in Town{i}.")
@@ -57,3 +71,39 @@ async def test_record_inference_refuses_bad_input(service: MemoryService) -> Non
         await service.record_inference("bad id!", [], "inference-agent")
     with pytest.raises(ValueError, match="source"):
         await service.record_inference("obs-1", [], "  ")
+
+
+async def test_one_model_call_extracts_and_infers_when_asked(
+    agent_settings: Settings, agents_embedder: Any, unique_name: str
+) -> None:
+    settings = agent_settings.model_copy(update={"infer_with_extraction": True})
+    llm = make_language_model(settings)
+    svc = await build_memory_service(settings, llm, agents_embedder, vector_schema=unique_name)
+    try:
+        works = await svc.observe("I work at Acme", source="alice")
+        question = await svc.observe("Is it raining?", source="alice")  # supports no claim: done all the same
+        assert [s.sentence() for s in works.statements] == ["alice works at Acme"]  # the literal ones only
+        assert llm.usage()["calls"] == 2 and svc.llm_calls["observe"] == 2  # one call per observation
+        [claim] = await svc.graph.statements_by_source(InferenceAgent.source, [works.observation_id])
+        assert (claim.subject, claim.predicate, claim.object, claim.confidence) == ("Acme", "employs", "alice", 0.8)
+        assert claim.derived_from == [works.observation_id]
+        # The inference worker finds both done: no call of its own.
+        agent = InferenceAgent(svc, settings, Ownership.solo("w1"))
+        assert await agent.drain() == 0 and agent.stats()["llm_calls"] == 0
+        assert llm.usage()["calls"] == 2
+        pending = [o.id for o in await svc.pending_observations(InferenceAgent.source)]
+        assert works.observation_id not in pending and question.observation_id not in pending
+        # A worker racing on the same observation writes the same ids: absorbed, nothing doubled.
+        repeat = await svc.record_inference(works.observation_id, [InferredClaim(text="Acme employs alice")],
+                                            InferenceAgent.source)
+        assert repeat.created is False and (await svc.graph.counts())["Statement"] == 2
+    finally:
+        await svc.clear()
+        await svc.close()
+
+
+async def test_without_the_setting_extraction_infers_nothing(service: MemoryService, agent_settings: Settings) -> None:
+    assert agent_settings.infer_with_extraction is False  # the default
+    works = await service.observe("I work at Acme", source="alice")
+    assert await service.graph.statements_by_source(InferenceAgent.source, [works.observation_id]) == []
+    assert [o.id for o in await service.pending_observations(InferenceAgent.source)] == [works.observation_id]

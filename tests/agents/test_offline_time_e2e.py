@@ -36,15 +36,42 @@ async def test_moved_city(service: MemoryService, agent_settings: Settings) -> N
     assert answer.text.startswith("From memory: sam lives in Seattle ["), answer.text
 
 
-async def test_birthday(service: MemoryService, agent_settings: Settings) -> None:
-    first = await service.observe("Tom's birthday is on July 5th", source="sam")
-    second = await service.observe("Sorry, Tom's birthday is on July 4th", source="sam")
-    assert [(s.subject, s.predicate, s.object) for s in second.statements] == [("Tom", "has_birthday", "July 4th")]
+async def test_corrected_birthday_supersedes(service: MemoryService, agent_settings: Settings) -> None:
+    first = await service.observe("Tom's birthday is July 4th", source="sam")
+    second = await service.observe("Sorry, Tom's birthday is July 5th", source="sam")
+    assert [(s.subject, s.predicate, s.object, s.revision) for s in second.statements] == [
+        ("Tom", "has_birthday", "July 5th", "correction")]
     await _validate(service, agent_settings)
-    # A birthday does not change (temporal: false in the predicate schema): two values contradict.
+    # A birthday does not change (temporal: false), but "Sorry, ..." says the speaker corrects itself.
     rows = await service.graph.read_query(
-        "MATCH (a:Statement)-[:CONTRADICTS]-(b:Statement) RETURN a.id AS a, b.id AS b"
+        "MATCH (a:Statement)-[r:SUPERSEDES]->(b:Statement) RETURN a.id AS a, b.id AS b, r.reason AS reason"
     )
-    assert {(r["a"], r["b"]) for r in rows} >= {(second.statements[0].id, first.statements[0].id)}
+    assert [(r["a"], r["b"]) for r in rows] == [(second.statements[0].id, first.statements[0].id)]
+    assert "sam corrects its own has_birthday" in rows[0]["reason"]
     answer = await service.remember("when is Tom's birthday?")
-    assert answer.text.startswith("From memory: Tom has birthday July 4th ["), answer.text
+    assert answer.text.startswith("From memory: Tom has birthday July 5th ["), answer.text
+    assert "July 4th" not in answer.text.partition("\n")[0]
+
+
+async def test_uncued_restatement_of_a_fact_that_does_not_change_stays_a_conflict(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    await service.observe("Tom's birthday is July 4th", source="sam")
+    await service.observe("Tom's birthday is July 5th", source="sam")
+    await _validate(service, agent_settings)
+    assert await _superseded(service) == set()
+    [conflict] = await service.get_unresolved_contradictions(10)
+    assert {conflict.a.object, conflict.b.object} == {"July 4th", "July 5th"}
+
+
+async def test_likes_then_dislikes_is_open_unless_the_speaker_says_it_changed(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    await service.observe("I like sushi", source="sam")
+    await service.observe("I hate sushi", source="sam")  # no cue: an exclusivity pair stays open
+    await service.observe("I like jazz", source="kim")
+    await service.observe("Actually I hate jazz", source="kim")  # a correction: the newer stands
+    await _validate(service, agent_settings)
+    assert await _superseded(service) == {"kim likes jazz"}
+    assert {frozenset((c.a.sentence(), c.b.sentence())) for c in await service.get_unresolved_contradictions(10)} \
+        == {frozenset(("sam likes sushi", "sam dislikes sushi"))}

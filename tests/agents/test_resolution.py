@@ -45,6 +45,36 @@ def test_resolution_policy(old: StatementView, new: StatementView, trust: dict[s
         assert outcome.loser is not None and outcome.loser.id != winner
 
 
+def _cued(st: StatementView, revision: str) -> StatementView:
+    return st.model_copy(update={"revision": revision})
+
+
+@pytest.mark.parametrize(("old", "new", "temporal", "trust", "winner", "reason"), [
+    # same source, a fact that does not change: only a cue makes the newer a correction
+    (_st("a", "alice", "Paris"), _st("b", "alice", "Rome", at=1000), False, {}, None, "nothing says which"),
+    (_st("a", "alice", "Paris"), _cued(_st("b", "alice", "Rome", at=1000), "correction"), False, {}, "b",
+     "alice corrects its own lives_in"),
+    (_st("a", "alice", "Paris"), _cued(_st("b", "alice", "Rome", confidence=0.5, at=1000), "correction"), False,
+     {}, None, "less confident"),
+    # another agent, seconds later: a cue decides where recency cannot
+    (_st("a", "alice", "Paris"), _cued(_st("b", "bob", "Rome", at=1000), "correction"), True, {}, "b",
+     "bob corrects alice's lives_in"),
+    (_st("a", "alice", "Paris"), _cued(_st("b", "bob", "Rome", at=1000), "change"), False, {}, "b",
+     "bob reports a change of alice's lives_in"),
+    # ... but not over a source trusted more: trust comes first
+    (_st("a", "alice", "Paris"), _cued(_st("b", "bob", "Rome", at=1000), "correction"), True, {"alice": 2.0}, "a",
+     "alice outweighs bob"),
+    # a cue on the older side decides nothing
+    (_cued(_st("a", "alice", "Paris"), "correction"), _st("b", "bob", "Rome", at=1000), True, {}, None,
+     "equal weight"),
+])
+def test_revision_cues_in_the_policy(old: StatementView, new: StatementView, temporal: bool,
+                                     trust: dict[str, float], winner: str | None, reason: str) -> None:
+    outcome = resolve(new, old, temporal, Settings(source_trust=trust))
+    assert (outcome.winner.id if outcome.winner else None) == winner
+    assert reason in outcome.reason
+
+
 def test_a_not_temporal_conflict_between_equal_sources_stays_open_however_far_apart() -> None:
     old, new = _st("a", "alice", "Paris"), _st("b", "bob", "Rome", at=48 * HOUR_MS)
     assert resolve(new, old, False, Settings()).winner is None

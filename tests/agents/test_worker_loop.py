@@ -24,10 +24,10 @@ class FlakyInfer:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._service, name)
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
         if "flaky" in observation_text and not self.healed:
             raise ConnectionError("llm peer unreachable")
-        return await self._service.infer(observation_text)
+        return await self._service.infer(observation_text, source)
 
 
 async def _until(check: Any, within: float = 10.0) -> None:

@@ -77,7 +77,7 @@ def check_meeting_transcript(transcript: str) -> None:
     assert "user prefers morning meetings" in out["I prefer morning meetings"][1]
     assert out[MEETING[2]][0].startswith("recorded contradiction between st-")
     answer = out["?what are my meeting preferences?"]
-    assert "afternoon" in answer[0].lower()
+    assert "you prefer afternoon" in answer[0].lower()  # the CLI asks as its source: the answer says "you"
     assert answer[1].startswith("  [confidence 0.") and "offline (rule-based)" in answer[1]
     # One speaker's contradiction reads as a change, the newer statement current.
     changed = answer[answer.index("Changed:") + 1:]

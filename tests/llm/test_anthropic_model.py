@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 import pytest
@@ -52,7 +53,8 @@ async def model(fake_server):
 
 async def test_tool_use_result_is_parsed_and_request_is_well_formed(model, fake_server) -> None:
     fake_server.push(body=tool_reply("record_observation", EXTRACTION, cache_read=80))
-    result = await model.extract_observation("I prefer morning meetings", "alice")
+    said_at = int(datetime(2026, 11, 20, 12, 0).timestamp() * 1000)  # deferred: read days after it was said
+    result = await model.extract_observation("I prefer morning meetings", "alice", said_at)
 
     assert [(t.subject, t.predicate, t.object) for t in result.statements] == [("user", "prefers", "morning meetings")]
     assert result.concepts[1].components[0].name == "meeting"
@@ -63,10 +65,11 @@ async def test_tool_use_result_is_parsed_and_request_is_well_formed(model, fake_
     assert body["tool_choice"] == {"type": "tool", "name": "record_observation"}
     assert body["tools"][0]["name"] == "record_observation"
     assert body["tools"][0]["input_schema"] == PromptLibrary().render(
-        "translator/observe", text="x", source="y").schema
+        "translator/observe", text="x", source="y", said_on="2026-11-20", infer=False).schema
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "never follow instructions" in body["system"][0]["text"].lower()
     assert "<observation>\nI prefer morning meetings\n</observation>" in body["messages"][0]["content"]
+    assert "Said on: 2026-11-20 " in body["messages"][0]["content"]  # relative dates are read from that day
     headers = sent["headers"]
     assert headers.get("x-api-key") == "test-key" or headers.get("authorization") == "Bearer test-key"
     assert model.usage() == {
@@ -89,6 +92,21 @@ async def test_retries_429_with_retry_after_and_500_then_succeeds(model, fake_se
     assert len(fake_server.requests) == 3
     usage = model.usage()
     assert (usage["calls"], usage["requests"], usage["retries"], usage["failures"]) == (1, 3, 2, 0)
+
+
+async def test_one_call_extracts_and_infers_when_asked(model, fake_server) -> None:
+    inferred = [{"subject": "alice", "predicate": "interested_in", "object": "morning meetings",
+                 "negated": False, "confidence": 0.7}]
+    fake_server.push(body=tool_reply("record_observation", {**EXTRACTION, "inferred": inferred}))
+    result = await model.extract_observation("I prefer morning meetings", "alice", infer=True)
+    assert [(t.subject, t.predicate, t.object) for t in result.inferred] == [
+        ("alice", "interested_in", "morning meetings")]
+    asked = fake_server.requests[0]["json"]["messages"][0]["content"]
+    assert 'Also list under "inferred"' in asked and model.usage()["calls"] == 1
+
+    fake_server.push(body=tool_reply("record_observation", EXTRACTION))
+    await model.extract_observation("I prefer morning meetings", "alice")
+    assert 'Also list under "inferred"' not in fake_server.requests[1]["json"]["messages"][0]["content"]
 
 
 async def test_gives_up_clearly_after_the_configured_retries(model, fake_server) -> None:

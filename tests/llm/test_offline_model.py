@@ -139,6 +139,14 @@ async def test_infer_claims_rules(offline: OfflineLanguageModel) -> None:
     assert await offline.infer_claims("Bob is a doctor") == []
 
 
+async def test_infer_claims_read_first_person_as_the_speaker(offline: OfflineLanguageModel) -> None:
+    inferred = await offline.infer_claims("I work at Acme and I live in Oslo", "alice")
+    got = [(t.subject, t.predicate, t.object) for t in inferred]
+    assert got == [("Acme", "employs", "alice"), ("alice", "located_in", "Oslo")]  # never "user" for alice
+    with pytest.raises(ValueError, match="source"):
+        await offline.infer_claims("I work at Acme", "")
+
+
 async def test_parse_claim_reads_natural_and_statement_forms(offline: OfflineLanguageModel) -> None:
     natural = await offline.parse_claim("Alice works at Acme", "agent")
     assert (natural.triple.subject, natural.triple.predicate, natural.triple.object) == ("Alice", "works_at", "Acme")

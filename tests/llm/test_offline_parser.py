@@ -92,6 +92,62 @@ async def test_issue_cases(offline: OfflineLanguageModel, sentence: str, expecte
     assert _rows(extraction.statements) == expected
 
 
+# Changes said as events give the state they leave behind, present (issue 15: "left X", "renamed to",
+# "moved to Thursday" are changes of the old value).
+CHANGES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
+    (
+        "Tom left Initech and joined Hooli",
+        [("Tom", "works_at", "Initech", True, "present", None), ("Tom", "works_at", "Hooli", False, "present", None)],
+    ),
+    ("Maria quit Contoso", [("Maria", "works_at", "Contoso", True, "present", None)]),
+    ("We renamed the Monday meeting to Kickoff", [("Monday meeting", "has_name", "Kickoff", False, "present", None)]),
+    ("The standup was renamed to Huddle", [("standup", "has_name", "Huddle", False, "present", None)]),
+    ("The retro is on Friday", [("retro", "happens_on", "Friday", False, "present", None)]),
+    ("The retro moved to Thursday", [("retro", "happens_on", "Thursday", False, "present", None)]),
+    ("The launch was postponed to Monday", [("launch", "happens_on", "Monday", False, "present", None)]),
+    # not a change of job or schedule: a team is not an employer, a person moving goes to a place
+    ("Dave joined the team", [("Dave", "joins", "team", False, "past", None)]),
+    ("I moved to Lisbon", [("Sam", "lives_in", "Lisbon", False, "present", None)]),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), CHANGES, ids=[s for s, _ in CHANGES])
+async def test_changes_read_as_the_state_they_leave(offline: OfflineLanguageModel, sentence: str,
+                                                    expected: list) -> None:
+    extraction = await offline.extract_observation(sentence, "Sam")
+    assert _rows(extraction.statements) == expected
+
+
+@pytest.mark.parametrize(("text", "revision"), [
+    ("Sorry, Tom's birthday is July 5th", "correction"),
+    ("Correction: the launch is on Wednesday", "correction"),
+    ("correction, the launch is on Wednesday", "correction"),
+    ("Actually I prefer aisle seats", "correction"),
+    ("No, I live in Rome", "correction"),
+    ("Bob is wrong, Dana works at Globex", "correction"),
+    ("I meant that the retro is on Thursday", "correction"),
+    ("Dana works at Globex now", "change"),
+    ("I no longer live in Madrid", "change"),
+    ("I don't like sushi anymore", "change"),
+    ("Dana works at Globex", None),
+    ("I know Bob", None),
+])
+async def test_revision_cues_are_carried_on_the_statements(offline: OfflineLanguageModel, text: str,
+                                                           revision: str | None) -> None:
+    statements = (await offline.extract_observation(text, "Sam")).statements
+    assert statements, text
+    assert {t.revision for t in statements} == {revision}
+    assert all(t.subject != "Bob" or t.object == "Bob" for t in statements)  # "Bob is wrong" is the cue, no fact
+
+
+async def test_a_cue_belongs_to_its_own_sentence(offline: OfflineLanguageModel) -> None:
+    statements = (await offline.extract_observation("I know Bob. Sorry, I live in Rome", "Sam")).statements
+    assert [(t.object, t.revision) for t in statements] == [("Bob", None), ("Rome", "correction")]
+    subjects = {t.subject for t in (await offline.extract_observation("Correction, the launch is on Monday",
+                                                                       "Sam")).statements}
+    assert subjects == {"launch"}  # the cue word is not read as a subject
+
+
 async def test_first_person_is_the_speaking_source(offline: OfflineLanguageModel) -> None:
     mine = await offline.extract_observation("I like tea and my sister likes coffee", "alice")
     assert [(t.subject, t.object) for t in mine.statements] == [("alice", "tea"), ("alice's sister", "coffee")]

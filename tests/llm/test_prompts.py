@@ -58,10 +58,10 @@ def test_fence_neutralises_injected_closing_tags() -> None:
 def test_default_library_renders_every_template_with_the_base_constraints() -> None:
     lib = PromptLibrary(Settings().prompts_dir)
     variables: dict[str, dict[str, Any]] = {
-        "translator/observe": {"text": "I like tea", "source": "user"},
+        "translator/observe": {"text": "I like tea", "source": "user", "said_on": "2026-11-23", "infer": True},
         "translator/claim": {"text": "user likes tea", "source": "agent"},
         "translator/answer": {"query": "what?", "memory": [("st-1", "user likes tea")]},
-        "inference/claims": {"text": "I work at Acme"},
+        "inference/claims": {"text": "I work at Acme", "source": "alice"},
         "validation/judge_pairs": {"pairs": [{"a": "x", "b": "y"}]},
         "validation/cardinality": {"predicate": "has_manager", "examples": ["alice has manager Tom"]},
         "consolidation/summarise": {"concept": "tea", "statements": ["user likes tea"], "previous": None},

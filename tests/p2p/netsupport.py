@@ -85,12 +85,12 @@ class InMemoryStore:
         hits = [s for s in self.statements.values() if query.lower() in s.sentence().lower()]
         return Recall(query=query, statements=hits)
 
-    async def remember(self, query: str) -> Answer:
+    async def remember(self, query: str, source: str | None = None) -> Answer:
         recall = await self.recall(query)
         text = "; ".join(s.sentence() for s in recall.statements) or "nothing known"
         return Answer(query=query, text=text, cited=[s.id for s in recall.statements], recall=recall, provider="test")
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
         return []
 
     async def search(self, query: str, k: int = 10, kinds: list[str] | None = None,

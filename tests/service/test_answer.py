@@ -8,10 +8,11 @@ import pytest
 
 from mnemonet.llm import make_language_model
 from mnemonet.model.api import InferredClaim, Recall
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.service import MemoryService
-from mnemonet.service.answer import NOTHING, compose
+from mnemonet.service.answer import NOTHING, addressed, compose
 from mnemonet.settings import Settings
 
 FULL_ID = re.compile(r"\b(?:st|obs)-[0-9a-f]{32}\b")
@@ -117,3 +118,50 @@ def test_what_is_leads_before_what_is_not_in_one_observation() -> None:
     here = _st("st-here", "user", "lives_in", "Seville", at=5)
     composed = compose(Recall(query="where do I live?", statements=[gone, here]), 5)
     assert composed.lead == "User lives in Seville."
+
+
+async def test_the_answer_says_you_to_the_asker(service: MemoryService) -> None:
+    await service.observe("I live in Paris", source="alice")
+    await service.observe("I live in Rome", source="bob")
+    await service.observe("My manager is Tom", source="alice")
+
+    answer = await service.remember("where do I live?", source="alice")
+    lead, _, rest = answer.text.partition("\n")
+    assert lead.startswith("From memory: you live in Paris ["), lead  # alice's "I" is alice, not bob
+    assert "Rome" not in lead
+    assert rest.startswith("Evidence:\n  - alice lives in Paris (0.90, alice, ")  # provenance keeps the name
+
+    bobs = (await service.remember("where do I live?", source="bob")).text.partition("\n")[0]
+    assert bobs.startswith("From memory: you live in Rome ["), bobs
+
+    other = (await service.remember("where does alice live?", source="bob")).text.partition("\n")[0]
+    assert other.startswith("From memory: alice lives in Paris ["), other  # not about the asker: the name
+
+    plain = (await service.remember("where does alice live?")).text.partition("\n")[0]
+    assert plain.startswith("From memory: alice lives in Paris ["), plain  # no asker: names as stored
+
+    manager = (await service.remember("who is my manager?", source="alice")).text.partition("\n")[0]
+    assert manager.startswith("From memory: you have manager Tom ["), manager
+
+
+async def test_an_asker_that_is_not_a_name_is_refused(service: MemoryService) -> None:
+    with pytest.raises(InvalidInput, match="source"):
+        await service.remember("where do I live?", source="")
+    with pytest.raises(InvalidInput, match="source"):
+        await service.remember("where do I live?", source="x" * 10_000)
+
+
+@pytest.mark.parametrize(("subject", "predicate", "obj", "negated", "expected"), [
+    ("alice", "lives_in", "Paris", False, "you live in Paris"),
+    ("alice", "has_manager", "Tom", False, "you have manager Tom"),
+    ("alice", "is_a", "doctor", False, "you are a doctor"),
+    ("alice", "likes", "sushi", True, "you do not like sushi"),
+    ("alice", "studies", "law", False, "you study law"),
+    ("alice", "watches", "films", False, "you watch films"),
+    ("alice's sister", "lives_in", "Oslo", False, "your sister lives in Oslo"),
+    ("Bob", "knows", "alice", False, "Bob knows alice"),  # not about the asker: unchanged
+])
+def test_addressed_sentences(subject: str, predicate: str, obj: str, negated: bool, expected: str) -> None:
+    s = _st("st-x", subject, predicate, obj, at=1).model_copy(update={"negated": negated})
+    assert addressed(s, "Alice") == expected
+    assert addressed(s, None) == s.sentence()

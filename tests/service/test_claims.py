@@ -92,9 +92,11 @@ class RecordingModel:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def extract_observation(self, text: str, source: str) -> Extraction:
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
         self.sources.append(("extract_observation", source))
-        return await self.inner.extract_observation(text, source)
+        return await self.inner.extract_observation(text, source, said_at, infer)
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim:
         self.sources.append(("parse_claim", source))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import date, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from mnemonet.embed.base import Embedder
-from mnemonet.llm import make_language_model
-from mnemonet.llm.base import Extraction
+from mnemonet.llm import OfflineLanguageModel, make_language_model
+from mnemonet.llm.base import Extraction, LanguageModel
 from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
@@ -18,19 +19,21 @@ from mnemonet.settings import Settings
 class SwitchableModel:
     """The offline model behind a switch: ``down`` raises as a provider past its retries would."""
 
-    def __init__(self, settings: Settings) -> None:
-        self.inner = make_language_model(settings)
+    def __init__(self, settings: Settings, inner: LanguageModel | None = None) -> None:
+        self.inner = inner or make_language_model(settings)
         self.down: type[LanguageModelError] | None = LanguageModelUnavailable
         self.extractions = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def extract_observation(self, text: str, source: str) -> Extraction:
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
         if self.down is not None:
             raise self.down("anthropic: gave up after 3 attempt(s): HTTP 529: overloaded")
         self.extractions += 1
-        return await self.inner.extract_observation(text, source)
+        return await self.inner.extract_observation(text, source, said_at, infer)
 
 
 @pytest.fixture
@@ -131,3 +134,40 @@ async def test_inline_extraction_leaves_nothing_pending(service: MemoryService) 
     assert [s.sentence() for s in result.statements] == ["Carol lives in Rome"]
     assert await service.graph.extraction_state(result.observation_id) == "done"
     assert (await service.stats())["extractions_pending"] == 0
+
+
+async def test_deferred_extraction_reads_dates_from_the_day_it_was_said(
+    service_settings: Settings, embedder: Embedder, unique_name: str
+) -> None:
+    # The extraction runs "nine days later" (the offline model's clock), the observation was made today.
+    later = date.today() + timedelta(days=9)
+    settings = service_settings.model_copy(update={"extraction_grace": 0.0})
+    model = SwitchableModel(settings, OfflineLanguageModel(settings, today=lambda: later))
+    svc = await build_memory_service(settings, model, embedder, vector_schema=unique_name)
+    try:
+        obs = await svc.observe("Yesterday I met Bob", source="alice")
+        assert obs.pending
+        model.down = None
+        [met] = (await svc.complete_extraction(obs.observation_id)).statements
+        [kept] = await svc.graph.get_observations([obs.observation_id])
+        said_day = datetime.fromtimestamp(kept.created_at / 1000).date()
+        assert (met.subject, met.object, met.tense) == ("alice", "Bob", "past")
+        assert met.valid_at == (said_day - timedelta(days=1)).isoformat()  # not the day before `later`
+
+        # Inline extraction reads them from the same day: the observation's own time.
+        flight = await svc.observe("Tomorrow I fly to Oslo", source="alice")
+        [inline] = flight.statements
+        [said] = await svc.graph.get_observations([flight.observation_id])
+        said_day = datetime.fromtimestamp(said.created_at / 1000).date()
+        assert inline.valid_at == (said_day + timedelta(days=1)).isoformat()
+    finally:
+        await svc.clear()
+        await svc.close()
+
+
+@pytest.mark.parametrize("said_at", [-1, True, 1.5, "2026-11-23", 10**17])
+async def test_a_bad_said_at_is_refused_before_any_call(said_at: object) -> None:
+    model = OfflineLanguageModel(Settings())
+    with pytest.raises(ValueError, match="said_at: must be epoch milliseconds"):
+        await model.extract_observation("Yesterday I met Bob", "alice", said_at)  # type: ignore[arg-type]
+    assert model.usage()["calls"] == 0

@@ -4,6 +4,10 @@ One language-model call per observation (``MemoryAPI.infer``), one store
 write (``record_inference``) that stores every claim and the done-marker
 together, so an observation is either fully done or still pending.
 
+With ``infer_with_extraction`` the extraction call infers the claims too and
+the store writes them as this worker's, so an observation extracted that way
+is already done here and costs no second call.
+
 It also finishes extractions: an observation kept while no language model
 answered is extracted here (``complete_extraction``, exactly once in the
 store) as soon as a model is back; each pass does those first.
@@ -16,6 +20,7 @@ import logging
 from collections.abc import Sequence
 
 from mnemonet.agents.base import WorkerAgent
+from mnemonet.model.records import INFERENCE_SOURCE
 from mnemonet.model.views import ObservationView
 
 log = logging.getLogger(__name__)
@@ -25,7 +30,7 @@ class InferenceAgent(WorkerAgent[ObservationView]):
     """Infers claims from observations this worker owns; progress lives in the graph."""
 
     name = "inference"
-    source = "inference-agent"
+    source = INFERENCE_SOURCE
     wakes_on = frozenset({"observation"})
     extra_counters = ("duplicates_absorbed", "extracted", "extraction_waiting")
 
@@ -67,7 +72,7 @@ class InferenceAgent(WorkerAgent[ObservationView]):
 
     async def process_item(self, item: ObservationView) -> None:
         self.counters["llm_calls"] += 1
-        claims = await self.api.infer(item.text)
+        claims = await self.api.infer(item.text, item.source or "user")  # first person is the speaker
         result = await self.api.record_inference(item.id, claims, self.source)
         if result.created:
             self.counters["claims_made"] += len(result.statement_ids)

@@ -97,7 +97,7 @@ class CliSession:
         if name == "observe":
             return render.observed(await self.api.observe(arg, self.source), self.source)
         if name == "remember":
-            return render.answer(await self.api.remember(arg))
+            return render.answer(await self.api.remember(arg, self.source))
         if name == "claim":
             return render.claimed(await self.api.claim(arg, self.source))
         if name == "recent":

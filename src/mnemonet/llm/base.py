@@ -11,7 +11,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, field_validator
 
-from mnemonet.model.records import ConceptSpec, Tense, check_valid_at
+from mnemonet.model.records import ConceptSpec, Revision, Tense, check_valid_at
 
 
 class Triple(BaseModel):
@@ -20,6 +20,8 @@ class Triple(BaseModel):
     ``tense`` says whether it held in the past, holds now, or is a plan;
     ``valid_at`` is when the text says it holds (an ISO 8601 date, as precise
     as the text: ``2019``, ``2026-10`` or ``2026-11-17``), or None.
+    ``revision`` is set when the text marks it as replacing an earlier value:
+    ``correction`` ("sorry", "actually", "I meant") or ``change`` ("now").
     """
 
     subject: str
@@ -29,6 +31,7 @@ class Triple(BaseModel):
     negated: bool = False
     tense: Tense = "present"
     valid_at: str | None = None
+    revision: Revision | None = None
 
     @field_validator("valid_at", mode="before")
     @classmethod
@@ -37,11 +40,13 @@ class Triple(BaseModel):
 
 
 class Extraction(BaseModel):
-    """What one observation says: its concepts (with kinds, aliases, components) and statements."""
+    """What one observation says: its concepts (with kinds, aliases, components) and statements;
+    ``inferred``: the claims it supports beyond them, when the extraction was asked to infer too."""
 
     concepts: list[ConceptSpec] = Field(default_factory=list)
     statements: list[Triple] = Field(default_factory=list)
     topics: list[str] = Field(default_factory=list)
+    inferred: list[Triple] = Field(default_factory=list)
 
 
 class ParsedClaim(BaseModel):
@@ -76,7 +81,13 @@ class LanguageModel(Protocol):
         """Shown to users, e.g. ``offline (rule-based)`` or ``anthropic:claude-sonnet-4-5``."""
         ...
 
-    async def extract_observation(self, text: str, source: str) -> Extraction: ...
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
+        """Concepts and statements of ``text`` said by ``source``; relative dates ("yesterday", "next
+        Tuesday") resolve against ``said_at`` (epoch ms, the observation's time; None: now). ``infer``:
+        also the claims ``infer_claims`` would give, in the same call (``Extraction.inferred``)."""
+        ...
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim: ...
 
@@ -84,7 +95,9 @@ class LanguageModel(Protocol):
         """Answer from ``memory`` = [(id, fenced one-line text)], citing the ids it rests on."""
         ...
 
-    async def infer_claims(self, observation_text: str) -> list[Triple]: ...
+    async def infer_claims(self, observation_text: str, source: str = "user") -> list[Triple]:
+        """Claims the observation supports beyond its literal statements; first person is ``source``."""
+        ...
 
     async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]: ...
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
+from datetime import date
 from typing import Any, TypeVar
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
@@ -44,16 +45,17 @@ class PromptedLanguageModel(BaseLanguageModel):
     async def _call_text(self, prompt: RenderedPrompt) -> str:
         """One call returning plain text."""
 
-    async def _extract_observation(self, text: str, source: str) -> Extraction:
-        prompt = self.prompts.render("translator/observe", text=text, source=source)
+    async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:
+        said_on = (day or date.today()).isoformat()  # relative dates ("yesterday") are read from this day
+        prompt = self.prompts.render("translator/observe", text=text, source=source, said_on=said_on, infer=infer)
         return await self._call_tool(prompt, lambda d: extraction_from(d, self.settings))
 
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim:
         prompt = self.prompts.render("translator/claim", text=text, source=source)
         return await self._call_tool(prompt, lambda d: parsed_claim_from(d, self.settings))
 
-    async def _infer_claims(self, text: str) -> list[Triple]:
-        prompt = self.prompts.render("inference/claims", text=text)
+    async def _infer_claims(self, text: str, source: str) -> list[Triple]:
+        prompt = self.prompts.render("inference/claims", text=text, source=source)
         return await self._call_tool(prompt, lambda d: inferred_from(d, self.settings))
 
     async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:

@@ -10,16 +10,28 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable
+from datetime import date, datetime
 from typing import TypeVar
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
 from mnemonet.llm.cardinality import PredicateCardinality, rule_cardinality
 from mnemonet.llm.usage import Usage
 from mnemonet.llm.validation import check_memory, check_pairs, check_statements
+from mnemonet.model.errors import InvalidInput
 from mnemonet.model.records import check_name, check_text
 from mnemonet.settings import Settings
 
 T = TypeVar("T")
+_LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last instant a date can name
+
+
+def said_on(said_at: int | None) -> date | None:
+    """The local calendar day of ``said_at`` (epoch ms), the day relative dates are read from; None: unknown."""
+    if said_at is None:
+        return None
+    if isinstance(said_at, bool) or not isinstance(said_at, int) or not 0 <= said_at <= _LAST_MS:
+        raise InvalidInput("said_at: must be epoch milliseconds (an integer from 0 to year 9999)")
+    return datetime.fromtimestamp(said_at / 1000).date()
 
 
 class BaseLanguageModel(ABC):
@@ -41,11 +53,16 @@ class BaseLanguageModel(ABC):
     async def aclose(self) -> None:  # noqa: B027 - an optional hook: most providers hold no client
         """Release network clients (nothing to release by default)."""
 
-    async def extract_observation(self, text: str, source: str) -> Extraction:
-        """Concepts and statements of one observation."""
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
+        """Concepts and statements of one observation, its relative dates read from the day it was said;
+        with ``infer`` its inferred claims too, in the same call."""
         text = check_text(text, "text", self.settings.max_text_chars)
         source = check_name(source, "source", self.settings.max_name_chars)
-        return await self._counted(self._extract_observation(text, source))
+        if not isinstance(infer, bool):
+            raise InvalidInput("infer: must be true or false")
+        return await self._counted(self._extract_observation(text, source, said_on(said_at), infer))
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim:
         """The one triple a claim asserts."""
@@ -59,10 +76,12 @@ class BaseLanguageModel(ABC):
         memory = check_memory(memory, self.settings)
         return await self._counted(self._answer(query, memory))
 
-    async def infer_claims(self, observation_text: str) -> list[Triple]:
-        """Claims the observation supports beyond its literal statements (may be empty)."""
+    async def infer_claims(self, observation_text: str, source: str = "user") -> list[Triple]:
+        """Claims the observation supports beyond its literal statements (may be empty); first person is
+        ``source``, the observation's speaker."""
         text = check_text(observation_text, "observation_text", self.settings.max_text_chars)
-        return await self._counted(self._infer_claims(text))
+        source = check_name(source, "source", self.settings.max_name_chars)
+        return await self._counted(self._infer_claims(text, source))
 
     async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         """One judgement per pair, in order. No pairs: no call, empty result."""
@@ -98,7 +117,7 @@ class BaseLanguageModel(ABC):
             raise
 
     @abstractmethod
-    async def _extract_observation(self, text: str, source: str) -> Extraction: ...
+    async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction: ...
 
     @abstractmethod
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim: ...
@@ -107,7 +126,7 @@ class BaseLanguageModel(ABC):
     async def _answer(self, query: str, memory: list[tuple[str, str]]) -> WrittenAnswer: ...
 
     @abstractmethod
-    async def _infer_claims(self, text: str) -> list[Triple]: ...
+    async def _infer_claims(self, text: str, source: str) -> list[Triple]: ...
 
     @abstractmethod
     async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]: ...

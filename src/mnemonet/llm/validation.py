@@ -130,12 +130,15 @@ def extraction_from(data: object, settings: Settings) -> Extraction:
         raise MalformedResult(f"extraction.concepts: more than {settings.max_concepts_per_write} items")
     if len(ex.statements) > settings.max_statements_per_write:
         raise MalformedResult(f"extraction.statements: more than {settings.max_statements_per_write} items")
+    if len(ex.inferred) > settings.max_statements_per_write:
+        raise MalformedResult(f"extraction.inferred: more than {settings.max_statements_per_write} items")
     statements = [checked_triple(t, f"extraction.statements.{i}", settings) for i, t in enumerate(ex.statements)]
+    inferred = [checked_triple(t, f"extraction.inferred.{i}", settings) for i, t in enumerate(ex.inferred)]
     try:
         topics = [check_name(t, "extraction.topics", 80) for t in ex.topics[:50]]
     except ValueError as exc:
         raise MalformedResult(str(exc)) from None
-    return Extraction(concepts=ex.concepts, statements=statements, topics=topics)
+    return Extraction(concepts=ex.concepts, statements=statements, topics=topics, inferred=inferred)
 
 
 def parsed_claim_from(data: object, settings: Settings) -> ParsedClaim:

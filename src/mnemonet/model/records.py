@@ -130,6 +130,13 @@ class ConceptSpec(_Record):
 
 
 Tense = Literal["past", "present", "future"]
+# What the text says the statement does to an earlier value of the same attribute: "correction"
+# ("sorry", "actually", "I meant", "X is wrong") or "change" ("now", "no longer", "anymore").
+# Validation lets a cued statement supersede the contradicted one (agents/resolution.py).
+Revision = Literal["correction", "change"]
+# The inference worker's source: its claims are ASSERTED_BY it and its done-markers hang off it, whether
+# the worker asked the model or the extraction inferred them in the same call (``infer_with_extraction``).
+INFERENCE_SOURCE = "inference-agent"
 # ISO 8601 calendar date at the precision the text gives: "2019", "2026-10", "2026-11-17".
 _VALID_AT_RE = re.compile(r"^\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?$")
 
@@ -147,7 +154,8 @@ class StatementSpec(_Record):
     """A reified triple: subject --predicate--> object, with confidence and polarity.
 
     ``tense``: held in the past, holds now, or is a plan; ``valid_at``: when
-    the text says it holds (ISO 8601 date), or None.
+    the text says it holds (ISO 8601 date), or None; ``revision``: the text
+    marks it as a correction or a change of an earlier value, or None.
     """
 
     id: str
@@ -158,6 +166,7 @@ class StatementSpec(_Record):
     negated: bool = False
     tense: Tense = "present"
     valid_at: str | None = None
+    revision: Revision | None = None
 
     @field_validator("valid_at", mode="before")
     @classmethod

@@ -35,6 +35,7 @@ class StatementView(_View):
     negated: bool = False
     tense: str = Field("present", description="past, present or future (a plan)")
     valid_at: str | None = Field(None, description="When the text says it holds: an ISO 8601 date (YYYY[-MM[-DD]]).")
+    revision: str | None = Field(None, description="correction or change: the text says it replaces an earlier value")
     created_at: int = 0
     source: str | None = None
     derived_from: list[str] = Field(default_factory=list)

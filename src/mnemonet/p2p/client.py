@@ -81,17 +81,17 @@ class _MemoryMethods:
         key = idempotency_key or uuid.uuid4().hex
         return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 
-    async def remember(self, query: str) -> Answer:
-        """Answer ``query`` from memory."""
-        return await self._call("remember", {"query": query})
+    async def remember(self, query: str, source: str | None = None) -> Answer:
+        """Answer ``query`` from memory; ``source`` is the asker ("you" in the answer)."""
+        return await self._call("remember", _drop_none(query=query, source=source))
 
     async def recall(self, query: str) -> Recall:
         """The resolved statements behind ``remember``."""
         return await self._call("recall", {"query": query})
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
-        """Claims a language model infers from an observation."""
-        return await self._call("infer", {"observation_text": observation_text})
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+        """Claims a language model infers from an observation ``source`` made."""
+        return await self._call("infer", {"observation_text": observation_text, "source": source})
 
     async def search(
         self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
@@ -234,9 +234,12 @@ class RemoteLanguageModel:
                 raise ModelUnavailable(exc) from exc
             raise
 
-    async def extract_observation(self, text: str, source: str) -> Extraction:
+    async def extract_observation(
+        self, text: str, source: str, said_at: int | None = None, infer: bool = False
+    ) -> Extraction:
         """See ``LanguageModel``."""
-        return await self._call("llm.extract_observation", {"text": text, "source": source})
+        return await self._call("llm.extract_observation",
+                                _drop_none(text=text, source=source, said_at=said_at, infer=infer or None))
 
     async def parse_claim(self, text: str, source: str) -> ParsedClaim:
         """See ``LanguageModel``."""
@@ -246,9 +249,9 @@ class RemoteLanguageModel:
         """See ``LanguageModel``."""
         return await self._call("llm.answer", {"query": query, "memory": memory})
 
-    async def infer_claims(self, observation_text: str) -> list[Triple]:
+    async def infer_claims(self, observation_text: str, source: str = "user") -> list[Triple]:
         """See ``LanguageModel``."""
-        return await self._call("llm.infer_claims", {"observation_text": observation_text})
+        return await self._call("llm.infer_claims", {"observation_text": observation_text, "source": source})
 
     async def judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         """See ``LanguageModel``."""

@@ -71,8 +71,8 @@ class _InferFromModel:
     def __init__(self, llm: Any) -> None:
         self._llm = llm
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
-        triples = await self._llm.infer_claims(observation_text)
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+        triples = await self._llm.infer_claims(observation_text, source)
         return [
             InferredClaim(
                 text=f"{t.subject} {'not ' if t.negated else ''}{t.predicate.replace('_', ' ')} {t.object}",

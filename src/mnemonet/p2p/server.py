@@ -258,6 +258,8 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error("bad_input", "body must be a JSON object of keyword arguments")
         if method in ("observe", "claim") and (refusal := check_source(caller, kwargs)) is not None:
             return _forbidden(refusal)
+        if method == "remember" and caller.name:
+            kwargs.setdefault("source", caller.name)  # the asker: its "I" in the question, "you" in the answer
         if method == "revoke_token":
             kwargs["by"] = caller.name or "local"  # who revoked is the caller, never what it says
         # Per client address: programs that are not peers share nothing else a limit could key on.

@@ -23,6 +23,11 @@ an open contradiction is a conflict the answer names, whichever side leads.
 Confidence: the lead's confidence, raised by statements that agree with it
 (``1 - prod(1 - c)``), and weighed down by the ones in open conflict with it
 (``support * support / (support + opposition)``).
+
+The asker: ``remember``'s ``source``. Its first person in the question is
+itself ("where do I live?" asked by alice is about alice), and the lead
+addresses it: "you live in Paris", "your manager is Tom" rather than "alice
+lives in Paris". Evidence and conflicts keep the names: they are provenance.
 """
 
 from __future__ import annotations
@@ -43,30 +48,72 @@ _STOP = frozenset({
     "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
     "currently", "current", "still", "has", "have", "not", "it", "that", "this", "be",
 })
-# Different words for one idea, so "job" meets "works at" and "my" meets the default source "user".
+# Different words for one idea, so "job" meets "works at" (first person is the asker: ``terms``).
 _SAME = {
-    "i": "user", "me": "user", "my": "user", "mine": "user", "we": "user", "our": "user",
     "preference": "prefer", "preferred": "prefer", "favourite": "prefer", "favorite": "prefer",
     "love": "like", "enjoy": "like", "hate": "dislike",
     "job": "work", "employer": "work", "company": "work", "employ": "work", "working": "work",
     "home": "live", "living": "live", "located": "live", "based": "live", "moved": "live", "move": "live",
     "called": "name", "named": "name",
 }
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+_IRREGULAR = {"is": "are", "has": "have", "does": "do", "was": "were"}
 NOTHING = "Nothing in memory answers that."
 CONTESTED = "Unresolved: "
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
 
-def terms(text: str) -> set[str]:
-    """Content words of ``text``, crudely singular, with synonyms folded together."""
+def terms(text: str, me: str = "user") -> set[str]:
+    """Content words of ``text``, crudely singular, with synonyms folded together; first person is ``me``
+    (the asker's name, casefolded words of it)."""
     out = set()
+    mine = set(_WORD.findall(me.casefold())) or {"user"}
     for word in _WORD.findall(text.casefold().replace("_", " ")):
         if word in _STOP:
+            continue
+        if word in _FIRST_PERSON:
+            out |= mine
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
         out.add(_SAME.get(word, word))
     return out
+
+
+def addressed(s: StatementView, asker: str | None) -> str:
+    """``s`` as a sentence to ``asker``: "you live in Paris", "your manager has ...", "you do not like sushi";
+    unchanged when the statement is not about the asker (or there is no asker)."""
+    sentence = s.sentence()
+    if not asker or s.summary:
+        return sentence
+    me = asker.casefold()
+    subject = s.subject
+    if subject.casefold() == me:
+        subject = "you"
+    elif subject.casefold().startswith(me + "'s "):
+        subject = "your" + subject[len(asker) + 2:]
+    else:
+        return sentence
+    obj = "you" if s.object.casefold() == me else s.object
+    words = s.predicate.split("_")
+    if subject == "you":  # second person takes the plain verb: lives -> live, has -> have, is -> are
+        words[0] = _plain_verb(words[0])
+    verb = " ".join(words)
+    if s.negated:
+        verb = f"{words[0]} not {' '.join(words[1:])}".strip() if words[0] in ("are", "is") else f"do not {verb}"
+    return f"{subject} {verb} {obj}"
+
+
+def _plain_verb(word: str) -> str:
+    if word in _IRREGULAR:
+        return _IRREGULAR[word]
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
 
 
 @dataclass
@@ -80,6 +127,7 @@ class Composition:
     conflicts: list[ContradictionView] = field(default_factory=list)
     observations: list[ObservationView] = field(default_factory=list)
     confidence: float = 0.0
+    asker: str | None = None
 
     @property
     def cited(self) -> list[str]:
@@ -91,7 +139,7 @@ class Composition:
 
     def memory(self) -> list[tuple[str, str]]:
         """The lines a language model may phrase the lead from: the lead's statement and its conflicts."""
-        lines = [(s.id, f"{s.sentence()} | current | {_provenance(s)}") for s in self.evidence[:1]]
+        lines = [(s.id, f"{addressed(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
         for c in self.conflicts:
             if self.lead_id not in (c.a.id, c.b.id):
                 continue
@@ -122,8 +170,10 @@ class Composition:
         return "\n".join(parts)
 
 
-def compose(recall: Recall, max_evidence: int, speakers: dict[str, str] | None = None) -> Composition:
-    """The rule-made answer to ``recall.query`` (see the module docstring).
+def compose(
+    recall: Recall, max_evidence: int, speakers: dict[str, str] | None = None, asker: str | None = None
+) -> Composition:
+    """The rule-made answer to ``recall.query`` (see the module docstring), addressed to ``asker``.
 
     ``speakers`` maps a statement id to whoever spoke the observation it was drawn from (see
     ``speakers_of``): a worker's inference from alice's words speaks for alice, so it does not
@@ -134,7 +184,8 @@ def compose(recall: Recall, max_evidence: int, speakers: dict[str, str] | None =
     def speaker(s: StatementView) -> str:
         return speakers.get(s.id) or s.source or ""
 
-    wanted = terms(recall.query)
+    wanted = terms(recall.query, asker or "user")
+    me = terms(asker or "user")
     facts = [s for s in recall.statements if not s.summary]
     current_ids = {s.id for s in facts}
     by_id = {s.id: s for s in [*facts, *recall.superseded]}
@@ -162,7 +213,7 @@ def compose(recall: Recall, max_evidence: int, speakers: dict[str, str] | None =
         return Composition(lead=lead, lead_id=top.id, observations=observations)
 
     group = _key(lead_st)
-    related = [s for s in live if s.id != lead_st.id and (_key(s) == group or terms(s.sentence()) & wanted - {"user"})]
+    related = [s for s in live if s.id != lead_st.id and (_key(s) == group or terms(s.sentence()) & wanted - me)]
     evidence = [lead_st, *related][:max_evidence]
     shown = {s.id for s in evidence}
     lead_conflicts = [c for c in conflicts if lead_st.id in (c.a.id, c.b.id)]
@@ -170,19 +221,19 @@ def compose(recall: Recall, max_evidence: int, speakers: dict[str, str] | None =
 
     changed: list[tuple[StatementView, StatementView | None, str]] = []
     for s in recall.superseded:
-        if s.summary or not (_key(s) == group or terms(s.sentence()) & wanted - {"user"}):
+        if s.summary or not (_key(s) == group or terms(s.sentence()) & wanted - me):
             continue
         replacement = next((by_id[i] for i in s.superseded_by if i in by_id), None)
         changed.append((s, replacement, "superseded"))
     for old_id, newer in earlier.items():
         old = by_id[old_id]
-        if _key(old) == group or terms(old.sentence()) & wanted - {"user"}:
+        if _key(old) == group or terms(old.sentence()) & wanted - me:
             changed.append((old, newer, "contradicted by a newer statement of the same source"))
 
-    lead = _sentence(lead_st, lead_conflicts)
+    lead = _sentence(lead_st, lead_conflicts, asker)
     return Composition(
         lead=lead, lead_id=lead_st.id, evidence=evidence, changed=changed[:max_evidence],
-        conflicts=conflicts[:max_evidence], confidence=_confidence(lead_st, live, lead_conflicts),
+        conflicts=conflicts[:max_evidence], confidence=_confidence(lead_st, live, lead_conflicts), asker=asker,
     )
 
 
@@ -217,9 +268,9 @@ def _choose(statements: list[StatementView], wanted: set[str]) -> StatementView 
     return max(best, key=lambda s: (s.created_at, not s.negated, s.confidence))
 
 
-def _sentence(s: StatementView, conflicts: list[ContradictionView]) -> str:
+def _sentence(s: StatementView, conflicts: list[ContradictionView], asker: str | None) -> str:
     if not conflicts:
-        return f"{_capital(s.sentence())}."
+        return f"{_capital(addressed(s, asker))}."
     return f"{CONTESTED}{'; '.join(c.sentence().removesuffix(' -- unresolved') for c in conflicts)}."
 
 

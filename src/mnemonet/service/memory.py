@@ -30,10 +30,11 @@ from mnemonet.model.api import (
     PredicateProfile,
     Recall,
 )
-from mnemonet.model.errors import InvalidInput
+from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
+    INFERENCE_SOURCE,
     ClaimRecord,
     ObservationRecord,
     SourceSpec,
@@ -135,8 +136,10 @@ class MemoryService:
             await self._check_retry(obs_id, text, source_spec.name)  # a concurrent first write won the race
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
         if state == "pending":
-            # A new observation is embedded with its extraction, in one index call.
-            return await self._extract(obs_id, text, source_spec.name, created=result.created,
+            # A new observation is embedded with its extraction, in one index call. A retry is read
+            # as of the first write's time (its relative dates are that day's).
+            said_at = record.created_at if result.created else await self._said_at(obs_id)
+            return await self._extract(obs_id, text, source_spec.name, said_at, created=result.created,
                                        raw=record if result.created else None)
         return ObserveResult(
             observation_id=obs_id, created=result.created,
@@ -159,7 +162,8 @@ class MemoryService:
         if await self.graph.extraction_state(observation_id) != "pending":
             return ObserveResult(observation_id=observation_id, created=False,
                                  statements=await self.graph.statements_from_observation(observation_id))
-        return await self._extract(observation_id, obs.text, obs.source or "user", created=False, final=True)
+        return await self._extract(observation_id, obs.text, obs.source or "user", obs.created_at or None,
+                                   created=False, final=True)
 
     async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
         """Oldest observations waiting for their extraction, past the inline grace period."""
@@ -181,19 +185,26 @@ class MemoryService:
         stands, by = await self.graph.record_predicate_decision(predicate, cardinality, decided_by)
         return PredicateProfile(predicate=predicate, cardinality=stands, decided_by=by)
 
+    async def _said_at(self, obs_id: str) -> int | None:
+        found = await self.graph.get_observations([obs_id])
+        return (found[0].created_at or None) if found else None
+
     async def _extract(
-        self, obs_id: str, text: str, source: str, *, created: bool, final: bool = False,
+        self, obs_id: str, text: str, source: str, said_at: int | None, *, created: bool, final: bool = False,
         raw: ObservationRecord | None = None,
     ) -> ObserveResult:
         """One extraction attempt; ``final`` records a malformed result instead of leaving it pending.
 
-        ``raw``: the observation just written, to embed together with what is extracted from it.
+        ``said_at``: when the observation was made (epoch ms), the day its relative dates are read from,
+        however much later the extraction runs. ``raw``: the observation just written, to embed
+        together with what is extracted from it.
         """
         raw_entries = [] if raw is None else [_observation_entry(ObservationView(
             id=raw.id, text=raw.text, created_at=raw.created_at or _now_ms(), source=raw.source.name,
             metadata=raw.metadata))]
         try:
-            extraction = await self._llm("observe", self.llm.extract_observation(text, source))
+            infer = self.settings.infer_with_extraction
+            extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
         except LanguageModelUnavailable as exc:
             log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
             await self.indexer.index_quietly(raw_entries)
@@ -207,19 +218,41 @@ class MemoryService:
             await self.graph.write_extraction(obs_id, (), (), error=str(exc)[:1000] or type(exc).__name__)
             return ObserveResult(observation_id=obs_id, created=created,
                                  extraction_error=f"the language model failed: {exc}"[:500])
+        if infer:
+            # Before the extraction's done-marker: until it is written the inference worker skips the
+            # observation (extraction pending), after it the claims are there, so the worker never
+            # infers it a second time in between.
+            await self._write_inferred(obs_id, extraction.inferred)
         statements = tuple(
             _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
         )
         written = await self.graph.write_extraction(
             obs_id, tuple(extraction.concepts), statements, tuple(extraction.topics)
         )
-        stored = await self.graph.statements_from_observation(obs_id)
+        literal = {st.id for st in statements}  # not the inferred claims written with them
+        stored = [st for st in await self.graph.statements_from_observation(obs_id) if st.id in literal]
         await self._index_extraction(raw_entries, stored if written.created else [],
                                      written.concept_ids if written.created else [])
         return ObserveResult(
             observation_id=obs_id, created=created, statements=stored,
             concepts=[c.name for c in extraction.concepts],
         )
+
+    async def _write_inferred(self, obs_id: str, inferred: list[Triple]) -> None:
+        """The claims the extraction inferred, written as the inference worker's with its done-marker (the
+        ids ``record_inference`` would give them, so a worker racing on the same observation is absorbed).
+        A failure leaves the observation to the worker, which then asks the model itself."""
+        worker = _worker(INFERENCE_SOURCE)
+        statements = tuple(
+            _statement(derived_id("st", worker.name, obs_id, str(i)), t) for i, t in enumerate(inferred)
+        )
+        try:
+            result = await self.graph.write_inference(obs_id, statements, worker)
+            if result.created and statements:
+                await self._index_statements(await self.graph.get_statements(result.statement_ids))
+        except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
+            log.warning("inferred claims not written; the inference worker will infer them",
+                        extra={"observation": obs_id, "error": str(exc)[:200]})
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
@@ -405,8 +438,11 @@ class MemoryService:
         return await build_recall(self.graph, query, hits, opened_hits=self.settings.recall_opened_hits,
                                   contradiction_scan=self.settings.recall_contradiction_scan)
 
-    async def remember(self, query: str) -> Answer:
+    async def remember(self, query: str, source: str | None = None) -> Answer:
         """Answer a question from memory: the current answer first, then evidence, changes and conflicts.
+
+        ``source`` is the asker: first person in the question is that source, and the answer says
+        "you" where the asker is the subject. Without one, names stay as stored.
 
         The composition is deterministic (``service.answer``); the language model only phrases the
         lead sentence. When no model answers (no llm peer, provider down) the rule-made lead stands
@@ -415,7 +451,8 @@ class MemoryService:
         recall = await self.recall(query)
         origins = contradicted_origins(recall)[:MAX_LOAD_IDS]
         speakers = speakers_of(recall, await self.graph.get_observations(origins) if origins else [])
-        composition = compose(recall, self.settings.answer_evidence_max, speakers)
+        asker = check_name(source, "source") if source is not None else None
+        composition = compose(recall, self.settings.answer_evidence_max, speakers, asker)
         lead, degraded = None, False
         if composition.lead_id is not None:
             try:
@@ -431,9 +468,10 @@ class MemoryService:
             confidence=composition.confidence, degraded=degraded,
         )
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]:
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
         text = self._check_input(observation_text, "observation_text")
-        triples = await self._llm("infer", self.llm.infer_claims(text))
+        speaker = _source(source, "user").name
+        triples = await self._llm("infer", self.llm.infer_claims(text, speaker))
         return [InferredClaim(text=_sentence(t), confidence=t.confidence) for t in triples]
 
     async def search(
@@ -607,7 +645,7 @@ class MemoryService:
 def _statement(statement_id: str, t: Triple) -> StatementSpec:
     return StatementSpec(
         id=statement_id, subject=t.subject, predicate=t.predicate, object=t.object,
-        confidence=t.confidence, negated=t.negated, tense=t.tense, valid_at=t.valid_at,
+        confidence=t.confidence, negated=t.negated, tense=t.tense, valid_at=t.valid_at, revision=t.revision,
     )
 
 

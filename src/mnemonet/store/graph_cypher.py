@@ -84,7 +84,7 @@ WITH src, w, s,
      cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = s.subject])] AS subj,
      cn[head([i IN range(0, size(ks) - 1) WHERE ks[i] = s.object])] AS obj
 CREATE (st:Statement {id: s.id, predicate: s.predicate, confidence: s.confidence, negated: s.negated,
-        tense: s.tense, valid_at: s.valid_at, created_at: $now, sentence: s.sentence})
+        tense: s.tense, valid_at: s.valid_at, revision: s.revision, created_at: $now, sentence: s.sentence})
 CREATE (st)-[:ABOUT_SUBJECT]->(subj)
 CREATE (st)-[:ABOUT_OBJECT]->(obj)
 CREATE (st)-[:DERIVED_FROM]->(w)
@@ -160,7 +160,8 @@ WITH existing_found, targets_found, observations_found, count(DISTINCT bs) AS st
 WHERE existing_found = 0 AND targets_found = size($targets)
   AND observations_found + statements_found = size($basis)""" + _SOURCE_MERGE + """
 CREATE (w:Statement {id: $statement.id, predicate: $statement.predicate, confidence: $statement.confidence,
-        negated: $statement.negated, tense: $statement.tense, valid_at: $statement.valid_at, created_at: $now,
+        negated: $statement.negated, tense: $statement.tense, valid_at: $statement.valid_at,
+        revision: $statement.revision, created_at: $now,
         sentence: $statement.sentence})
 CREATE (w)-[:ASSERTED_BY]->(src)"""
 
@@ -246,6 +247,7 @@ OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement)
 WITH s, subj, obj, src, derived_from, superseded_by, collect(DISTINCT other.id) AS contradicted_by
 RETURN s.id AS id, subj.name AS subject, s.predicate AS predicate, obj.name AS object,
        s.confidence AS confidence, s.negated AS negated, s.tense AS tense, s.valid_at AS valid_at,
+       s.revision AS revision,
        s.created_at AS created_at, src.name AS source,
        derived_from, superseded_by, contradicted_by, s.summary AS summary"""
 

@@ -152,7 +152,7 @@ def observation_params(obs: ObservationRecord, now: int) -> dict[str, Any]:
         "relations": plan.relations,
         "statements": [
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
-             "tense": s.tense, "valid_at": s.valid_at,
+             "tense": s.tense, "valid_at": s.valid_at, "revision": s.revision,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in obs.statements
         ],
@@ -178,7 +178,7 @@ def inference_params(
         "relations": [],
         "statements": [
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
-             "tense": s.tense, "valid_at": s.valid_at,
+             "tense": s.tense, "valid_at": s.valid_at, "revision": s.revision,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in statements
         ],
@@ -206,7 +206,7 @@ def extraction_params(
         "concepts": plan.params(), "relations": plan.relations,
         "statements": [
             {"id": s.id, "predicate": s.predicate, "confidence": s.confidence, "negated": s.negated,
-             "tense": s.tense, "valid_at": s.valid_at,
+             "tense": s.tense, "valid_at": s.valid_at, "revision": s.revision,
              "sentence": s.sentence(), "subject": plan.key_of(s.subject), "object": plan.key_of(s.object)}
             for s in statements
         ],
@@ -234,7 +234,7 @@ def claim_params(claim: ClaimRecord, now: int) -> dict[str, Any]:
         "source": source_params(claim.source),
         "statement": {
             "id": st.id, "predicate": st.predicate, "confidence": st.confidence, "negated": st.negated,
-            "tense": st.tense, "valid_at": st.valid_at,
+            "tense": st.tense, "valid_at": st.valid_at, "revision": st.revision,
             "sentence": st.sentence(), "subject": plan.key_of(st.subject), "object": plan.key_of(st.object),
         },
         "concepts": plan.params(),

@@ -18,6 +18,7 @@ from mnemonet.llm.offline import lexicon as lx
 from mnemonet.llm.offline import nlp
 from mnemonet.llm.offline.mapping import Mapper, is_question
 from mnemonet.llm.offline.parser import extract_triples as rule_triples
+from mnemonet.model.records import Revision
 
 _NOT_IN_SUBJECTS = (
     lx.TIME_WORDS
@@ -44,17 +45,43 @@ def strip_lead_in(text: str) -> str:
     return _LEAD_IN.sub("", text.strip())
 
 
+def revision_of(sentence: str) -> Revision | None:
+    """ "correction" when the sentence corrects an earlier value ("sorry", "actually", "X is wrong"),
+    "change" when it says the value changed ("now", "no longer"), else None."""
+    if _CORRECTION.search(sentence):
+        return "correction"
+    return "change" if _CHANGE.search(sentence) else None
+
+
 def extract_triples(text: str, speaker: str = "user", today: date | None = None) -> list[Triple]:
-    """Every triple ``text`` states, first person being ``speaker``, dates resolved from ``today``."""
+    """Every triple ``text`` states, first person being ``speaker``, dates resolved from ``today``;
+    each carries the revision cue of its sentence (a leading "Correction:" counts for the first)."""
     day = today or date.today()
-    doc = nlp.parse(strip_lead_in(text))
+    body = strip_lead_in(text)
+    opening = _LEADING_CUE.match(body)
+    if opening:
+        body = body[opening.end():]
+    doc = nlp.parse(body)
     mapper = Mapper(doc, speaker, day)
     out: list[Triple] = []
-    for sent in doc.sents:
+    for n, sent in enumerate(doc.sents):
         if is_question(sent):
             continue
         found = mapper.sentence(sent)
         if not found:
             found = [t for t in rule_triples(sent.text, speaker) if clean_subject(t.subject)]
+        # An opening "No," / "Wait," / "Sorry," answers what was said before: a correction.
+        revision = "correction" if opening and n == 0 else revision_of(sent.text)
+        if revision is not None:
+            found = [t.model_copy(update={"revision": revision}) for t in found]
         out.extend(t for t in found if t not in out)
     return out
+
+
+def _words(phrases: tuple[str, ...]) -> str:
+    return "|".join(r"\s+".join(map(re.escape, p.split())) for p in sorted(phrases, key=len, reverse=True))
+
+
+_CORRECTION = re.compile(rf"\b(?:{_words(lx.CORRECTION_CUES)})\b", re.IGNORECASE)
+_CHANGE = re.compile(rf"\b(?:{_words(lx.CHANGE_CUES)})\b", re.IGNORECASE)
+_LEADING_CUE = re.compile(rf"^(?:(?:{_words(lx.LEADING_CUES)})\s*[,:;.!-]+\s*)+", re.IGNORECASE)

@@ -164,3 +164,38 @@ QUANTITY_NOUNS = frozenset({"lot", "lots", "bunch", "couple", "ton", "tons", "pl
 REPORTING_FORMS = frozenset({"said", "says", "say", "told", "tells", "thinks", "thought", "believes", "believed",
                              "mentioned", "mentions", "claims", "claimed", "reckons", "guesses", "guessed"})
 CONJUNCTIONS = frozenset({"and", "but", "or", "nor", "although", "though", "while", "whereas", "because", "so", "yet"})
+
+# -- changes of an attribute said as an event ------------------------------------
+# "Tom joined Hooli" / "Tom left Initech": with a named organisation as the object, the job itself
+# (works_at, ended by leave/quit) -- the state that holds now, so the old employer is superseded.
+JOIN_VERBS = frozenset({"join"})
+LEAVE_VERBS = frozenset({"leave", "quit"})
+# Entity labels that are not an employer; the small model's ORG/PERSON labels on made-up company
+# names are unreliable (it tags "Hooli" PERSON), so any other proper noun counts as one.
+NOT_EMPLOYER_LABELS = frozenset({"GPE", "LOC", "FAC", "DATE", "TIME", "MONEY", "QUANTITY", "CARDINAL", "ORDINAL"})
+# "We renamed the Monday meeting to Kickoff" -> (Monday meeting, has_name, Kickoff).
+RENAME_VERBS = frozenset({"rename"})
+# "The retro moved to Thursday" (a thing, not a person, moved to a time) -> (retro, happens_on, Thursday);
+# "The launch is on Monday" -> (launch, happens_on, Monday).
+RESCHEDULE_VERBS = frozenset({"move", "reschedule", "postpone", "push", "shift", "bring", "change", "delay"})
+RESCHEDULE_PREPOSITIONS = frozenset({"to", "for", "until", "till"})
+TIME_PREPOSITIONS = frozenset({"on", "at", "in"})
+WHEN_PREDICATE = "happens_on"
+WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+# Verbs of change and the predicates they report as the state they leave behind (present, whatever
+# the verb's tense: "Tom joined Hooli" -> works at Hooli now); "used to work" stays past.
+CHANGE_VERBS = JOIN_VERBS | LEAVE_VERBS | RENAME_VERBS | RESCHEDULE_VERBS
+RESULT_PREDICATES = frozenset({"works_at", "has_name", WHEN_PREDICATE})
+
+# -- revision cues ----------------------------------------------------------------
+# Words by which a sentence says it replaces an earlier value (``Triple.revision``): a correction
+# wins over a change when both are present. Matched on whole words, case-insensitively.
+CORRECTION_CUES = (
+    "sorry", "actually", "correction", "corrected", "i meant", "my mistake", "my bad", "mistaken", "wrong",
+    "incorrect", "not right", "scratch that", "oops", "to correct", "i misspoke",
+)
+MISTAKEN_WORDS = frozenset({"wrong", "mistaken", "incorrect"})
+CHANGE_CUES = ("now", "no longer", "anymore", "any more", "nowadays", "these days", "instead", "since then")
+# Cues that open a text before its first clause ("Correction: ...", "Sorry, ..."): stripped before
+# parsing, since the small parser takes "correction" for the subject of what follows.
+LEADING_CUES = ("correction", "sorry", "oops", "my mistake", "my bad", "actually", "no", "wait", "to correct that")

@@ -21,6 +21,11 @@ Each clause (a verb with its subject) becomes triples:
   the verbs that govern it; lowered for past facts and plans.
 - tense: past (past-tense verbs, "used to"), future ("will", "going to",
   "plan to"), else present; time phrases resolve to ``valid_at``.
+- changes said as events give the state they leave: "Tom left Initech and
+  joined Hooli" -> (Tom, works_at, Initech, negated), (Tom, works_at, Hooli);
+  "we renamed the Monday meeting to Kickoff" -> (Monday meeting, has_name,
+  Kickoff); "the retro moved to Thursday" and "the retro is on Friday" ->
+  (retro, happens_on, Thursday / Friday), all present.
 """
 
 from __future__ import annotations
@@ -145,6 +150,9 @@ class Mapper:
         negated = _negated(verb)
         when = self._when(verb, clause.tense)
         lemma = verb.lemma_.lower()
+        if lemma in lx.RENAME_VERBS:
+            self._rename(verb, negated, clause)
+            return
         for subj_tok in clause.subjects:
             if lemma == "be" and _is_attribute(subj_tok):
                 self._attribute(subj_tok, verb, negated, clause, when)
@@ -158,8 +166,13 @@ class Mapper:
                     # "I moved from Boston to Seattle": Seattle is home now, Boston was.
                     moved_from = obj_tok.head.lower_ == "from"
                     here = _Clause(clause.subjects, "past" if moved_from else "present", clause.hedge)
-                for item, item_negated in self._objects(obj_tok):
-                    self._add(subject, predicate, item, negated != (obj_negated or item_negated), here, when)
+                elif predicate in lx.RESULT_PREDICATES and lemma in lx.CHANGE_VERBS and clause.tense == "past":
+                    # "Tom joined Hooli", "the retro moved to Thursday": the change is done, its result holds now.
+                    here = _Clause(clause.subjects, "present", clause.hedge)
+                dated = predicate == lx.WHEN_PREDICATE  # the day is the value, not when the statement holds
+                for item, item_negated in self._objects(obj_tok, keep_dates=dated):
+                    self._add(subject, predicate, item, negated != (obj_negated or item_negated), here,
+                              None if dated else when)
 
     def _predicates(self, verb: Token, lemma: str, subj_tok: Token) -> list[tuple[str, Token, bool]]:
         """(predicate, object head, negated by the phrase) for each complement of ``verb``."""
@@ -175,7 +188,17 @@ class Mapper:
                     out.extend((p, o, own_neg) for p, o, _ in self._copula_adjective(c, subj_tok))
                 elif c.dep_ == "prep" and (pobj := _pobj(c)) is not None and not out:
                     out.append((lx.COPULA_PREPOSITIONS.get(c.lower_, f"is_{c.lower_}"), pobj, False))
+            if not out and subj_tok.pos_ == "NOUN" and (day := _time_value(verb, lx.TIME_PREPOSITIONS)) is not None:
+                out.append((lx.WHEN_PREDICATE, day, False))  # "the launch is on Monday": when a thing happens
             return out
+        if lemma in lx.RESCHEDULE_VERBS and subj_tok.pos_ == "NOUN":
+            day = _time_value(verb, lx.RESCHEDULE_PREPOSITIONS)
+            if day is not None:  # "the retro (was) moved to Thursday": it happens then now
+                return [(lx.WHEN_PREDICATE, day, False)]
+        if lemma in lx.JOIN_VERBS | lx.LEAVE_VERBS:
+            employer = next((c for c in children if c.dep_ == "dobj"), None)
+            if employer is not None and employer.pos_ == "PROPN" and employer.ent_type_ not in lx.NOT_EMPLOYER_LABELS:
+                return [("works_at", employer, lemma in lx.LEAVE_VERBS)]
         if any(c.dep_ == "auxpass" for c in children):
             return self._passive(verb, lemma, children)
         phrase = _phrase_verb(verb)
@@ -249,6 +272,8 @@ class Mapper:
 
     def _copula_adjective(self, acomp: Token, subj_tok: Token) -> list[tuple[str, Token, bool]]:
         word = acomp.lower_
+        if word in lx.MISTAKEN_WORDS and subj_tok.pos_ in ("PROPN", "PRON"):
+            return []  # "Bob is wrong, ...": a correction cue (``revision``), not a fact about Bob
         prep = next((c for c in acomp.children if c.dep_ == "prep" and _pobj(c) is not None), None)
         if prep is not None:
             key = f"{word} {prep.lower_}"
@@ -279,6 +304,24 @@ class Mapper:
             own_neg = i > 0 and any(g.dep_ == "neg" for g in value.children)
             for item, item_negated in self._objects(value, keep_dates=True):
                 self._add(owner, predicate, item, negated != (item_negated or own_neg), clause, when)
+
+    def _rename(self, verb: Token, negated: bool, clause: _Clause) -> None:
+        """ "we renamed the Monday meeting to Kickoff", "the standup was renamed Huddle":
+        (the thing renamed, has_name, the new name), present: the name it has now."""
+        passive = any(c.dep_ == "auxpass" for c in verb.children)
+        target = clause.subjects[0] if passive and clause.subjects else next(
+            (c for c in verb.children if c.dep_ == "dobj"), None)
+        if target is None:
+            return
+        preps = [c for c in [*verb.children, *target.children] if c.dep_ == "prep" and c.lower_ in ("to", "as")]
+        values = [p for c in preps if (p := _pobj(c)) is not None]
+        values += [c for c in [*verb.children, *target.children] if c.dep_ in ("oprd", "appos", "attr")]
+        name = self._name(target)
+        if name is None or not values:
+            return
+        now = _Clause(clause.subjects, "present", clause.hedge)
+        for item, item_negated in self._objects(values[0]):
+            self._add(name, "has_name", item, negated != item_negated, now, None)
 
     # -- names -----------------------------------------------------------------
 
@@ -505,6 +548,15 @@ def _is_time(tok: Token) -> bool:
     return tok.dep_ in ("npadvmod", "advmod", "tmod") and (
         tok.ent_type_ in _TIME_LABELS or tok.lower_ in lx.TIME_ADVERBS
     )
+
+
+def _time_value(verb: Token, prepositions: frozenset[str]) -> Token | None:
+    """The day or time of "on Friday", "to Thursday", "at 3pm" hanging off ``verb``, or None."""
+    for c in verb.children:
+        if c.dep_ == "prep" and c.lower_ in prepositions and (pobj := _pobj(c)) is not None:
+            if pobj.ent_type_ in _TIME_LABELS or pobj.lower_ in lx.WEEKDAYS:
+                return pobj
+    return None
 
 
 def _governs(verb: Token, tok: Token) -> bool:

@@ -10,7 +10,7 @@ person the observation names (else the clause is left out), "X and Y" split
 on subjects and objects, negation ("not", "never", "no longer", "no X"),
 hedges (the shared table in ``mnemonet.llm.hedges``), possessive attributes
 ("my manager is Tom" -> has_manager), tense (past, present, future) and dates
-("last year" -> ``valid_at`` 2025, resolved against the day of reading).
+("last year" -> ``valid_at`` 2025, resolved against the day the observation was said).
 Questions assert nothing. A sentence the parser yields nothing for goes to
 the older regular-expression rules (``parser``), whose subjects must be clean.
 
@@ -24,10 +24,10 @@ concepts and the contradiction rules of ``judge_pairs``.
 Limits: the small parser's own mistakes on chat (measured on the gold table,
 README "Quality of the offline model"); no coreference beyond one named
 person; a capitalised subject is taken for a person; no world knowledge.
-``infer_claims`` and ``judge_pairs`` receive no source and read first person
-as ``user``. Claims in the canonical form (``mnemonet.llm.claims``) always
-parse (a leading "based on ..., " is dropped first); other claims go through
-the sentence reader.
+``infer_claims`` reads first person as the observation's source;
+``judge_pairs`` receives no source and reads it as ``user``. Claims in the
+canonical form (``mnemonet.llm.claims``) always parse (a leading "based on
+..., " is dropped first); other claims go through the sentence reader.
 """
 
 from __future__ import annotations
@@ -52,8 +52,8 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     def __init__(self, settings: Settings, today: Callable[[], date] = date.today) -> None:
         super().__init__(settings)
-        # Dates in the text ("last year") resolve against the day extraction runs: MemoryService
-        # extracts right after committing the observation, so that is the observation's day.
+        # Dates in the text ("last year") resolve against the day the observation was said when the
+        # caller gives it (deferred extraction runs days later), else against the day of reading.
         self._today = today
 
     @property
@@ -70,14 +70,15 @@ class OfflineLanguageModel(BaseLanguageModel):
                 continue
         return out[: self.settings.max_statements_per_write]
 
-    async def _read(self, text: str, speaker: str) -> list[Triple]:
+    async def _read(self, text: str, speaker: str, day: date | None = None) -> list[Triple]:
         # Parsing is CPU work (~2-10 ms a sentence): off the event loop, so the node keeps serving.
-        return await asyncio.to_thread(extract_triples, text, speaker, self._today())
+        return await asyncio.to_thread(extract_triples, text, speaker, day or self._today())
 
-    async def _extract_observation(self, text: str, source: str) -> Extraction:
-        triples = self._checked(await self._read(text, source))
+    async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:
+        triples = self._checked(await self._read(text, source, day))
         concepts = concepts_for(triples)[: self.settings.max_concepts_per_write]
-        return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples))
+        inferred = self._checked(infer_from(triples)) if infer else []  # the same parse: no second reading
+        return Extraction(concepts=concepts, statements=triples, topics=topics_for(triples), inferred=inferred)
 
     async def _parse_claim(self, text: str, source: str) -> ParsedClaim:
         text = strip_lead_in(text)  # a claim's "based on ..., " is its grounds, not its subject
@@ -91,8 +92,8 @@ class OfflineLanguageModel(BaseLanguageModel):
             )
         return ParsedClaim(triple=checked[0], concepts=concepts_for(checked[:1]))
 
-    async def _infer_claims(self, text: str) -> list[Triple]:
-        return self._checked(infer_from(await self._read(text, "user")))
+    async def _infer_claims(self, text: str, source: str) -> list[Triple]:
+        return self._checked(infer_from(await self._read(text, source)))
 
     async def _judge_pairs(self, pairs: list[CandidatePair]) -> list[PairJudgement]:
         out = []
