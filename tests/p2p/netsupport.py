@@ -52,6 +52,7 @@ class InMemoryStore:
         self.calls: list[str] = []
         self.revoked: list[str] = []
         self.audit: list[AuditView] = []
+        self.askers: list[str | None] = []  # the source of each remember call
 
     async def observe(self, text: str, source: str = "user", *, idempotency_key: str | None = None,
                       metadata: dict[str, str] | None = None) -> ObserveResult:
@@ -86,6 +87,7 @@ class InMemoryStore:
         return Recall(query=query, statements=hits)
 
     async def remember(self, query: str, source: str | None = None) -> Answer:
+        self.askers.append(source)
         recall = await self.recall(query)
         text = "; ".join(s.sentence() for s in recall.statements) or "nothing known"
         return Answer(query=query, text=text, cited=[s.id for s in recall.statements], recall=recall, provider="test")

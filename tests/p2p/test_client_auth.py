@@ -107,6 +107,17 @@ async def test_the_source_of_a_write_is_the_token_name(make_node: NodeFactory) -
     assert {o.source for o in store.observations.values() if o.text == "I like scones"} == {"alice"}
 
 
+async def test_the_asker_of_remember_is_the_token_name(make_node: NodeFactory) -> None:
+    # The answer says "you" to its asker: over HTTP, the token names who asks.
+    store = InMemoryStore()
+    node = await make_node({"store"}, providers={"store": store})
+    async with httpx.AsyncClient(base_url=node.url) as http:
+        asked = await http.post("/v1/remember", json={"query": "where do I live?"},
+                                headers=_bearer(client_token("read", name="alice")))
+    assert asked.status_code == 200
+    assert store.askers == ["alice"]
+
+
 async def test_a_revoked_token_stops_working_on_every_node_within_the_refresh(make_node: NodeFactory) -> None:
     store = InMemoryStore()
     seed = await make_node({"store"}, providers={"store": store}, token_revocation_refresh=0.3)
