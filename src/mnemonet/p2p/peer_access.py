@@ -22,19 +22,15 @@ from contextvars import ContextVar
 from contextvars import Token as VarToken
 
 from mnemonet.model.errors import Forbidden
+from mnemonet.p2p.registry import REGISTRY
 from mnemonet.p2p.tokens import Token, TokenError
 
 # The worker capability a peer must have announced to call each worker-internal method.
-WORKER_METHOD_CAPABILITY: dict[str, str] = {
-    **{m: "inference" for m in (
-        "record_inference", "pending_observations", "pending_extractions", "complete_extraction")},
-    **{m: "validation" for m in (
-        "pending_statements", "mark_processed", "link_statements", "predicate_profile", "record_predicate")},
-    **{m: "consolidation" for m in ("pending_consolidation", "record_summary")},
-}
+WORKER_METHOD_CAPABILITY: dict[str, str] = {r.name: r.caller for r in REGISTRY.values() if r.caller is not None}
 # Served only with an admin client token carried in the request (``revoked_tokens`` is not here: every
 # node reads the list to refuse revoked tokens, and it holds ids only).
-ADMIN_METHODS: frozenset[str] = frozenset({"clear", "revoke_token", "audit_log"})
+ADMIN_METHODS: frozenset[str] = frozenset(
+    r.name for r in REGISTRY.values() if r.scope == "admin" and r.name != "revoked_tokens")
 
 # The bearer credential of the client call this task serves, so a routed admin call can carry it on.
 _CREDENTIAL: ContextVar[str] = ContextVar("mnemonet_client_credential", default="")

@@ -19,13 +19,15 @@ class Remote:
     """One remote method as declared.
 
     ``scope`` is the token scope a client needs to call it over HTTP; ``None`` keeps it
-    peer-only (worker-internal methods are reached only by peers with the capability).
+    peer-only. ``caller`` is the worker capability a peer must have announced to call a
+    worker-internal method (checked where it is served, ``p2p/peer_access.py``).
     """
 
     name: str
     capability: str
     scope: Scope | None = None
     summary: str = ""
+    caller: str | None = None
 
 
 _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
@@ -46,11 +48,14 @@ _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
     ("revoked_tokens", "admin", "Ids of revoked client tokens, newest first."),
     ("audit_log", "admin", "Audit records of client writes and admin calls, newest first."),
 )
-_STORE_PEER = (
-    "record_audit", "record_inference", "pending_observations", "pending_statements", "mark_processed",
-    "link_statements", "pending_consolidation", "record_summary", "pending_extractions", "complete_extraction",
-    "predicate_profile", "record_predicate",
-)
+# Store methods for any peer (every node appends to the audit log), then each worker's own.
+_STORE_PEER = ("record_audit",)
+_WORKER: dict[str, tuple[str, ...]] = {
+    "inference": ("record_inference", "pending_observations", "pending_extractions", "complete_extraction"),
+    "validation": ("pending_statements", "mark_processed", "link_statements", "predicate_profile",
+                   "record_predicate"),
+    "consolidation": ("pending_consolidation", "record_summary"),
+}
 _LLM_PEER = (
     "llm.extract_observation", "llm.parse_claim", "llm.answer", "llm.infer_claims",
     "llm.judge_pairs", "llm.summarise", "llm.predicate_cardinality",
@@ -61,6 +66,7 @@ REGISTRY: dict[str, Remote] = {
     for r in (
         *(Remote(name, "store", scope, summary) for name, scope, summary in _STORE_CLIENT),
         *(Remote(name, "store") for name in _STORE_PEER),
+        *(Remote(name, "store", caller=worker) for worker, names in _WORKER.items() for name in names),
         Remote("infer", "llm", "read", "Claims the language model infers from a text (nothing is stored)."),
         *(Remote(name, "llm") for name in _LLM_PEER),
         Remote("embed.embed", "embed"),
