@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     max_name_chars: int = Field(200, description="Longest concept, predicate or source name accepted.")
     max_concepts_per_write: int = Field(200, description="Most concepts one observation may carry.")
     max_statements_per_write: int = Field(200, description="Most statements one observation may carry.")
+    spaces_max: int = Field(
+        1000, description="Most memory spaces a store holds besides 'default' (each is a graph and a schema)."
+    )
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(

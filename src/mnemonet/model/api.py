@@ -6,6 +6,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import (
     AuditView,
     ConceptView,
@@ -106,39 +107,44 @@ class MemoryAPI(Protocol):
 
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None, space: str | None = None,
     ) -> ObserveResult: ...
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-        basis: list[str] | None = None,
+        basis: list[str] | None = None, space: str | None = None,
     ) -> ClaimResult: ...
 
-    async def remember(self, query: str) -> Answer: ...
+    async def remember(self, query: str, *, space: str | None = None) -> Answer: ...
 
-    async def recall(self, query: str) -> Recall: ...
+    async def recall(self, query: str, *, space: str | None = None) -> Recall: ...
 
-    async def infer(self, observation_text: str) -> list[InferredClaim]: ...
+    async def infer(self, observation_text: str, *, space: str | None = None) -> list[InferredClaim]: ...
 
     async def search(
-        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
+        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None,
+        *, space: str | None = None
     ) -> list[SearchHit]: ...
 
-    async def load(self, ids: list[str]) -> list[dict[str, Any]]: ...
+    async def load(self, ids: list[str], *, space: str | None = None) -> list[dict[str, Any]]: ...
 
-    async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]: ...
+    async def get_recent_observations(self, limit: int = 20, *, space: str | None = None) -> list[ObservationView]: ...
 
-    async def get_recent_statements(self, limit: int = 20) -> list[StatementView]: ...
+    async def get_recent_statements(self, limit: int = 20, *, space: str | None = None) -> list[StatementView]: ...
 
-    async def get_unresolved_contradictions(self, limit: int = 20) -> list[ContradictionView]: ...
+    async def get_unresolved_contradictions(
+        self, limit: int = 20, *, space: str | None = None
+    ) -> list[ContradictionView]: ...
 
-    async def get_concepts(self, limit: int = 100) -> list[ConceptView]: ...
+    async def get_concepts(self, limit: int = 100, *, space: str | None = None) -> list[ConceptView]: ...
 
-    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]: ...
+    async def get_concept_statements(
+        self, name: str, limit: int = 50, *, space: str | None = None
+    ) -> list[StatementView]: ...
 
-    async def stats(self) -> dict[str, Any]: ...
+    async def stats(self, *, space: str | None = None) -> dict[str, Any]: ...
 
-    async def clear(self) -> None: ...
+    async def clear(self, *, space: str | None = None) -> None: ...
 
     async def revoke_token(self, token_id: str, by: str) -> bool:
         """Record a client token as revoked; False if it was already."""
@@ -156,50 +162,78 @@ class MemoryAPI(Protocol):
         """Audit records, newest first."""
         ...
 
+    async def spaces(self) -> list[SpaceView]:
+        """Every memory space, ``default`` first."""
+        ...
+
+    async def create_space(self, name: str, by: str = "local") -> SpaceView:
+        """Create a memory space (admin); an existing one is returned unchanged."""
+        ...
+
+    async def delete_space(self, name: str, by: str = "local") -> bool:
+        """Delete a memory space and everything in it (admin); False if there was none."""
+        ...
+
     # -- worker agents: structured writes, and reading back what a worker has done --
 
-    async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
+    async def record_inference(
+        self, observation_id: str, claims: list[InferredClaim], source: str, *, space: str | None = None
+    ) -> WriteResult:
         """Store the claims a worker inferred from an observation and mark it processed by ``source``."""
         ...
 
-    async def pending_observations(self, source: str, limit: int = 100) -> list[ObservationView]:
+    async def pending_observations(
+        self, source: str, limit: int = 100, *, space: str | None = None
+    ) -> list[ObservationView]:
         """Oldest observations ``source`` has not processed yet."""
         ...
 
-    async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
+    async def pending_statements(
+        self, source: str, limit: int = 100, *, space: str | None = None
+    ) -> list[StatementView]:
         """Oldest statements ``source`` has not marked processed yet."""
         ...
 
-    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+    async def pending_extractions(self, limit: int = 100, *, space: str | None = None) -> list[ObservationView]:
         """Oldest observations kept without a model, whose extraction waits (past the inline grace)."""
         ...
 
-    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+    async def complete_extraction(self, observation_id: str, *, space: str | None = None) -> ObserveResult:
         """Extract a pending observation, exactly once; still ``pending`` if no model answers."""
         ...
 
-    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+    async def predicate_profile(
+        self, predicate: str, exclude: list[str], *, space: str | None = None
+    ) -> PredicateProfile:
         """A predicate's remembered cardinality and its current values (statements in ``exclude`` left out)."""
         ...
 
-    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+    async def record_predicate(
+        self, predicate: str, cardinality: str, decided_by: str, *, space: str | None = None
+    ) -> PredicateProfile:
         """Remember a predicate's cardinality once; returns the decision that stands."""
         ...
 
-    async def mark_processed(self, source: str, ids: list[str]) -> int:
+    async def mark_processed(self, source: str, ids: list[str], *, space: str | None = None) -> int:
         """Mark statements processed by ``source``; returns how many marks are new."""
         ...
 
-    async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
+    async def link_statements(
+        self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str, *, space: str | None = None
+    ) -> bool:
         """Add SUPERSEDES/CONTRADICTS between existing statements; False if it was there already."""
         ...
 
-    async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
+    async def pending_consolidation(
+        self, source: str, min_new: int, limit: int = 10, *, space: str | None = None
+    ) -> list[ConsolidationWork]:
         """Concepts due a summary by ``source``: ``min_new`` current statements no summary of its covers yet,
         or a summary resting on a statement superseded or contradicted since."""
         ...
 
-    async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
+    async def record_summary(
+        self, concept_id: str, text: str, derived_from: list[str], source: str, *, space: str | None = None
+    ) -> WriteResult:
         """Store a summary statement about a concept, DERIVED_FROM every statement it rests on; it
         supersedes the source's previous summary of the concept."""
         ...

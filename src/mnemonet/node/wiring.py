@@ -102,9 +102,9 @@ class LocalProviders:
             from mnemonet.embed import make_embedder
 
             return make_embedder(self._settings)
-        from mnemonet.service import build_memory_service
+        from mnemonet.service import SpacedMemory, build_memory_service
 
-        return await build_memory_service(self._settings, await self._llm(), await self._embedder())
+        return SpacedMemory(await build_memory_service(self._settings, await self._llm(), await self._embedder()))
 
     async def _llm(self) -> Any:
         if self.has("llm"):
