@@ -72,7 +72,7 @@ class SpacedMemory:
         await graph.ensure_indexes()
         vectors = await base.vectors.for_space(schema)
         await vectors.ensure_model(base.embedder.model, base.embedder.dimension)
-        return MemoryService(graph, vectors, base.llm, base.embedder, self.settings)
+        return MemoryService(graph, vectors, base.llm, base.embedder, self.settings, space=name)
 
     async def spaces(self) -> list[SpaceView]:
         """Every space, ``default`` first."""
