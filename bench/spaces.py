@@ -98,7 +98,8 @@ async def main(n: int, n_spaces: int, queries: int, seed: int) -> None:
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     server = EmbeddedPostgres(DATA_DIR / "postgres")
     url = await server.start()
-    settings = Settings(database_url=url, data_dir=DATA_DIR)
+    # Building HNSW over 100k rows outlasts the default command timeout on a shared 2-core machine.
+    settings = Settings(database_url=url, data_dir=DATA_DIR, vector_command_timeout=3600.0)
     try:
         vectors, texts = data(n, seed)
         names = [f"s{i}" for i in range(n_spaces)]
