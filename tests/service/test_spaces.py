@@ -85,6 +85,7 @@ async def test_deleting_a_space_removes_its_graph_and_vectors(
 ) -> None:
     await spaced.observe("the beta team ships on fridays", "bob", space="beta")
     await spaced.observe("the alpha team ships on mondays", "bob", space="alpha")
+    racing = await spaced.memory("beta")  # a write in flight while the space is deleted
     assert await spaced.delete_space("beta", by="ops") is True
     assert await spaced.delete_space("beta", by="ops") is False
     with pytest.raises(NotFound):
@@ -98,7 +99,8 @@ async def test_deleting_a_space_removes_its_graph_and_vectors(
     assert f"{unique_name}__alpha" in schemas and f"{unique_name}__beta" not in schemas
     graphs = await spaced.default.graph.driver._db.list_graphs()  # type: ignore[attr-defined]
     assert f"{unique_name}__alpha" in graphs and f"{unique_name}__beta" not in graphs
-    # Recreated, it starts empty.
+    # Recreated, it starts empty, even of a write that landed after the delete.
+    await racing.observe("a late write to the deleted space", "bob")
     await spaced.create_space("beta")
     assert await spaced.get_recent_observations(space="beta") == []
     assert [o.text for o in await spaced.get_recent_observations(space="alpha")] == [

@@ -90,9 +90,12 @@ class SpacedMemory:
                 return SpaceView(**existing[name])
             if len(existing) >= self.settings.spaces_max:
                 raise Conflict(f"name: this store already holds {len(existing)} spaces (setting spaces_max)")
-            # Open (make the graph's indexes and the schema) before registering: a registered space is usable.
-            self._open[name] = await self._open_space(name)
+            # A new space starts empty, whatever a failed delete or a write racing one left under its name.
+            await self._drop(await self._open_space(name))
+            # Opened (the graph's indexes, the schema) before it is registered: a registered space is usable.
+            memory = await self._open_space(name)
             row = await self.default.graph.record_space(name, by)
+            self._open[name] = memory
         log.info("space created name=%s by=%s", name, by)
         return SpaceView(**row)
 
@@ -105,12 +108,16 @@ class SpacedMemory:
             if name not in {r["name"] for r in await self.default.graph.registered_spaces()}:
                 return False
             memory = self._open.pop(name, None) or await self._open_space(name)
-            # Unregistered first: a half-deleted space is never offered as usable.
+            # Dropped first: if a drop fails the space stays listed, and deleting it again finishes the job.
+            await self._drop(memory)
             await self.default.graph.unregister_space(name)
-            await memory.graph.drop()
-            await memory.vectors.drop()
         log.warning("space deleted name=%s by=%s", name, by)
         return True
+
+    @staticmethod
+    async def _drop(memory: MemoryService) -> None:
+        await memory.graph.drop()
+        await memory.vectors.drop()
 
     # -- the store node's own calls ---------------------------------------------
 
