@@ -57,6 +57,8 @@ class LocalProviders:
         self._capabilities = capabilities
         self._node = node
         self._ready: dict[str, object] = dict(given)
+        if "store" in given:
+            self._ready["store"] = _with_spaces(given["store"])
         self._built: list[str] = []
         self._failed: dict[str, str] = {}
         self._locks = {cap: asyncio.Lock() for cap in PROVIDED}
@@ -153,3 +155,11 @@ class LocalProviders:
                 log.exception("closing the %s provider failed", cap)
         self._built.clear()
         self.store_ready.clear()
+
+
+def _with_spaces(store: object) -> object:
+    """A given ``MemoryService`` serves its spaces as a built one does (a memory of one space would refuse
+    the ``space`` argument and the workers' ``spaces`` call); other providers are taken as they are."""
+    from mnemonet.service import MemoryService, SpacedMemory
+
+    return SpacedMemory(store) if isinstance(store, MemoryService) else store

@@ -16,12 +16,16 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from mnemonet.llm.base import LanguageModel
 from mnemonet.model.errors import Conflict, InvalidInput, NotFound
 from mnemonet.model.spaces import DEFAULT_SPACE, SpaceView, check_space
 from mnemonet.service.memory import MemoryService
+from mnemonet.store.graph import GraphStore
+from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +124,31 @@ class SpacedMemory:
         await memory.vectors.drop()
 
     # -- the store node's own calls ---------------------------------------------
+
+    @property
+    def graph(self) -> GraphStore:
+        """The default space's graph store (it owns the connection every space's borrows)."""
+        return self.default.graph
+
+    @property
+    def vectors(self) -> VectorStore:
+        """The default space's vector store (it owns the pool every space's borrows)."""
+        return self.default.vectors
+
+    @property
+    def llm(self) -> LanguageModel:
+        """The language model every space uses."""
+        return self.default.llm
+
+    @llm.setter
+    def llm(self, llm: LanguageModel) -> None:
+        for memory in self._open.values():
+            memory.llm = llm
+
+    @property
+    def llm_calls(self) -> Counter[str]:
+        """Language-model calls by purpose, over every open space."""
+        return sum((memory.llm_calls for memory in self._open.values()), Counter())
 
     async def health(self, timeout: float) -> dict[str, dict[str, Any]]:
         return await self.default.health(timeout)
