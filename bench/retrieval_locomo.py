@@ -187,6 +187,9 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
             if store is not None:
                 await store.create_space(slug(conv.id))
                 svc, schema = await store.memory(slug(conv.id)), f"{SPACES_STORE}__{slug(conv.id)}"
+                # Keyed ids of a space other than default derive from the space too (MemoryService).
+                conv.obs_to_dia = {derived_id("obs", slug(conv.id), f"{conv.id}:{dia}"): dia
+                                   for dia in conv.obs_to_dia.values()}
             else:
                 svc = await build_memory_service(settings, llm, embedder, vector_schema=schema)
             try:
