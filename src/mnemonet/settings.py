@@ -100,6 +100,9 @@ class Settings(BaseSettings):
     short_id_candidates: int = Field(
         5, ge=2, description="Full ids an ambiguous short id given to `load` lists in its error."
     )
+    spaces_max: int = Field(
+        1000, description="Most memory spaces a store holds besides 'default' (each is a graph and a schema)."
+    )
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(

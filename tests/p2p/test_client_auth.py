@@ -10,11 +10,12 @@ import httpx
 import pytest
 from netsupport import ADMIN_TOKEN, CLUSTER_KEY, InMemoryStore, NodeFactory, client_token, eventually, sees_all
 
-from mnemonet.model.views import ObservationView
+from mnemonet.model.spaces import SpaceView
+from mnemonet.model.views import ObservationView, SearchHit
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.errors import Unauthorized
 from mnemonet.p2p.routing import STORE_METHODS
-from mnemonet.p2p.tokens import METHOD_SCOPE
+from mnemonet.p2p.tokens import METHOD_SCOPE, create_token
 
 WORKER_METHODS = ("record_inference", "pending_observations", "pending_statements", "mark_processed",
                   "link_statements", "pending_consolidation", "record_summary")
@@ -57,9 +58,10 @@ async def test_each_method_needs_its_scope(make_node: NodeFactory) -> None:
     assert [r.status_code for r in refused_clear] == [403, 403, 403]
     assert written.status_code == 200 and cleared.status_code == 200
     assert store.calls.count("observe") == 1 and store.observations == {}  # the admin clear ran, nothing else did
-    # Every MemoryAPI method a client may call has exactly one scope; admin covers clear and the token methods.
+    # Every MemoryAPI method a client may call has exactly one scope; admin covers clear, the token
+    # methods and making and deleting memory spaces.
     admin_methods = {m for m, s in METHOD_SCOPE.items() if s == "admin"}
-    assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log"}
+    assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log", "create_space", "delete_space"}
 
 
 class WorkerStore(InMemoryStore):
@@ -227,3 +229,43 @@ async def test_write_and_admin_calls_leave_an_audit_trail_only_admins_read(make_
         newest = (await client.audit_log(10))[0]
     assert (newest.who, newest.method, newest.outcome) == ("ops", "audit_log", "ok")  # reading it is admin too
     assert newest.at > 0
+
+
+class SpacedStore(InMemoryStore):
+    """Records the space each search ran in; lists three spaces."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.searched_in: list[str | None] = []
+
+    async def search(self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None,
+                     *, space: str | None = None) -> list[SearchHit]:
+        self.searched_in.append(space)
+        return []
+
+    async def spaces(self) -> list[SpaceView]:
+        return [SpaceView(name=n) for n in ("default", "alpha", "beta")]
+
+
+async def test_a_token_reaches_only_its_spaces_and_names_none_for_its_first(make_node: NodeFactory) -> None:
+    store = SpacedStore()
+    node = await make_node({"store"}, providers={"store": store})
+    team = create_token(CLUSTER_KEY, "team", ["read"], 3600, spaces="alpha,beta")[0]
+    async with httpx.AsyncClient(base_url=node.url) as http:
+        async def search(token: str, **space: str) -> httpx.Response:
+            return await http.post("/v1/search", json={"query": "tea", **space}, headers=_bearer(token))
+
+        home, other = await search(team), await search(team, space="beta")
+        outside, malformed = await search(team, space="default"), await search(team, space="Beta!")
+        plain = await search(client_token("read"))
+        listed = await http.post("/v1/spaces", json={}, headers=_bearer(team))
+        listed_admin = await http.post("/v1/spaces", json={}, headers=_bearer(ADMIN_TOKEN))
+        made = await http.post("/v1/create_space", json={"name": "gamma"}, headers=_bearer(team))
+    assert (home.status_code, other.status_code, plain.status_code) == (200, 200, 200)
+    assert store.searched_in == ["alpha", "beta", None]  # None: the default space, as every MemoryAPI reads it
+    assert (outside.status_code, outside.json()["error"]["code"]) == (403, "forbidden")
+    assert "'default'" in outside.json()["error"]["message"]
+    assert (malformed.status_code, malformed.json()["error"]["code"]) == (400, "bad_input")
+    assert [s["name"] for s in listed.json()["result"]] == ["alpha", "beta"]  # other teams' names stay theirs
+    assert [s["name"] for s in listed_admin.json()["result"]] == ["default", "alpha", "beta"]
+    assert made.status_code == 403 and "'admin' scope" in made.json()["error"]["message"]

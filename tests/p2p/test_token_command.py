@@ -29,6 +29,17 @@ def test_create_prints_the_token_on_its_last_line(monkeypatch: pytest.MonkeyPatc
     token = TokenVerifier(CLUSTER_KEY).verify(out.splitlines()[-1])
     assert (token.name, token.scopes) == ("ci-bot", frozenset({"read", "write"}))
     assert f"token id: {token.id}" in out.splitlines()[0]
+    assert token.spaces == ("default",)
+
+
+def test_create_names_the_spaces_a_token_may_use(monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MNEMONET_CLUSTER_KEY", CLUSTER_KEY)
+    code, out = _run(["create", "team-a", "--scopes", "read,write", "--spaces", "alpha,beta"])
+    assert code == 0 and "spaces: alpha,beta" in out.splitlines()[0]
+    assert TokenVerifier(CLUSTER_KEY).verify(out.splitlines()[-1]).spaces == ("alpha", "beta")
+    assert _run(["create", "x", "--spaces", "Alpha"])[0] == 2
+    assert "space name" in capsys.readouterr().err
 
 
 def test_create_refuses_bad_input(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

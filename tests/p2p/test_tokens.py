@@ -116,3 +116,39 @@ async def test_revocations_are_read_once_per_period_and_a_failing_store_keeps_th
     with pytest.raises(TokenError, match="revoked"):
         await verifier.authenticate(text)
     assert fetched == [0.0, 10.0, 20.0]
+
+
+def _signed(claims: dict[str, object]) -> str:
+    """A token with exactly these claims, signed as ``create_token`` signs (a token made before spaces)."""
+    import hashlib
+    import hmac
+
+    body = "mnt1." + base64.urlsafe_b64encode(json.dumps(claims).encode()).rstrip(b"=").decode()
+    signature = hmac.new(token_key(KEY), body.encode(), hashlib.sha256).digest()
+    return f"{body}.{base64.urlsafe_b64encode(signature).rstrip(b'=').decode()}"
+
+
+def test_a_token_carries_its_spaces_and_the_first_is_home() -> None:
+    clock = Clock()
+    verifier = TokenVerifier(KEY, now=clock)
+    token = verifier.verify(create_token(KEY, "alice", ["read"], 60, now=clock, spaces="alpha,beta")[0])
+    assert token.spaces == ("alpha", "beta") and token.home_space == "alpha"
+    assert token.allows_space("beta") and not token.allows_space("default") and not token.allows_space("gamma")
+    anywhere = verifier.verify(create_token(KEY, "ops", ["admin"], 60, now=clock, spaces="*")[0])
+    assert anywhere.allows_space("gamma") and anywhere.home_space == "default"
+    plain = verifier.verify(create_token(KEY, "bob", ["read"], 60, now=clock)[0])
+    assert plain.spaces == ("default",) and not plain.allows_space("alpha")
+    # Made before tokens had spaces: the default space only.
+    old = verifier.verify(_signed({"id": "ab" * 16, "name": "carol", "scopes": ["read"], "exp": 1_000_060}))
+    assert old.spaces == ("default",)
+    assert LOCAL_CALLER.allows_space("anything")
+    for bad in ("", "Alpha", "a,*", "a b", "x" * 40):
+        with pytest.raises(ValueError, match="space"):
+            create_token(KEY, "dan", ["read"], 60, now=clock, spaces=bad)
+    # Widening a token's spaces breaks its signature.
+    prefix, claims, signature = create_token(KEY, "eve", ["read"], 60, now=clock, spaces="alpha")[0].split(".")
+    raised = json.loads(base64.urlsafe_b64decode(claims + "=="))
+    raised["spaces"] = ["*"]
+    widened = base64.urlsafe_b64encode(json.dumps(raised).encode()).rstrip(b"=").decode()
+    with pytest.raises(TokenError, match="signature"):
+        verifier.verify(f"{prefix}.{widened}.{signature}")

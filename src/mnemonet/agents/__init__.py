@@ -1,4 +1,4 @@
-"""Worker agents: inference, contradiction validation and consolidation; they see only ``MemoryAPI``."""
+"""Worker agents: inference, contradiction validation and consolidation; they see only ``WorkerMemory``."""
 
 from __future__ import annotations
 
@@ -8,13 +8,13 @@ from mnemonet.agents.inference import InferenceAgent
 from mnemonet.agents.ownership import Ownership, rendezvous_owner
 from mnemonet.agents.validation import ValidationAgent
 from mnemonet.llm.base import LanguageModel
-from mnemonet.model.api import MemoryAPI
+from mnemonet.model.api import WorkerMemory
 from mnemonet.settings import Settings
 
 WORKER_CAPABILITIES = ("inference", "validation", "consolidation")
 
 
-def make_worker(capability: str, api: MemoryAPI, llm: LanguageModel, settings: Settings, ownership: Ownership,
+def make_worker(capability: str, api: WorkerMemory, llm: LanguageModel, settings: Settings, ownership: Ownership,
                 subscribe: Subscribe | None = None) -> WorkerAgent:
     """The worker behind a worker capability."""
     if capability == "inference":

@@ -5,7 +5,8 @@ yet), keeps the items it owns (rendezvous hashing over the live workers of
 its capability), and processes them in batches with bounded concurrency.
 It wakes on write events and also polls on an interval, so missed events,
 restarts and a dead peer's items are all caught up by the next pass; nothing
-about progress is kept in process memory.
+about progress is kept in process memory. Each pass works in one memory
+space (its ``api`` bound to it): a worker never links items across spaces.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, Generic, TypeVar
 
 from mnemonet.agents.ownership import Ownership
-from mnemonet.model.api import MemoryAPI
+from mnemonet.model.api import WorkerMemory
+from mnemonet.model.spaces import InSpace
 from mnemonet.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -45,9 +47,10 @@ class WorkerAgent(ABC, Generic[Item]):
     wakes_on: ClassVar[frozenset[str]] = frozenset({"observation", "claim"})
     extra_counters: ClassVar[tuple[str, ...]] = ()  # a worker's own counters, shown from zero
 
-    def __init__(self, api: MemoryAPI, settings: Settings, ownership: Ownership,
+    def __init__(self, api: WorkerMemory, settings: Settings, ownership: Ownership,
                  subscribe: Subscribe | None = None) -> None:
-        self.api = api
+        self.api = api  # during a pass: bound to the space the pass works in
+        self._api = api
         self.settings = settings
         self.ownership = ownership
         self.counters: Counter[str] = Counter(dict.fromkeys(COUNTERS + self.extra_counters, 0))
@@ -143,7 +146,20 @@ class WorkerAgent(ABC, Generic[Item]):
                 log.warning("worker %s: pass failed: %s", self.name, error, extra={"worker": self.name, "error": error})
 
     async def drain(self) -> int:
-        """Run passes while a full page brought progress; returns items processed."""
+        """In every memory space, run passes while a full page brought progress; returns items processed."""
+        list_spaces = getattr(self._api, "spaces", None)
+        if list_spaces is None:  # a memory without spaces (a bare MemoryService): its one space
+            return await self._drain_space()
+        total = 0
+        try:
+            for view in await list_spaces():
+                self.api = InSpace(self._api, view.name)
+                total += await self._drain_space()
+        finally:
+            self.api = self._api
+        return total
+
+    async def _drain_space(self) -> int:
         total = 0
         while True:
             read, handled = await self.run_once()

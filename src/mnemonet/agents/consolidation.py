@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from mnemonet.agents.base import Subscribe, WorkerAgent
 from mnemonet.agents.ownership import Ownership
 from mnemonet.llm.base import LanguageModel
-from mnemonet.model.api import ConsolidationWork, MemoryAPI
+from mnemonet.model.api import ConsolidationWork, WorkerMemory
 from mnemonet.settings import Settings
 
 
@@ -31,7 +31,7 @@ class ConsolidationAgent(WorkerAgent[ConsolidationWork]):
     name = "consolidation"
     source = "consolidation-agent"
 
-    def __init__(self, api: MemoryAPI, settings: Settings, ownership: Ownership, llm: LanguageModel,
+    def __init__(self, api: WorkerMemory, settings: Settings, ownership: Ownership, llm: LanguageModel,
                  subscribe: Subscribe | None = None) -> None:
         super().__init__(api, settings, ownership, subscribe)
         self.llm = llm

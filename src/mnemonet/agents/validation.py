@@ -32,7 +32,7 @@ from mnemonet.agents.ownership import Ownership
 from mnemonet.agents.predicates import PredicateSchema
 from mnemonet.agents.resolution import resolve
 from mnemonet.llm.base import CandidatePair, LanguageModel
-from mnemonet.model.api import MemoryAPI
+from mnemonet.model.api import WorkerMemory
 from mnemonet.model.records import normalise_name
 from mnemonet.model.views import StatementView
 from mnemonet.settings import Settings
@@ -111,7 +111,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
     source = "validation-agent"
     extra_counters = ("contradictions", "supersessions")
 
-    def __init__(self, api: MemoryAPI, settings: Settings, ownership: Ownership, llm: LanguageModel,
+    def __init__(self, api: WorkerMemory, settings: Settings, ownership: Ownership, llm: LanguageModel,
                  schema: PredicateSchema | None = None, subscribe: Subscribe | None = None) -> None:
         super().__init__(api, settings, ownership, subscribe)
         self.llm = llm

@@ -27,6 +27,8 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("peers", "", "members of the network: capabilities and state"),
         CommandSpec("stats", "", "counts of the store and the active language model"),
         CommandSpec("source", "NAME", "speak as another source from now on (default: user)"),
+        CommandSpec("space", "NAME", "work in another memory space from now on, created if new (default: default)"),
+        CommandSpec("spaces", "", "the memory spaces of the network"),
         CommandSpec("help", "", "this list"),
         CommandSpec("quit", "", "leave the network and exit (also Ctrl-D, Ctrl-C)"),
     )

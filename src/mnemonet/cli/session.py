@@ -16,6 +16,7 @@ from mnemonet.cli.commands import Command, parse_line
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.api import MemoryAPI
 from mnemonet.model.secrets import SecretRefused
+from mnemonet.model.spaces import DEFAULT_SPACE, InSpace, check_space
 from mnemonet.p2p.errors import NoCapablePeer, P2PError, RequestTimeout
 from mnemonet.settings import Settings
 
@@ -56,7 +57,9 @@ class CliSession:
     def __init__(self, api: MemoryAPI, health: Callable[[], dict[str, Any]], settings: Settings,
                  write: Callable[[str], None], source: str = "user",
                  forget: Callable[[str], None] | None = None) -> None:
-        self.api = api
+        self._root_api = api
+        self.api: MemoryAPI = api  # bound to the current space by /space
+        self.space = DEFAULT_SPACE
         self.source = source
         self._health = health
         self._settings = settings
@@ -65,8 +68,8 @@ class CliSession:
 
     @property
     def prompt(self) -> str:
-        """The prompt names the current source."""
-        return f"{self.source}> "
+        """The prompt names the current source, and the space when it is not the default."""
+        return f"{self.source}> " if self.space == DEFAULT_SPACE else f"{self.space}:{self.source}> "
 
     async def run_line(self, line: str) -> bool:
         """Run one line and write its output; ``False`` once the user asked to quit."""
@@ -114,9 +117,24 @@ class CliSession:
         if name == "source":
             self.source = arg
             return [f"now speaking as {arg!r}"]
+        if name == "space":
+            return await self._switch_space(arg)
+        if name == "spaces":
+            return [f"{'*' if s.name == self.space else ' '} {s.name}" for s in await self._root_api.spaces()]
         if name == "help":
             return render.help_lines()
         raise AssertionError(f"unhandled command {name!r}")  # parse_line only returns known names
+
+    async def _switch_space(self, name: str) -> list[str]:
+        """Work in ``name`` from now on; a CLI node is a peer of the cluster, so it may create the space."""
+        name = check_space(name)
+        known = {s.name for s in await self._root_api.spaces()}
+        created = name not in known
+        if created:
+            await self._root_api.create_space(name, self.source)
+        self.space = name
+        self.api = self._root_api if name == DEFAULT_SPACE else InSpace(self._root_api, name)
+        return [f"{'created space' if created else 'now in space'} {name!r}"]
 
     async def _concept(self, name: str, limit: int) -> list[str]:
         """Statements about ``name``; when there are none, the known concepts whose names contain it."""

@@ -91,12 +91,12 @@ class _SourceFromToken(HttpMemoryClient):
     """
 
     async def observe(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
-                      metadata: dict[str, str] | None = None) -> ObserveResult:
-        return await super().observe(text, None, idempotency_key=idempotency_key, metadata=metadata)
+                      metadata: dict[str, str] | None = None, space: str | None = None) -> ObserveResult:
+        return await super().observe(text, None, idempotency_key=idempotency_key, metadata=metadata, space=space)
 
     async def claim(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
-                    basis: list[str] | None = None) -> ClaimResult:
-        return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis)
+                    basis: list[str] | None = None, space: str | None = None) -> ClaimResult:
+        return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis, space=space)
 
 
 def node_client(settings: Settings) -> HttpMemoryClient:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import (
     AuditView,
     ConceptView,
@@ -100,49 +102,104 @@ class PredicateProfile(BaseModel):
     multi_subjects: int = 0
 
 
+class WorkerMemory(Protocol):
+    """What a worker agent calls, in the one memory space its pass works in.
+
+    A ``MemoryService`` (one space), a ``MemoryAPI`` bound to a space (``InSpace``) and the
+    network clients all serve it; methods return awaitables so a proxy can serve them too.
+    """
+
+    def pending_observations(self, source: str, limit: int = 100) -> Awaitable[list[ObservationView]]: ...
+
+    def pending_extractions(self, limit: int = 100) -> Awaitable[list[ObservationView]]: ...
+
+    def complete_extraction(self, observation_id: str) -> Awaitable[ObserveResult]: ...
+
+    def infer(self, observation_text: str, source: str = "user") -> Awaitable[list[InferredClaim]]: ...
+
+    def record_inference(
+        self, observation_id: str, claims: list[InferredClaim], source: str
+    ) -> Awaitable[WriteResult]: ...
+
+    def pending_statements(self, source: str, limit: int = 100) -> Awaitable[list[StatementView]]: ...
+
+    def mark_processed(self, source: str, ids: list[str]) -> Awaitable[int]: ...
+
+    def link_statements(
+        self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str
+    ) -> Awaitable[bool]: ...
+
+    def predicate_profile(self, predicate: str, exclude: list[str]) -> Awaitable[PredicateProfile]: ...
+
+    def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> Awaitable[PredicateProfile]: ...
+
+    def pending_consolidation(
+        self, source: str, min_new: int, limit: int = 10
+    ) -> Awaitable[list[ConsolidationWork]]: ...
+
+    def record_summary(
+        self, concept_id: str, text: str, derived_from: list[str], source: str
+    ) -> Awaitable[WriteResult]: ...
+
+    def search(
+        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
+    ) -> Awaitable[list[SearchHit]]: ...
+
+    def load(self, ids: list[str]) -> Awaitable[list[dict[str, Any]]]: ...
+
+    def get_concept_statements(self, name: str, limit: int = 50) -> Awaitable[list[StatementView]]: ...
+
+
 @runtime_checkable
 class MemoryAPI(Protocol):
     """Observe, claim and remember in natural language, plus the reads behind them."""
 
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None, space: str | None = None,
     ) -> ObserveResult: ...
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-        basis: list[str] | None = None,
+        basis: list[str] | None = None, space: str | None = None,
     ) -> ClaimResult: ...
 
-    async def remember(self, query: str, source: str | None = None) -> Answer:
+    async def remember(self, query: str, source: str | None = None, *, space: str | None = None) -> Answer:
         """Answer ``query``; ``source`` is the asker: its "I" in the question, "you" in the answer."""
         ...
 
-    async def recall(self, query: str) -> Recall: ...
+    async def recall(self, query: str, *, space: str | None = None) -> Recall: ...
 
-    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+    async def infer(
+        self, observation_text: str, source: str = "user", *, space: str | None = None
+    ) -> list[InferredClaim]:
         """Claims a language model infers from an observation ``source`` made (its first person)."""
         ...
 
     async def search(
-        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
+        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None,
+        *, space: str | None = None
     ) -> list[SearchHit]: ...
 
-    async def load(self, ids: list[str]) -> list[dict[str, Any]]: ...
+    async def load(self, ids: list[str], *, space: str | None = None) -> list[dict[str, Any]]: ...
 
-    async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]: ...
+    async def get_recent_observations(self, limit: int = 20, *, space: str | None = None) -> list[ObservationView]: ...
 
-    async def get_recent_statements(self, limit: int = 20) -> list[StatementView]: ...
+    async def get_recent_statements(self, limit: int = 20, *, space: str | None = None) -> list[StatementView]: ...
 
-    async def get_unresolved_contradictions(self, limit: int = 20) -> list[ContradictionView]: ...
+    async def get_unresolved_contradictions(
+        self, limit: int = 20, *, space: str | None = None
+    ) -> list[ContradictionView]: ...
 
-    async def get_concepts(self, limit: int = 100) -> list[ConceptView]: ...
+    async def get_concepts(self, limit: int = 100, *, space: str | None = None) -> list[ConceptView]: ...
 
-    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]: ...
+    async def get_concept_statements(
+        self, name: str, limit: int = 50, *, space: str | None = None
+    ) -> list[StatementView]: ...
 
-    async def stats(self) -> dict[str, Any]: ...
+    async def stats(self, *, space: str | None = None) -> dict[str, Any]: ...
 
-    async def clear(self) -> None: ...
+    async def clear(self, *, space: str | None = None) -> None: ...
 
     async def revoke_token(self, token_id: str, by: str) -> bool:
         """Record a client token as revoked; False if it was already."""
@@ -160,50 +217,78 @@ class MemoryAPI(Protocol):
         """Audit records, newest first."""
         ...
 
+    async def spaces(self) -> list[SpaceView]:
+        """Every memory space, ``default`` first."""
+        ...
+
+    async def create_space(self, name: str, by: str = "local") -> SpaceView:
+        """Create a memory space (admin); an existing one is returned unchanged."""
+        ...
+
+    async def delete_space(self, name: str, by: str = "local") -> bool:
+        """Delete a memory space and everything in it (admin); False if there was none."""
+        ...
+
     # -- worker agents: structured writes, and reading back what a worker has done --
 
-    async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
+    async def record_inference(
+        self, observation_id: str, claims: list[InferredClaim], source: str, *, space: str | None = None
+    ) -> WriteResult:
         """Store the claims a worker inferred from an observation and mark it processed by ``source``."""
         ...
 
-    async def pending_observations(self, source: str, limit: int = 100) -> list[ObservationView]:
+    async def pending_observations(
+        self, source: str, limit: int = 100, *, space: str | None = None
+    ) -> list[ObservationView]:
         """Oldest observations ``source`` has not processed yet."""
         ...
 
-    async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
+    async def pending_statements(
+        self, source: str, limit: int = 100, *, space: str | None = None
+    ) -> list[StatementView]:
         """Oldest statements ``source`` has not marked processed yet."""
         ...
 
-    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+    async def pending_extractions(self, limit: int = 100, *, space: str | None = None) -> list[ObservationView]:
         """Oldest observations kept without a model, whose extraction waits (past the inline grace)."""
         ...
 
-    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+    async def complete_extraction(self, observation_id: str, *, space: str | None = None) -> ObserveResult:
         """Extract a pending observation, exactly once; still ``pending`` if no model answers."""
         ...
 
-    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+    async def predicate_profile(
+        self, predicate: str, exclude: list[str], *, space: str | None = None
+    ) -> PredicateProfile:
         """A predicate's remembered cardinality and its current values (statements in ``exclude`` left out)."""
         ...
 
-    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+    async def record_predicate(
+        self, predicate: str, cardinality: str, decided_by: str, *, space: str | None = None
+    ) -> PredicateProfile:
         """Remember a predicate's cardinality once; returns the decision that stands."""
         ...
 
-    async def mark_processed(self, source: str, ids: list[str]) -> int:
+    async def mark_processed(self, source: str, ids: list[str], *, space: str | None = None) -> int:
         """Mark statements processed by ``source``; returns how many marks are new."""
         ...
 
-    async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
+    async def link_statements(
+        self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str, *, space: str | None = None
+    ) -> bool:
         """Add SUPERSEDES/CONTRADICTS between existing statements; False if it was there already."""
         ...
 
-    async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
+    async def pending_consolidation(
+        self, source: str, min_new: int, limit: int = 10, *, space: str | None = None
+    ) -> list[ConsolidationWork]:
         """Concepts due a summary by ``source``: ``min_new`` current statements no summary of its covers yet,
         or a summary resting on a statement superseded or contradicted since."""
         ...
 
-    async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
+    async def record_summary(
+        self, concept_id: str, text: str, derived_from: list[str], source: str, *, space: str | None = None
+    ) -> WriteResult:
         """Store a summary statement about a concept, DERIVED_FROM every statement it rests on; it
         supersedes the source's previous summary of the concept."""
         ...

@@ -292,8 +292,8 @@ class PeerNode:
             return env.reply(Kind.RESPONSE, self.node_id, error_payload("bad_input", str(exc)))
         return env.reply(Kind.RESPONSE, self.node_id, error_payload("invalid", f"{env.kind} is not served here"))
 
-    async def _published(self, event_type: str, ids: list[str]) -> None:
-        await self.events.publish(event_type, ids)
+    async def _published(self, event_type: str, ids: list[str], space: str) -> None:
+        await self.events.publish(event_type, ids, space)
 
     def _log_change(self, member: Member, old: MemberState | None) -> None:
         if member.node_id == self.node_id:

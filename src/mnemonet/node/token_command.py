@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("name", help="The caller's name: the source of everything it writes.")
     create.add_argument("--scopes", default="read", help=f"Comma-separated, some of {','.join(SCOPES)} "
                         "(default: read).")
+    create.add_argument("--spaces", default="default", help="Comma-separated memory spaces it may use, the first "
+                        "being where calls naming none go; '*' for every space (default: default).")
     default_ttl = Settings.model_fields["token_ttl_default"].default
     create.add_argument("--ttl", default=None, help="How long it is valid: 90d, 12h, 30m or seconds "
                         f"(default: MNEMONET_TOKEN_TTL_DEFAULT, {default_ttl:g}s).")
@@ -69,8 +71,9 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         if args.command == "create":
             ttl = parse_ttl(args.ttl) if args.ttl is not None else settings.token_ttl_default
-            text, token = create_token(settings.cluster_key, args.name, args.scopes, ttl)
+            text, token = create_token(settings.cluster_key, args.name, args.scopes, ttl, spaces=args.spaces)
             print(f"token id: {token.id}  name: {token.name}  scopes: {','.join(sorted(token.scopes))}  "
+                  f"spaces: {','.join(token.spaces)}  "
                   f"expires: {token.expires} (Unix seconds)", file=out)
             print(text, file=out)
             return 0

@@ -57,6 +57,8 @@ class LocalProviders:
         self._capabilities = capabilities
         self._node = node
         self._ready: dict[str, object] = dict(given)
+        if "store" in given:
+            self._ready["store"] = _with_spaces(given["store"])
         self._built: list[str] = []
         self._failed: dict[str, str] = {}
         self._locks = {cap: asyncio.Lock() for cap in PROVIDED}
@@ -102,9 +104,9 @@ class LocalProviders:
             from mnemonet.embed import make_embedder
 
             return make_embedder(self._settings)
-        from mnemonet.service import build_memory_service
+        from mnemonet.service import SpacedMemory, build_memory_service
 
-        return await build_memory_service(self._settings, await self._llm(), await self._embedder())
+        return SpacedMemory(await build_memory_service(self._settings, await self._llm(), await self._embedder()))
 
     async def _llm(self) -> Any:
         if self.has("llm"):
@@ -153,3 +155,11 @@ class LocalProviders:
                 log.exception("closing the %s provider failed", cap)
         self._built.clear()
         self.store_ready.clear()
+
+
+def _with_spaces(store: object) -> object:
+    """A given ``MemoryService`` serves its spaces as a built one does (a memory of one space would refuse
+    the ``space`` argument and the workers' ``spaces`` call); other providers are taken as they are."""
+    from mnemonet.service import MemoryService, SpacedMemory
+
+    return SpacedMemory(store) if isinstance(store, MemoryService) else store

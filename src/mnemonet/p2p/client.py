@@ -26,6 +26,7 @@ from mnemonet.model.api import (
     PredicateProfile,
     Recall,
 )
+from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import (
     AuditView,
     ConceptView,
@@ -65,71 +66,83 @@ class _MemoryMethods:
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         raise NotImplementedError
 
+    async def _scall(self, space: str | None, method: str, kwargs: dict[str, Any]) -> Any:
+        # No space sent: the server's default (the token's first space, or ``default``).
+        return await self._call(method, kwargs if space is None else {**kwargs, "space": space})
+
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None, space: str | None = None,
     ) -> ObserveResult:
         """Record an observation; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
-        return await self._call("observe", _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
+        return await self._scall(space, "observe",
+            _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-        basis: list[str] | None = None,
+        basis: list[str] | None = None, space: str | None = None,
     ) -> ClaimResult:
         """Assert a claim; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
-        return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+        return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 
-    async def remember(self, query: str, source: str | None = None) -> Answer:
+    async def remember(self, query: str, source: str | None = None, *, space: str | None = None) -> Answer:
         """Answer ``query`` from memory; ``source`` is the asker ("you" in the answer)."""
-        return await self._call("remember", _drop_none(query=query, source=source))
+        return await self._scall(space, "remember", _drop_none(query=query, source=source))
 
-    async def recall(self, query: str) -> Recall:
+    async def recall(self, query: str, *, space: str | None = None) -> Recall:
         """The resolved statements behind ``remember``."""
-        return await self._call("recall", {"query": query})
+        return await self._scall(space, "recall", {"query": query})
 
-    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+    async def infer(
+        self, observation_text: str, source: str = "user", *, space: str | None = None
+    ) -> list[InferredClaim]:
         """Claims a language model infers from an observation ``source`` made."""
-        return await self._call("infer", {"observation_text": observation_text, "source": source})
+        return await self._scall(space, "infer", {"observation_text": observation_text, "source": source})
 
     async def search(
-        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None
+        self, query: str, k: int = 10, kinds: list[str] | None = None, since: int | None = None,
+        *, space: str | None = None
     ) -> list[SearchHit]:
         """Hybrid search."""
-        return await self._call("search", _drop_none(query=query, k=k, kinds=kinds, since=since))
+        return await self._scall(space, "search", _drop_none(query=query, k=k, kinds=kinds, since=since))
 
-    async def load(self, ids: list[str]) -> list[dict[str, Any]]:
+    async def load(self, ids: list[str], *, space: str | None = None) -> list[dict[str, Any]]:
         """Full items for ids."""
-        return await self._call("load", {"ids": ids})
+        return await self._scall(space, "load", {"ids": ids})
 
-    async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]:
+    async def get_recent_observations(self, limit: int = 20, *, space: str | None = None) -> list[ObservationView]:
         """Newest observations."""
-        return await self._call("get_recent_observations", {"limit": limit})
+        return await self._scall(space, "get_recent_observations", {"limit": limit})
 
-    async def get_recent_statements(self, limit: int = 20) -> list[StatementView]:
+    async def get_recent_statements(self, limit: int = 20, *, space: str | None = None) -> list[StatementView]:
         """Newest statements."""
-        return await self._call("get_recent_statements", {"limit": limit})
+        return await self._scall(space, "get_recent_statements", {"limit": limit})
 
-    async def get_unresolved_contradictions(self, limit: int = 20) -> list[ContradictionView]:
+    async def get_unresolved_contradictions(
+        self, limit: int = 20, *, space: str | None = None
+    ) -> list[ContradictionView]:
         """Open contradictions."""
-        return await self._call("get_unresolved_contradictions", {"limit": limit})
+        return await self._scall(space, "get_unresolved_contradictions", {"limit": limit})
 
-    async def get_concepts(self, limit: int = 100) -> list[ConceptView]:
+    async def get_concepts(self, limit: int = 100, *, space: str | None = None) -> list[ConceptView]:
         """Known concepts."""
-        return await self._call("get_concepts", {"limit": limit})
+        return await self._scall(space, "get_concepts", {"limit": limit})
 
-    async def get_concept_statements(self, name: str, limit: int = 50) -> list[StatementView]:
+    async def get_concept_statements(
+        self, name: str, limit: int = 50, *, space: str | None = None
+    ) -> list[StatementView]:
         """Statements about one concept."""
-        return await self._call("get_concept_statements", {"name": name, "limit": limit})
+        return await self._scall(space, "get_concept_statements", {"name": name, "limit": limit})
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self, *, space: str | None = None) -> dict[str, Any]:
         """Store counters."""
-        return await self._call("stats", {})
+        return await self._scall(space, "stats", {})
 
-    async def clear(self) -> None:
+    async def clear(self, *, space: str | None = None) -> None:
         """Admin: delete everything."""
-        await self._call("clear", {})
+        await self._scall(space, "clear", {})
 
     async def revoke_token(self, token_id: str, by: str) -> bool:
         """Admin: revoke a client token on every node; False if it was revoked already."""
@@ -148,52 +161,80 @@ class _MemoryMethods:
         """Admin: audit records of client write and admin calls, newest first."""
         return await self._call("audit_log", {"limit": limit})
 
-    async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
+    async def spaces(self) -> list[SpaceView]:
+        """Every memory space, ``default`` first."""
+        return await self._call("spaces", {})
+
+    async def create_space(self, name: str, by: str = "local") -> SpaceView:
+        """Admin: create a memory space (an existing one is returned unchanged)."""
+        return await self._call("create_space", {"name": name, "by": by})
+
+    async def delete_space(self, name: str, by: str = "local") -> bool:
+        """Admin: delete a memory space and everything in it; False if there was none."""
+        return await self._call("delete_space", {"name": name, "by": by})
+
+    async def record_inference(
+        self, observation_id: str, claims: list[InferredClaim], source: str, *, space: str | None = None
+    ) -> WriteResult:
         """A worker's claims about an observation plus its done-marker; a repeat is absorbed by the store."""
-        return await self._call(
+        return await self._scall(space, 
             "record_inference", {"observation_id": observation_id, "claims": claims, "source": source})
 
-    async def pending_observations(self, source: str, limit: int = 100) -> list[ObservationView]:
+    async def pending_observations(
+        self, source: str, limit: int = 100, *, space: str | None = None
+    ) -> list[ObservationView]:
         """Observations the worker ``source`` has not processed yet."""
-        return await self._call("pending_observations", {"source": source, "limit": limit})
+        return await self._scall(space, "pending_observations", {"source": source, "limit": limit})
 
-    async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
+    async def pending_statements(
+        self, source: str, limit: int = 100, *, space: str | None = None
+    ) -> list[StatementView]:
         """Statements the worker ``source`` has not marked processed yet."""
-        return await self._call("pending_statements", {"source": source, "limit": limit})
+        return await self._scall(space, "pending_statements", {"source": source, "limit": limit})
 
-    async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
+    async def pending_extractions(self, limit: int = 100, *, space: str | None = None) -> list[ObservationView]:
         """Observations kept without a model, waiting for their extraction."""
-        return await self._call("pending_extractions", {"limit": limit})
+        return await self._scall(space, "pending_extractions", {"limit": limit})
 
-    async def complete_extraction(self, observation_id: str) -> ObserveResult:
+    async def complete_extraction(self, observation_id: str, *, space: str | None = None) -> ObserveResult:
         """Extract a pending observation on the store node, exactly once."""
-        return await self._call("complete_extraction", {"observation_id": observation_id})
+        return await self._scall(space, "complete_extraction", {"observation_id": observation_id})
 
-    async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
+    async def predicate_profile(
+        self, predicate: str, exclude: list[str], *, space: str | None = None
+    ) -> PredicateProfile:
         """A predicate's remembered cardinality and current values."""
-        return await self._call("predicate_profile", {"predicate": predicate, "exclude": exclude})
+        return await self._scall(space, "predicate_profile", {"predicate": predicate, "exclude": exclude})
 
-    async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
+    async def record_predicate(
+        self, predicate: str, cardinality: str, decided_by: str, *, space: str | None = None
+    ) -> PredicateProfile:
         """Remember a predicate's cardinality once."""
-        return await self._call("record_predicate", {"predicate": predicate, "cardinality": cardinality,
+        return await self._scall(space, "record_predicate", {"predicate": predicate, "cardinality": cardinality,
                                                      "decided_by": decided_by})
 
-    async def mark_processed(self, source: str, ids: list[str]) -> int:
+    async def mark_processed(self, source: str, ids: list[str], *, space: str | None = None) -> int:
         """Mark statements processed by ``source``."""
-        return await self._call("mark_processed", {"source": source, "ids": ids})
+        return await self._scall(space, "mark_processed", {"source": source, "ids": ids})
 
-    async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
+    async def link_statements(
+        self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str, *, space: str | None = None
+    ) -> bool:
         """SUPERSEDES/CONTRADICTS between existing statements; idempotent."""
-        return await self._call("link_statements", {"kind": kind, "from_id": from_id, "to_id": to_id,
+        return await self._scall(space, "link_statements", {"kind": kind, "from_id": from_id, "to_id": to_id,
                                                     "reason": reason, "source": source})
 
-    async def pending_consolidation(self, source: str, min_new: int, limit: int = 10) -> list[ConsolidationWork]:
+    async def pending_consolidation(
+        self, source: str, min_new: int, limit: int = 10, *, space: str | None = None
+    ) -> list[ConsolidationWork]:
         """Concepts due a summary by ``source``."""
-        return await self._call("pending_consolidation", {"source": source, "min_new": min_new, "limit": limit})
+        return await self._scall(space, "pending_consolidation", {"source": source, "min_new": min_new, "limit": limit})
 
-    async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
+    async def record_summary(
+        self, concept_id: str, text: str, derived_from: list[str], source: str, *, space: str | None = None
+    ) -> WriteResult:
         """A summary statement about a concept; idempotent."""
-        return await self._call("record_summary", {"concept_id": concept_id, "text": text,
+        return await self._scall(space, "record_summary", {"concept_id": concept_id, "text": text,
                                                    "derived_from": derived_from, "source": source})
 
 
@@ -206,9 +247,9 @@ class P2PMemoryClient(_MemoryMethods):
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         return await self._node.call(method, kwargs)
 
-    async def stats(self) -> dict[str, Any]:
+    async def stats(self, *, space: str | None = None) -> dict[str, Any]:
         """Store counters, plus the counters of this node's own workers."""
-        result = await self._call("stats", {})
+        result = await self._scall(space, "stats", {})
         workers = self._node.worker_stats()
         return {**result, "workers": workers} if workers else result
 
@@ -339,19 +380,20 @@ class HttpMemoryClient(_MemoryMethods):
 
     async def observe(
         self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None, space: str | None = None,
     ) -> ObserveResult:
         """Record an observation; the source is the token's name unless ``source`` (speak-for) says otherwise."""
         key = idempotency_key or uuid.uuid4().hex
-        return await self._call("observe", _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
+        return await self._scall(space, "observe",
+            _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
 
     async def claim(
         self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
-        basis: list[str] | None = None,
+        basis: list[str] | None = None, space: str | None = None,
     ) -> ClaimResult:
         """Assert a claim; the source is the token's name unless ``source`` (speak-for) says otherwise."""
         key = idempotency_key or uuid.uuid4().hex
-        return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+        return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         spec = method_spec(method)

@@ -1,6 +1,7 @@
 """Write events flooded through the neighbour links, delivered once to each local listener.
 
-An event names what a store node wrote (``{"type": "observation", "ids": [...]}``).
+An event names what a store node wrote and in which memory space
+(``{"type": "observation", "ids": [...], "space": "default"}``).
 It travels with a TTL; each node forwards it to its neighbours (except the
 one it came from) with the TTL lowered, and drops ids it has already seen.
 """
@@ -18,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mnemonet.model.errors import InvalidInput
+from mnemonet.model.spaces import DEFAULT_SPACE, check_space
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.transport import PeerUnavailable, Transport
 
@@ -41,7 +43,10 @@ def _validate(payload: dict[str, Any]) -> dict[str, Any]:
         raise InvalidInput(f"ids: must be a list of at most {MAX_EVENT_IDS} ids")
     if not isinstance(origin, str):
         raise InvalidInput("origin: must be a node id")
-    return {"event_id": event_id, "type": kind, "ids": list(ids), "origin": origin, "ts": payload.get("ts")}
+    # Nodes from before spaces send none: their writes were all in the default space.
+    space = check_space(payload.get("space", DEFAULT_SPACE))
+    return {"event_id": event_id, "type": kind, "ids": list(ids), "origin": origin, "ts": payload.get("ts"),
+            "space": space}
 
 
 class EventBus:
@@ -61,10 +66,10 @@ class EventBus:
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
-    async def publish(self, event_type: str, ids: list[str]) -> str:
-        """Announce a write to the network and to local listeners; returns the event id."""
+    async def publish(self, event_type: str, ids: list[str], space: str = DEFAULT_SPACE) -> str:
+        """Announce a write in ``space`` to the network and to local listeners; returns the event id."""
         event = _validate({"event_id": uuid.uuid4().hex, "type": event_type, "ids": ids,
-                           "origin": self._node_id, "ts": time.time()})
+                           "origin": self._node_id, "ts": time.time(), "space": space})
         self._first_sight(event["event_id"])
         self._deliver(event)
         await self._forward(event, self._ttl, came_from=None)

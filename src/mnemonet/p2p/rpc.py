@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from mnemonet.model.api import InferredClaim
 from mnemonet.model.errors import InvalidInput, MnemonetError, describe, is_expected
+from mnemonet.model.spaces import DEFAULT_SPACE
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import (
     Busy,
@@ -48,7 +49,8 @@ class Providers(Protocol):
         ...
 
 
-OnWrite = Callable[[str, list[str]], Awaitable[None]]
+# (event type, written ids, space)
+OnWrite = Callable[[str, list[str], str], Awaitable[None]]
 
 
 def error_code(exc: BaseException) -> str | None:
@@ -71,7 +73,10 @@ class _InferFromModel:
     def __init__(self, llm: Any) -> None:
         self._llm = llm
 
-    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+    async def infer(
+        self, observation_text: str, source: str = "user", *, space: str | None = None
+    ) -> list[InferredClaim]:
+        # Inference from text alone reads no memory: the space changes nothing here.
         triples = await self._llm.infer_claims(observation_text, source)
         return [
             InferredClaim(
@@ -146,7 +151,7 @@ class RpcServer:
         if spec.name in WRITE_EVENTS and self._on_write is not None:
             ids = _written_ids(spec.name, result)
             if ids:
-                await self._on_write(WRITE_EVENTS[spec.name], ids)
+                await self._on_write(WRITE_EVENTS[spec.name], ids, kwargs.get("space") or DEFAULT_SPACE)
         return result
 
     def count(self, method: str, outcome: str, seconds: float | None = None) -> None:

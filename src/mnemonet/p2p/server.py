@@ -33,7 +33,8 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import Headers
 
-from mnemonet.model.errors import Busy, describe, is_expected, status_of
+from mnemonet.model.errors import Busy, InvalidInput, describe, is_expected, status_of
+from mnemonet.model.spaces import DEFAULT_SPACE, check_space
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
@@ -142,6 +143,8 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
     """What an audited call wrote, by id (never its text)."""
     if method == "revoke_token":
         return str(kwargs.get("token_id", ""))
+    if method in ("create_space", "delete_space"):
+        return str(kwargs.get("name", ""))
     for attr in ("observation_id", "statement_id"):
         if (value := getattr(result, attr, None)) is not None:
             return str(value)
@@ -260,8 +263,17 @@ def create_app(node: ServedNode) -> FastAPI:
             return _forbidden(refusal)
         if method == "remember" and caller.name:
             kwargs.setdefault("source", caller.name)  # the asker: its "I" in the question, "you" in the answer
-        if method == "revoke_token":
-            kwargs["by"] = caller.name or "local"  # who revoked is the caller, never what it says
+        if method in ("revoke_token", "create_space", "delete_space"):
+            kwargs["by"] = caller.name or "local"  # who did it is the caller, never what it says
+        if "space" in method_spec(method).params:
+            try:
+                space = check_space(kwargs.setdefault("space", caller.home_space))
+            except InvalidInput as exc:
+                return _error("bad_input", str(exc))
+            if not caller.allows_space(space):
+                return _forbidden(f"this token may not use space {space!r} (its spaces: {', '.join(caller.spaces)})")
+            if space == DEFAULT_SPACE:
+                del kwargs["space"]  # naming no space means the default one, to every MemoryAPI
         # Per client address: programs that are not peers share nothing else a limit could key on.
         client = _address(request)
         try:
@@ -284,6 +296,8 @@ def create_app(node: ServedNode) -> FastAPI:
             node.client_limits.release(client)
         if method == "revoke_token":
             node.tokens.revoke([kwargs["token_id"]])  # here at once; elsewhere at the next refresh
+        if method == "spaces" and not caller.allows("admin"):
+            result = [view for view in result if caller.allows_space(view.name)]  # other teams' names stay theirs
         await audit(caller, method, "ok", _written(method, kwargs, result))
         return JSONResponse({"result": method_spec(method).dump_result(result)})
 

@@ -8,7 +8,8 @@ hold a token made from it::
 The token key is ``HMAC-SHA256(cluster key, "mnemonet-token-v1")``, so a token
 never reveals the cluster key and a leaked token cannot sign envelopes or other
 tokens. The claims carry the token id (for revocation), the caller's name (its
-``source``), its scopes and its expiry.
+``source``), its scopes, the memory spaces it may use (``*``: any; tokens made
+before spaces existed may use ``default`` only) and its expiry.
 
 Revocation: ``token revoke`` writes the id into the store (``revoke_token``).
 Each node reads the list back when it checks a token and its copy is older than
@@ -34,6 +35,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 
 from mnemonet.model.errors import InvalidInput, Unauthorised
+from mnemonet.model.spaces import DEFAULT_SPACE, parse_spaces
 from mnemonet.p2p.registry import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -50,6 +52,8 @@ MAX_TOKEN_CHARS = 1024
 # The scope each client method needs; a method missing here is not callable by a client at all
 # (worker-internal methods are reached only by peers with the capability, over the peer protocol).
 METHOD_SCOPE: dict[str, str] = {name: r.scope for name, r in REGISTRY.items() if r.scope is not None}
+# A token's spaces that mean "every space".
+ANY_SPACE = "*"
 
 
 class TokenError(Unauthorised, ValueError):
@@ -64,14 +68,24 @@ class Token:
     name: str
     scopes: frozenset[str]
     expires: int  # Unix seconds
+    spaces: tuple[str, ...] = (DEFAULT_SPACE,)  # the first is where calls naming no space go
 
     def allows(self, scope: str) -> bool:
         """True if the token carries ``scope``."""
         return scope in self.scopes
 
+    def allows_space(self, space: str) -> bool:
+        """True if the token may read and write (as its scopes allow) in ``space``."""
+        return ANY_SPACE in self.spaces or space in self.spaces
+
+    @property
+    def home_space(self) -> str:
+        """The space a call naming none works in: the token's first."""
+        return DEFAULT_SPACE if self.spaces[0] == ANY_SPACE else self.spaces[0]
+
 
 # The caller on a keyless (loopback-only) node: no identity of its own, so it may speak for any source.
-LOCAL_CALLER = Token(id="", name="", scopes=frozenset(SCOPES), expires=0)
+LOCAL_CALLER = Token(id="", name="", scopes=frozenset(SCOPES), expires=0, spaces=(ANY_SPACE,))
 
 
 def _b64(data: bytes) -> str:
@@ -99,6 +113,16 @@ def parse_scopes(text: str | Iterable[str]) -> frozenset[str]:
     return scopes
 
 
+def token_spaces(text: str | Iterable[str]) -> tuple[str, ...]:
+    """Spaces from ``a,b`` (or a list): space names, or ``*`` alone for every space."""
+    items = [s.strip() for s in (text.split(",") if isinstance(text, str) else list(text))]
+    if ANY_SPACE in items:
+        if len([s for s in items if s]) > 1:
+            raise InvalidInput("spaces: '*' (every space) stands alone")
+        return (ANY_SPACE,)
+    return parse_spaces(items)
+
+
 def check_name(name: str) -> str:
     """``name`` if it can be a token's (and so a source's) name; ``ValueError`` otherwise."""
     if not isinstance(name, str) or not _NAME.match(name) or name != name.strip():
@@ -108,15 +132,17 @@ def check_name(name: str) -> str:
 
 
 def create_token(cluster_key: str, name: str, scopes: Iterable[str], ttl: float,
-                 now: Callable[[], float] = time.time) -> tuple[str, Token]:
-    """A new token string for ``name`` with ``scopes``, valid ``ttl`` seconds, and its claims."""
+                 now: Callable[[], float] = time.time,
+                 spaces: str | Iterable[str] = (DEFAULT_SPACE,)) -> tuple[str, Token]:
+    """A new token string for ``name`` with ``scopes`` in ``spaces``, valid ``ttl`` seconds, and its claims."""
     if not cluster_key:
         raise InvalidInput("tokens need a cluster key to be signed with (set MNEMONET_CLUSTER_KEY)")
     if not ttl > 0:
         raise InvalidInput("ttl: must be more than 0 seconds")
     token = Token(id=secrets.token_hex(16), name=check_name(name), scopes=parse_scopes(scopes),
-                  expires=int(now() + ttl))
-    claims = {"id": token.id, "name": token.name, "scopes": sorted(token.scopes), "exp": token.expires}
+                  expires=int(now() + ttl), spaces=token_spaces(spaces))
+    claims = {"id": token.id, "name": token.name, "scopes": sorted(token.scopes), "exp": token.expires,
+              "spaces": list(token.spaces)}
     body = f"{PREFIX}.{_b64(json.dumps(claims, separators=(',', ':')).encode())}"
     signature = hmac.new(token_key(cluster_key), body.encode(), hashlib.sha256).digest()
     return f"{body}.{_b64(signature)}", token
@@ -205,7 +231,8 @@ class TokenVerifier:
         try:
             claims = json.loads(_unb64(body.split(".", 1)[1]))
             token = Token(id=str(claims["id"]), name=check_name(claims["name"]),
-                          scopes=parse_scopes(claims["scopes"]), expires=int(claims["exp"]))
+                          scopes=parse_scopes(claims["scopes"]), expires=int(claims["exp"]),
+                          spaces=token_spaces(claims.get("spaces", [DEFAULT_SPACE])))
         except (ValueError, KeyError, TypeError):
             raise TokenError("token claims are malformed") from None
         if not _ID.match(token.id):

@@ -2,5 +2,6 @@
 
 from mnemonet.service.build import build_memory_service
 from mnemonet.service.memory import MemoryService
+from mnemonet.service.spaces import SpacedMemory
 
-__all__ = ["MemoryService", "build_memory_service"]
+__all__ = ["MemoryService", "SpacedMemory", "build_memory_service"]

@@ -46,6 +46,7 @@ from mnemonet.model.records import (
     normalise_name,
 )
 from mnemonet.model.secrets import check_no_secrets
+from mnemonet.model.spaces import DEFAULT_SPACE
 from mnemonet.model.views import (
     AuditView,
     ConceptView,
@@ -88,8 +89,13 @@ class MemoryService:
     """The memory itself; implements ``mnemonet.model.MemoryAPI``."""
 
     def __init__(
-        self, graph: GraphStore, vectors: VectorStore, llm: LanguageModel, embedder: Embedder, settings: Settings
+        self, graph: GraphStore, vectors: VectorStore, llm: LanguageModel, embedder: Embedder, settings: Settings,
+        space: str = DEFAULT_SPACE,
     ) -> None:
+        self.space = space
+        # Keyed ids of another space derive from the space too, so an id names one item on the whole
+        # network (events, audit records, the dashboard); the default space's are as before spaces.
+        self._id_scope: tuple[str, ...] = () if space == DEFAULT_SPACE else (space,)
         self.graph = graph
         self.vectors = vectors
         self.llm = llm
@@ -124,7 +130,7 @@ class MemoryService:
         text = self._check_input(text, "text")
         source_spec = _source(source, "user")
         metadata = _checked_metadata(metadata)
-        obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
+        obs_id = derived_id("obs", *self._id_scope, idempotency_key) if idempotency_key else new_id("obs")
         if idempotency_key:
             await self._check_retry(obs_id, text, source_spec.name)  # a reused key with other content: 409
         record = ObservationRecord(
@@ -266,7 +272,7 @@ class MemoryService:
         """
         text = self._check_input(text, "text")
         source_spec = _source(source, "agent")
-        statement_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
+        statement_id = derived_id("st", *self._id_scope, idempotency_key) if idempotency_key else new_id("st")
         said = split_supersession(text)
         claim_text = text
         if said is not None and (said.kind != "no_longer" or parse_canonical_claim(said.claim, source_spec.name)):

@@ -113,6 +113,34 @@ class GraphStore:
             self._lock.release()
             self._lock = None
 
+    def for_space(self, graph_name: str) -> GraphStore:
+        """The store of another graph on the same engine and connection: one memory space's graph.
+
+        Isolation is by construction: every query of the returned store runs in its own graph,
+        so nothing in it can match, merge with or link to another space's nodes.
+        """
+        return GraphStore(self.driver.for_graph(graph_name), self.settings)
+
+    async def drop(self) -> None:
+        """Delete this whole graph (a deleted space)."""
+        log.warning("graph.drop backend=%s", self.driver.name)
+        await self.driver.drop()
+
+    async def record_space(self, name: str, by: str) -> dict[str, Any]:
+        """Register a space (idempotent; the first registration stands)."""
+        params = {"name": name, "by": check_name(by, "by"), "now": _now_ms()}
+        rows = (await self._write_once_or_conflict_rows(q.SPACE_CREATE, params))
+        return rows[0]
+
+    async def registered_spaces(self) -> list[dict[str, Any]]:
+        """The registered spaces, by name: ``{name, created_at, created_by}``."""
+        return await self.driver.read(q.SPACES, {})
+
+    async def unregister_space(self, name: str) -> bool:
+        """Remove a space from the registry; False if it was not registered."""
+        rows = (await self.driver.write(q.SPACE_DELETE, {"name": name})).rows
+        return bool(rows and rows[0]["n"])
+
     async def ping(self) -> None:
         """One real read round trip to the engine (raises ``GraphUnavailable`` when it is down)."""
         await self.driver.read(q.PING, {})
@@ -122,6 +150,12 @@ class GraphStore:
         await self.driver.ensure_schema()
 
     # -- writes ---------------------------------------------------------------
+
+    async def _write_once_or_conflict_rows(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        try:
+            return (await self.driver.write(cypher, params)).rows
+        except WriteConflict:
+            return (await self.driver.write(cypher, params)).rows
 
     async def _write_once_or_conflict(self, cypher: str, params: dict[str, Any]) -> int:
         """Run a write; a concurrent duplicate (Neo4j constraint) is retried once, then finds its id written."""

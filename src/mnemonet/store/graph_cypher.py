@@ -497,6 +497,23 @@ ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
 LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate")
+# The registry of memory spaces (besides ``default``), in the default space's graph; kept by ``clear``.
+# Each space's items live in a graph of their own, so no query of one space can reach another's.
+SPACE_CREATE = """
+MERGE (s:Space {name: $name})
+ON CREATE SET s.created_at = $now, s.created_by = $by
+RETURN s.name AS name, s.created_at AS created_at, s.created_by AS created_by""".strip()
+
+SPACES = """
+MATCH (s:Space)
+RETURN s.name AS name, s.created_at AS created_at, s.created_by AS created_by
+ORDER BY name""".strip()
+
+SPACE_DELETE = """
+MATCH (s:Space {name: $name})
+DELETE s
+RETURN count(*) AS n""".strip()
+
 # Token revocations: kept by ``clear`` (erasing memories must not bring revoked tokens back).
 REVOKE_TOKEN = """
 MERGE (r:TokenRevocation {id: $id})

@@ -80,6 +80,7 @@ class VectorStore:
         self._lock: datadir.DataDirLock | None = None  # the data dir's lock, when open() took it
         self._meta: tuple[str, int] | None = None
         self._meta_lock = asyncio.Lock()
+        self._owns_pool = True  # a space's store borrows the pool of the store it was made from
 
     # -- lifecycle ------------------------------------------------------------
 
@@ -137,8 +138,37 @@ class VectorStore:
             store._meta = await vector_schema.read_meta(conn, q)
         return store
 
+    @_reachable
+    async def for_space(self, schema: str) -> VectorStore:
+        """The index of one memory space: its own schema (table, HNSW index, keyword statistics) on this
+        store's pool, created if new.
+
+        A table per space rather than a ``space`` column: a k-NN scan of one space's HNSW index never
+        visits another space's rows, so a filter cannot starve it of candidates (recall stays that of a
+        store holding one space), and BM25's document frequencies are the space's own (another team's
+        words do not shift this team's ranking). Measured in bench/spaces.py.
+        """
+        q = quote_schema(schema)
+        async with self._pool.acquire() as conn:
+            await vector_schema.create_base(conn, q)
+            meta = await vector_schema.read_meta(conn, q)
+        store = VectorStore(self._pool, self._settings, schema, None)
+        store._owns_pool = False
+        store._meta = meta
+        return store
+
+    @_reachable
+    async def drop(self) -> None:
+        """Delete this index's schema and every row in it (a deleted space)."""
+        async with self._meta_lock, self._pool.acquire() as conn, conn.transaction():
+            await vector_schema.lock_ddl(conn)
+            await conn.execute(f"DROP SCHEMA IF EXISTS {self._q} CASCADE")
+            self._meta = None
+
     async def close(self) -> None:
         """Close the pool and stop the embedded server if this store started it."""
+        if not self._owns_pool:
+            return
         await self._pool.close()
         if self._server is not None:
             await self._server.stop()

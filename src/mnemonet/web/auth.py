@@ -13,6 +13,8 @@ from urllib.parse import urlsplit
 
 from starlette.datastructures import Headers, QueryParams
 
+from mnemonet.model.errors import Forbidden
+from mnemonet.model.spaces import check_space
 from mnemonet.p2p.tokens import TokenError, TokenVerifier
 
 
@@ -22,6 +24,19 @@ async def may_read(tokens: TokenVerifier, credential: str) -> bool:
         return (await tokens.authenticate(credential.strip())).allows("read")
     except TokenError:
         return False
+
+
+async def readable_space(tokens: TokenVerifier, credential: str, asked: str | None) -> str:
+    """The memory space a dashboard request reads: ``asked``, else the token's first.
+
+    Call after ``may_read``; ``InvalidInput`` for a malformed name, ``Forbidden`` for a space the
+    token may not use.
+    """
+    caller = await tokens.authenticate(credential.strip())
+    space = check_space(asked) if asked is not None else caller.home_space
+    if not caller.allows_space(space):
+        raise Forbidden(f"this token may not use space {space!r}")
+    return space
 
 
 def bearer_token(headers: Headers) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from mnemonet.model.api import MemoryAPI
+from mnemonet.model.spaces import DEFAULT_SPACE
 from mnemonet.model.views import StatementView
 from mnemonet.p2p.errors import P2PError
 from mnemonet.p2p.membership import Member, MemberState
@@ -90,7 +91,8 @@ class TooManyClients(Exception):
 class DashboardClient:
     """One connected dashboard: a bounded queue of messages to send it."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, space: str = DEFAULT_SPACE) -> None:
+        self.space = space  # the memory space it shows
         self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue(max(1, size))
         self._resyncing = False
 
@@ -136,12 +138,12 @@ class DashboardHub:
         node.events.subscribe(self._on_event)  # from the start: the feed is there before the first viewer
 
     # -- connections ------------------------------------------------------------------
-    def connect(self) -> DashboardClient:
-        """Register a dashboard connection; ``TooManyClients`` past the limit."""
+    def connect(self, space: str = DEFAULT_SPACE) -> DashboardClient:
+        """Register a dashboard connection showing ``space``; ``TooManyClients`` past the limit."""
         if len(self._clients) >= self._settings.ui_max_clients:
             raise TooManyClients(f"this node serves at most {self._settings.ui_max_clients} dashboards")
         self._attach()
-        client = DashboardClient(self._settings.ui_client_queue)
+        client = DashboardClient(self._settings.ui_client_queue, space)
         self._clients.add(client)
         if self._refresher is None or self._refresher.done():
             self._refresher = asyncio.create_task(self._refresh_loop(), name=f"dashboard-{self._node.node_id}")
@@ -162,23 +164,26 @@ class DashboardHub:
         # Membership keeps its listeners for the node's life: attach once (it exists once the node started).
         self._node.membership.add_listener(self._on_member)
 
-    def _broadcast(self, message: dict[str, Any]) -> None:
+    def _broadcast(self, message: dict[str, Any], space: str | None = None) -> None:
+        """Push to every dashboard, or only to those showing ``space``."""
         for client in list(self._clients):
-            client.push(message)
+            if space is None or client.space == space:
+                client.push(message)
 
     # -- what is shown ----------------------------------------------------------------
-    async def snapshot(self) -> dict[str, Any]:
-        """Everything a dashboard shows, sent on connect and after a resync."""
+    async def snapshot(self, space: str = DEFAULT_SPACE) -> dict[str, Any]:
+        """Everything a dashboard of ``space`` shows, sent on connect and after a resync."""
         node = self._node
-        for entry in list(self._feed):
+        feed = [entry for entry in self._feed if entry.get("space", DEFAULT_SPACE) == space]
+        for entry in feed:
             if entry["items"] is None:  # collected while no one watched: preview it now
-                entry["items"] = await self._preview(entry["ids"])
+                entry["items"] = await self._preview(entry["ids"], space)
         return {
             "type": "snapshot",
             "node": {"node_id": node.node_id, "url": node.url, "capabilities": sorted(node.capabilities)},
             "members": self.members(),
-            "feed": list(self._feed),
-            **await self.store_view(),
+            "feed": feed,
+            **await self.store_view(space),
         }
 
     def members(self) -> list[dict[str, Any]]:
@@ -206,12 +211,14 @@ class DashboardHub:
         return {"node_id": member.node_id, "url": member.url, "capabilities": sorted(member.capabilities),
                 "state": member.state.value, "incarnation": member.incarnation, "local": local, "load": load}
 
-    async def store_view(self) -> dict[str, Any]:
-        """Counters and open contradictions from a store peer; a notice instead when none answers."""
+    async def store_view(self, space: str = DEFAULT_SPACE) -> dict[str, Any]:
+        """Counters and open contradictions of ``space`` from a store peer; a notice instead when none answers."""
         client = self._node.client
+        in_space = None if space == DEFAULT_SPACE else space
         try:
-            stats = await client.stats()
-            contradictions = await client.get_unresolved_contradictions(self._settings.ui_contradictions_limit)
+            stats = await client.stats(space=in_space)
+            contradictions = await client.get_unresolved_contradictions(self._settings.ui_contradictions_limit,
+                                                                        space=in_space)
         except (P2PError, ValueError) as exc:
             return {"stats": None, "contradictions": [], "notice": f"store unavailable: {exc}"}
         return {"stats": stats, "contradictions": [c.model_dump(mode="json") for c in contradictions],
@@ -224,19 +231,20 @@ class DashboardHub:
 
     async def _on_event(self, event: dict[str, Any]) -> None:
         self._dirty = True
+        space = event.get("space", DEFAULT_SPACE)
         entry: dict[str, Any] = {**event, "items": None}
         self._feed.append(entry)
         if not self._clients:
             return
-        entry["items"] = await self._preview(event["ids"])
-        self._broadcast({"type": "event", "event": entry})
+        entry["items"] = await self._preview(event["ids"], space)
+        self._broadcast({"type": "event", "event": entry}, space)
 
-    async def _preview(self, ids: list[str]) -> list[dict[str, str]]:
+    async def _preview(self, ids: list[str], space: str) -> list[dict[str, str]]:
         wanted = ids[: self._settings.ui_event_preview_ids]
         if not wanted:
             return []
         try:
-            items = await self._node.client.load(wanted)
+            items = await self._node.client.load(wanted, space=None if space == DEFAULT_SPACE else space)
         except (P2PError, ValueError) as exc:
             log.debug("dashboard could not load %s: %s", wanted, exc)
             return []
@@ -249,4 +257,5 @@ class DashboardHub:
             self._broadcast({"type": "members", "members": self.members()})
             if self._dirty:
                 self._dirty = False
-                self._broadcast({"type": "store", **await self.store_view()})
+                for space in {client.space for client in self._clients}:
+                    self._broadcast({"type": "store", **await self.store_view(space)}, space)

@@ -7,6 +7,8 @@
   (``current``, ``contradicted`` or ``superseded``); without ``concept``, the known concept names.
 - ``GET /v1/stats``: the store's counters.
 
+Each shows one memory space: ``?space=NAME`` (on the WebSocket too), else the token's first.
+
 Data routes take a client token with the ``read`` scope like the client API (``Authorization:
 Bearer``), or as the ``key`` query parameter on the WebSocket, which browsers cannot give headers.
 """
@@ -24,8 +26,9 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 
 from mnemonet.model.errors import MnemonetError, describe
+from mnemonet.model.spaces import DEFAULT_SPACE
 from mnemonet.model.views import StatementView
-from mnemonet.web.auth import bearer_token, may_read, request_token, same_origin
+from mnemonet.web.auth import bearer_token, may_read, readable_space, request_token, same_origin
 from mnemonet.web.hub import RESYNC, DashboardClient, DashboardHub, DashboardNode, TooManyClients
 
 log = logging.getLogger(__name__)
@@ -36,6 +39,7 @@ STATIC = Path(str(resources.files("mnemonet.web") / "static"))
 CLOSE_UNAUTHORIZED = 4401
 CLOSE_FORBIDDEN_ORIGIN = 4403
 CLOSE_TOO_MANY = 4429
+CLOSE_FORBIDDEN_SPACE = 4400
 
 
 def _error(status: int, code: str, message: str) -> JSONResponse:
@@ -71,29 +75,35 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
     async def page() -> Response:
         return FileResponse(STATIC / "index.html", headers={"cache-control": "no-cache"})
 
+    async def space_of(request: Request, asked: str | None) -> str | None:
+        # None is the default space: the one every MemoryAPI reads when named none.
+        space = await readable_space(node.tokens, bearer_token(request.headers), asked)
+        return None if space == DEFAULT_SPACE else space
+
     @app.get("/v1/stats")
-    async def stats(request: Request) -> JSONResponse:
+    async def stats(request: Request, space: str | None = None) -> JSONResponse:
         """The store's counters (bearer token, read scope)."""
         if (denied := await unauthorised(request)) is not None:
             return denied
         try:
-            return JSONResponse({"result": await node.client.stats()})
+            return JSONResponse({"result": await node.client.stats(space=await space_of(request, space))})
         except MnemonetError as exc:
             return _error(exc.status, exc.code, exc.message)
 
     @app.get("/v1/graph")
-    async def graph(request: Request, concept: str | None = None) -> JSONResponse:
+    async def graph(request: Request, concept: str | None = None, space: str | None = None) -> JSONResponse:
         """Statements about ``concept`` with their status; without it, known concept names (read token)."""
         if (denied := await unauthorised(request)) is not None:
             return denied
         try:
+            in_space = await space_of(request, space)
             if concept is None:
-                concepts = await node.client.get_concepts(settings.ui_graph_limit)
+                concepts = await node.client.get_concepts(settings.ui_graph_limit, space=in_space)
                 return JSONResponse({"result": {"concepts": [c.name for c in concepts]}})
             name = concept.strip()
             if not name or len(name) > settings.max_name_chars:
                 return _error(400, "bad_input", f"concept: must be 1..{settings.max_name_chars} characters")
-            statements = await node.client.get_concept_statements(name, settings.ui_graph_limit)
+            statements = await node.client.get_concept_statements(name, settings.ui_graph_limit, space=in_space)
         except (MnemonetError, ValidationError) as exc:  # a bug's ValueError is not the caller's to read
             wire = describe(exc)
             return _error(wire.status, wire.code, wire.message)
@@ -108,11 +118,17 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
         if not same_origin(websocket.headers):
             await websocket.close(CLOSE_FORBIDDEN_ORIGIN, "origin is not this node")
             return
-        if not await may_read(node.tokens, request_token(websocket.headers, websocket.query_params)):
+        credential = request_token(websocket.headers, websocket.query_params)
+        if not await may_read(node.tokens, credential):
             await websocket.close(CLOSE_UNAUTHORIZED, "missing or wrong token (read scope)")
             return
         try:
-            client = hub.connect()
+            space = await readable_space(node.tokens, credential, websocket.query_params.get("space"))
+        except MnemonetError as exc:
+            await websocket.close(CLOSE_FORBIDDEN_SPACE, exc.message[:120])
+            return
+        try:
+            client = hub.connect(space)
         except TooManyClients as exc:
             await websocket.close(CLOSE_TOO_MANY, str(exc))
             return
@@ -140,11 +156,11 @@ async def _serve(websocket: WebSocket, hub: DashboardHub, client: DashboardClien
 
 
 async def _send_updates(websocket: WebSocket, hub: DashboardHub, client: DashboardClient) -> None:
-    await websocket.send_json(await hub.snapshot())
+    await websocket.send_json(await hub.snapshot(client.space))
     while True:
         message = await client.next_message()
         if message is RESYNC:
-            message = await hub.snapshot()
+            message = await hub.snapshot(client.space)
         await websocket.send_json(message)
 
 

@@ -45,5 +45,13 @@ class GraphDriver(Protocol):
         """Delete every node and relationship except token revocations and audit records (indexes stay)."""
         ...
 
+    def for_graph(self, graph_name: str) -> GraphDriver:
+        """A driver of another graph on the same engine and connection (one per memory space)."""
+        ...
+
+    async def drop(self) -> None:
+        """Delete this whole graph (a deleted memory space)."""
+        ...
+
     async def close(self) -> None:
         ...

@@ -23,9 +23,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from mnemonet.store.dialects.base import WriteOutcome
 from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation
 
-# Token revocations and the audit log stay: erasing memories must not bring revoked tokens back
-# nor erase the record of who erased them.
-CLEAR = "MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord) DETACH DELETE n"
+# Token revocations, the audit log and the registry of spaces stay: erasing memories must not bring
+# revoked tokens back, erase the record of who erased them, nor forget the other spaces.
+CLEAR = "MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord OR n:Space) DETACH DELETE n"
 
 # FalkorDB has no IF NOT EXISTS; an "already indexed" error means done.
 _INDEXES: tuple[tuple[str, str], ...] = (
@@ -58,12 +58,30 @@ class FalkorDriver:
     name = "falkordb"
 
     def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0,
-                 password: str | None = None) -> None:
-        self._db = FalkorDB(host=host, port=port, password=password)
+                 password: str | None = None, db: FalkorDB | None = None) -> None:
+        self._host, self._port = host, port
+        self._owns_connection = db is None
+        self._db = FalkorDB(host=host, port=port, password=password) if db is None else db
         self._where = f"falkordb at {host}:{port}"
         self._graph = self._db.select_graph(graph_name)
         self._timeout = timeout
         self._write_lock = asyncio.Lock()
+
+    def for_graph(self, graph_name: str) -> FalkorDriver:
+        """A driver of another graph on the same server, sharing this one's connection (a memory space)."""
+        return FalkorDriver(self._host, self._port, graph_name, self._timeout, db=self._db)
+
+    async def drop(self) -> None:
+        """Delete the whole graph, its indexes included (a deleted space); nothing if it does not exist."""
+        async with self._write_lock:
+            try:
+                async with asyncio.timeout(self._timeout):
+                    await self._graph.delete()
+            except ResponseError as exc:
+                if "empty key" not in str(exc) and "Invalid graph operation" not in str(exc):
+                    raise GraphStoreError(f"falkordb: {exc}") from exc
+            except (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError) as exc:
+                raise GraphUnavailable(f"{self._where}: {exc}") from exc
 
     async def _run(self, cypher: str, params: dict[str, Any], read_only: bool) -> Any:
         try:
@@ -111,4 +129,5 @@ class FalkorDriver:
             await self._run(CLEAR, {}, read_only=False)
 
     async def close(self) -> None:
-        await self._db.connection.aclose()
+        if self._owns_connection:  # a space's driver borrows the connection of the store's
+            await self._db.connection.aclose()

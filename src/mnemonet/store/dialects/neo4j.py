@@ -14,6 +14,7 @@ from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncManagedTransaction, unit
 from neo4j.exceptions import ClientError, ConstraintError, Neo4jError, ServiceUnavailable, SessionExpired
 from neo4j.graph import Node, Path, Relationship
 
+from mnemonet.model.errors import InvalidInput
 from mnemonet.store.dialects.base import WriteOutcome
 from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation, WriteConflict
 
@@ -36,9 +37,9 @@ SCHEMA: tuple[str, ...] = tuple(
 # Large graphs are deleted in batches so no transaction outgrows the heap.
 # The server cannot be reached (the driver's own retries are spent): a 503 "graph unavailable", not a bug.
 _UNREACHABLE = (ServiceUnavailable, SessionExpired, OSError)
-# Token revocations and the audit log stay: erasing memories must not bring revoked tokens back
-# nor erase the record of who erased them.
-CLEAR = ("MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord) "
+# Token revocations, the audit log and the registry of spaces stay: erasing memories must not bring
+# revoked tokens back, erase the record of who erased them, nor forget the other spaces.
+CLEAR = ("MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord OR n:Space) "
          "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
 
 
@@ -131,6 +132,15 @@ class Neo4jDriver:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
         except _UNREACHABLE as exc:
             raise GraphUnavailable(f"{self._where}: {exc}") from exc
+
+    def for_graph(self, graph_name: str) -> Neo4jDriver:
+        """Spaces other than ``default``: not on Neo4j yet (community edition has one database; one
+        database per space needs an edition with ``CREATE DATABASE``, which no build machine runs)."""
+        raise InvalidInput(f"space graph {graph_name!r}: memory spaces other than 'default' need the FalkorDB "
+                           "backend (Neo4j community edition holds one database)")
+
+    async def drop(self) -> None:
+        raise InvalidInput("memory spaces other than 'default' need the FalkorDB backend")
 
     async def close(self) -> None:
         await self._driver.close()

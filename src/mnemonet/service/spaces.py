@@ -1,0 +1,179 @@
+"""``SpacedMemory``: the memory of a store node, one ``MemoryService`` per memory space.
+
+Each space has a graph of its own (a FalkorDB graph key) and a vector index of
+its own (a PostgreSQL schema: table, HNSW index, keyword statistics), opened on
+the default space's connections. Isolation is therefore in every query by
+construction: a search, a concept get-or-create, a worker's contradiction
+candidates or a summary's basis can only ever see the space it runs in. The
+registry of spaces lives in the default space's graph (``Space`` nodes).
+
+The default space is the store as it was before spaces existed (same graph
+key, same schema), so old data reads as ``default`` with no migration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mnemonet.llm.base import LanguageModel
+from mnemonet.model.errors import Conflict, InvalidInput, NotFound
+from mnemonet.model.spaces import DEFAULT_SPACE, SpaceView, check_space
+from mnemonet.service.memory import MemoryService
+from mnemonet.store.graph import GraphStore
+from mnemonet.store.vectors import VectorStore
+
+log = logging.getLogger(__name__)
+
+# Methods about the node's credentials and audit trail, not about one space's memories.
+_GLOBAL = frozenset({"revoke_token", "revoked_tokens", "record_audit", "audit_log"})
+# PostgreSQL cuts identifiers at 63 bytes: two spaces whose schema names agree that far would share one.
+_PG_IDENTIFIER_MAX = 63
+
+
+def space_key(base: str, space: str) -> str:
+    """The graph key / schema name of ``space`` next to the default space's ``base``."""
+    return base if space == DEFAULT_SPACE else f"{base}__{space}"
+
+
+class SpacedMemory:
+    """``MemoryAPI`` over many spaces: every per-space method takes ``space`` (default ``default``)
+    and runs in that space's ``MemoryService``; spaces are created, listed and deleted here."""
+
+    def __init__(self, default: MemoryService) -> None:
+        self.default = default
+        self.settings = default.settings
+        self._open: dict[str, MemoryService] = {DEFAULT_SPACE: default}
+        self._lock = asyncio.Lock()
+
+    # -- spaces -----------------------------------------------------------------
+
+    async def memory(self, space: str | None = None) -> MemoryService:
+        """The memory of an existing space; ``NotFound`` if no admin created it."""
+        name = DEFAULT_SPACE if space is None else check_space(space)
+        found = self._open.get(name)
+        if found is not None:
+            return found
+        async with self._lock:
+            if name in self._open:
+                return self._open[name]
+            if name not in {r["name"] for r in await self.default.graph.registered_spaces()}:
+                raise NotFound(f"space: no space {name!r} (an admin token creates it: create_space)")
+            memory = await self._open_space(name)
+            self._open[name] = memory
+            return memory
+
+    async def _open_space(self, name: str) -> MemoryService:
+        base = self.default
+        schema = space_key(base.vectors.schema, name)
+        if len(schema) > _PG_IDENTIFIER_MAX:
+            raise InvalidInput(f"space: {name!r} makes the schema name {schema!r} longer than PostgreSQL allows")
+        graph = base.graph.for_space(space_key(self.settings.graph_name, name))
+        await graph.ensure_indexes()
+        vectors = await base.vectors.for_space(schema)
+        await vectors.ensure_model(base.embedder.model, base.embedder.dimension)
+        return MemoryService(graph, vectors, base.llm, base.embedder, self.settings, space=name)
+
+    async def spaces(self) -> list[SpaceView]:
+        """Every space, ``default`` first."""
+        rows = await self.default.graph.registered_spaces()
+        return [SpaceView(name=DEFAULT_SPACE), *(SpaceView(**r) for r in rows)]
+
+    async def create_space(self, name: str, by: str = "local") -> SpaceView:
+        """Create a space (admin only); creating one that exists returns it unchanged."""
+        name = check_space(name, "name")
+        if name == DEFAULT_SPACE:
+            return SpaceView(name=DEFAULT_SPACE)
+        async with self._lock:
+            existing = {r["name"]: r for r in await self.default.graph.registered_spaces()}
+            if name in existing:
+                return SpaceView(**existing[name])
+            if len(existing) >= self.settings.spaces_max:
+                raise Conflict(f"name: this store already holds {len(existing)} spaces (setting spaces_max)")
+            # A new space starts empty, whatever a failed delete or a write racing one left under its name.
+            await self._drop(await self._open_space(name))
+            # Opened (the graph's indexes, the schema) before it is registered: a registered space is usable.
+            memory = await self._open_space(name)
+            row = await self.default.graph.record_space(name, by)
+            self._open[name] = memory
+        log.info("space created name=%s by=%s", name, by)
+        return SpaceView(**row)
+
+    async def delete_space(self, name: str, by: str = "local") -> bool:
+        """Delete a space and everything in it, graph and vectors (admin only); False if there was none."""
+        name = check_space(name, "name")
+        if name == DEFAULT_SPACE:
+            raise InvalidInput("name: the default space cannot be deleted (clear empties it)")
+        async with self._lock:
+            if name not in {r["name"] for r in await self.default.graph.registered_spaces()}:
+                return False
+            memory = self._open.pop(name, None) or await self._open_space(name)
+            # Dropped first: if a drop fails the space stays listed, and deleting it again finishes the job.
+            await self._drop(memory)
+            await self.default.graph.unregister_space(name)
+        log.warning("space deleted name=%s by=%s", name, by)
+        return True
+
+    @staticmethod
+    async def _drop(memory: MemoryService) -> None:
+        await memory.graph.drop()
+        await memory.vectors.drop()
+
+    # -- the store node's own calls ---------------------------------------------
+
+    @property
+    def graph(self) -> GraphStore:
+        """The default space's graph store (it owns the connection every space's borrows)."""
+        return self.default.graph
+
+    @property
+    def vectors(self) -> VectorStore:
+        """The default space's vector store (it owns the pool every space's borrows)."""
+        return self.default.vectors
+
+    @property
+    def llm(self) -> LanguageModel:
+        """The language model every space uses."""
+        return self.default.llm
+
+    @llm.setter
+    def llm(self, llm: LanguageModel) -> None:
+        for memory in self._open.values():
+            memory.llm = llm
+
+    @property
+    def llm_calls(self) -> Counter[str]:
+        """Language-model calls by purpose, over every open space."""
+        return sum((memory.llm_calls for memory in self._open.values()), Counter())
+
+    async def health(self, timeout: float) -> dict[str, dict[str, Any]]:
+        return await self.default.health(timeout)
+
+    async def sync_vectors(self, limit: int = 500) -> int:
+        """``MemoryService.sync_vectors`` in every space."""
+        total = 0
+        for view in await self.spaces():
+            total += await (await self.memory(view.name)).sync_vectors(limit)
+        return total
+
+    async def close(self) -> None:
+        # A space's stores borrow the default's connections: closing the default closes them all.
+        await self.default.close()
+
+    # -- MemoryAPI: every other method runs in the space it names -----------------
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
+        method = getattr(MemoryService, name, None)
+        if name.startswith("_") or not inspect.iscoroutinefunction(method):
+            raise AttributeError(name)
+
+        async def call(*args: Any, space: str | None = None, **kwargs: Any) -> Any:
+            memory = self.default if name in _GLOBAL else await self.memory(space)
+            return await getattr(memory, name)(*args, **kwargs)
+
+        call.__name__ = name
+        return call
