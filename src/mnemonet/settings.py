@@ -42,6 +42,7 @@ class Settings(BaseSettings):
     max_name_chars: int = Field(200, description="Longest concept, predicate or source name accepted.")
     max_concepts_per_write: int = Field(200, description="Most concepts one observation may carry.")
     max_statements_per_write: int = Field(200, description="Most statements one observation may carry.")
+    retract_reason_max_chars: int = Field(2_000, description="Longest reason a retraction may give.")
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(

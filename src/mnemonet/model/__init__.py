@@ -18,6 +18,7 @@ from mnemonet.model.views import (
     ConceptView,
     ContradictionView,
     ObservationView,
+    RetractionView,
     SearchHit,
     StatementView,
     WriteResult,
@@ -26,6 +27,6 @@ from mnemonet.model.views import (
 __all__ = [
     "Answer", "AuditView", "ClaimRecord", "ClaimResult", "ConceptComponent", "ConceptRelationView", "ConceptSpec",
     "ConceptView", "ContradictionView", "InferredClaim", "MemoryAPI", "ObservationRecord",
-    "ObservationView", "ObserveResult", "Recall", "SearchHit", "SourceSpec", "StatementLink",
+    "ObservationView", "ObserveResult", "Recall", "RetractionView", "SearchHit", "SourceSpec", "StatementLink",
     "StatementSpec", "StatementView", "WriteResult", "derived_id", "new_id", "normalise_name",
 ]

@@ -11,6 +11,7 @@ from mnemonet.model.views import (
     ConceptView,
     ContradictionView,
     ObservationView,
+    RetractionView,
     SearchHit,
     StatementView,
     WriteResult,
@@ -51,6 +52,24 @@ class Recall(BaseModel):
     superseded: list[StatementView] = Field(default_factory=list)
     contradictions: list[ContradictionView] = Field(default_factory=list)
     observations: list[ObservationView] = Field(default_factory=list)
+    retractions: list[RetractionView] = Field(
+        default_factory=list, description="Retractions of what the query reached: why it is left out.")
+
+
+class RetractResult(BaseModel):
+    """A retraction (``created`` false when the item was retracted already: the standing one is returned).
+
+    ``flagged``: statements derived only from the retracted item, now left out of answers too.
+    """
+
+    retraction_id: str
+    target_id: str
+    kind: Literal["statement", "observation"]
+    created: bool
+    reason: str
+    source: str
+    created_at: int
+    flagged: list[str] = Field(default_factory=list)
 
 
 class Answer(BaseModel):
@@ -113,6 +132,11 @@ class MemoryAPI(Protocol):
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
         basis: list[str] | None = None,
     ) -> ClaimResult: ...
+
+    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+        """Take a statement or observation back by appending a retraction by ``source``; nothing is deleted.
+        Retracting an item twice returns the standing retraction."""
+        ...
 
     async def remember(self, query: str) -> Answer: ...
 

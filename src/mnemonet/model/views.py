@@ -41,6 +41,14 @@ class StatementView(_View):
     superseded_by: list[str] = Field(default_factory=list)
     contradicted_by: list[str] = Field(default_factory=list)
     summary: str | None = Field(None, description="The text of a consolidation summary statement.")
+    retracted_by: list[str] = Field(default_factory=list, description="Ids of the retractions taking it back.")
+    derived_from_retracted: bool = Field(
+        False, description="Everything it was derived from is retracted: it stands on nothing any more.")
+
+    @property
+    def withdrawn(self) -> bool:
+        """Retracted, or derived only from retracted items: never current, never an answer, never a basis."""
+        return bool(self.retracted_by) or self.derived_from_retracted
 
     def sentence(self) -> str:
         if self.summary:  # a summary statement reads as its text
@@ -79,6 +87,21 @@ class ContradictionView(_View):
 def when(epoch_ms: int) -> str:
     """A short UTC time a reader can place: ``Mon 23 Nov 16:50``."""
     return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%a %d %b %H:%M")
+
+
+class RetractionView(_View):
+    """A retraction: who took which statement or observation back, when (Unix ms) and why.
+
+    ``target_text`` is what was taken back (a statement's sentence, an observation's text), where known.
+    """
+
+    id: str
+    target_id: str
+    kind: str
+    reason: str
+    source: str
+    created_at: int = 0
+    target_text: str = ""
 
 
 class WriteResult(_View):

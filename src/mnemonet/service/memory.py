@@ -29,6 +29,7 @@ from mnemonet.model.api import (
     ObserveResult,
     PredicateProfile,
     Recall,
+    RetractResult,
 )
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.idempotency import IdempotencyConflict
@@ -60,6 +61,7 @@ from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
+from mnemonet.store.graph_errors import UnknownReference
 from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -232,6 +234,8 @@ class MemoryService:
         """
         text = self._check_input(text, "text")
         source_spec = _source(source, "agent")
+        if basis:
+            await self._refuse_withdrawn(basis)
         statement_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
         said = split_supersession(text)
         claim_text = text
@@ -393,6 +397,33 @@ class MemoryService:
             entry = IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})
             await self.indexer.index_quietly([entry])
         return result
+
+    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+        """Take a statement or an observation back: append a retraction by ``source``, delete nothing.
+
+        A retracted item is never current, never an answer, never a basis, never a side of an open
+        contradiction, and statements derived only from it are flagged and left out the same way.
+        One retraction per item: retrying (or retracting again, whoever asks) returns the standing one.
+        """
+        target_id = check_id(id, "id")
+        reason = check_text(reason, "reason", self.settings.retract_reason_max_chars)
+        check_no_secrets(reason, "reason")
+        by = _source(source, "user")
+        node = await self.graph.get_node(target_id)
+        if node is None:
+            raise UnknownReference("id", [target_id])
+        label = str(node.get("label", "")).lower()
+        if label not in ("statement", "observation"):
+            raise InvalidInput(f"id: only a statement or an observation can be retracted, not a {label}")
+        kind: Literal["statement", "observation"] = "statement" if label == "statement" else "observation"
+        created = await self.graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by.name)
+        [standing] = await self.graph.retractions_of([target_id])
+        derived = await self.graph.statements_derived_from(target_id, kind)
+        return RetractResult(
+            retraction_id=standing.id, target_id=target_id, kind=kind, created=created, reason=standing.reason,
+            source=standing.source, created_at=standing.created_at,
+            flagged=[s.id for s in derived if s.derived_from_retracted],
+        )
 
     # -- reads ---------------------------------------------------------------
 
@@ -560,6 +591,16 @@ class MemoryService:
             return None
         found = await self.graph.get_statements([hits[0].id])
         return found[0] if found else None
+
+    async def _refuse_withdrawn(self, basis: object) -> None:
+        """A retracted item (or a statement standing only on retracted ones) is never a basis: ``InvalidInput``."""
+        if not isinstance(basis, list) or len(basis) > MAX_LOAD_IDS:
+            raise InvalidInput(f"basis: must be a list of at most {MAX_LOAD_IDS} ids")
+        ids = [check_id(b, "basis") for b in basis]
+        withdrawn = {r.target_id for r in await self.graph.retractions_of(ids)}
+        withdrawn |= {s.id for s in await self.graph.get_statements(ids) if s.withdrawn}
+        if withdrawn:
+            raise InvalidInput(f"basis: retracted, so never a basis: {', '.join(sorted(withdrawn))}")
 
     async def _find_basis(self, sentence: str, concepts: set[str]) -> list[str]:
         """Top search hits that share a concept with the claim; none is a valid answer."""

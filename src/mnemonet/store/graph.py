@@ -20,6 +20,7 @@ from mnemonet.model import (
     ContradictionView,
     ObservationRecord,
     ObservationView,
+    RetractionView,
     SourceSpec,
     StatementView,
     WriteResult,
@@ -347,6 +348,33 @@ class GraphStore:
                 raise UnknownReference(field, [value])
         return False
 
+    async def retract(
+        self, retraction_id: str, target_id: str, kind: Literal["statement", "observation"], reason: str, source: str
+    ) -> bool:
+        """Append a retraction of a statement or observation; False if the item was retracted already.
+
+        Nothing is deleted or updated: readers leave retracted items (and what stands only on them) out.
+        """
+        if kind not in ("statement", "observation"):
+            raise InvalidInput("kind: must be 'statement' or 'observation'")
+        params = {"id": check_id(retraction_id, "retraction_id"), "target_id": check_id(target_id, "id"),
+                  "kind": kind, "reason": check_text(reason, "reason", self.settings.retract_reason_max_chars),
+                  "source": check_name(source, "source"), "now": _now_ms()}
+        cypher = q.RETRACT_STATEMENT if kind == "statement" else q.RETRACT_OBSERVATION
+        return (await self.driver.write(cypher, params)).nodes_created > 0
+
+    async def retractions_of(self, ids: list[str]) -> list[RetractionView]:
+        """The retractions of any of the items, oldest first."""
+        rows = await self.driver.read(q.RETRACTIONS_OF, {"ids": self._ids(ids)})
+        return [RetractionView(**r) for r in rows]
+
+    async def statements_derived_from(
+        self, item_id: str, kind: Literal["statement", "observation"]
+    ) -> list[StatementView]:
+        """Statements DERIVED_FROM the statement or observation."""
+        cypher = q.STATEMENTS_FROM_STATEMENT if kind == "statement" else q.STATEMENTS_FROM_OBSERVATION
+        return await self._statements(cypher, {"id": check_id(item_id, "id")})
+
     # -- reads ----------------------------------------------------------------
 
     def _limit(self, limit: object, field: str = "limit") -> int:
@@ -561,8 +589,10 @@ class GraphStore:
 
 def _statement_row(row: dict[str, Any]) -> dict[str, Any]:
     # Statements written before tense existed read as present, with no date.
+    derived, retracted_basis = row.get("derived_from") or [], row.pop("retracted_basis", None) or []
     return {**row, "negated": bool(row.get("negated")), "created_at": row.get("created_at") or 0,
-            "tense": row.get("tense") or "present"}
+            "tense": row.get("tense") or "present", "retracted_by": row.get("retracted_by") or [],
+            "derived_from_retracted": bool(derived) and set(derived) <= set(retracted_basis)}
 
 
 def _concept_row(row: dict[str, Any]) -> dict[str, Any]:

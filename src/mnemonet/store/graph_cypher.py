@@ -12,7 +12,8 @@ yields no row and the whole statement writes nothing (a retry is a no-op).
 
 "Is it there?" is always asked as ``count(x) = 0`` after an OPTIONAL MATCH,
 never ``x IS NULL``: FalkorDB 4.16 lets ``WITH x WHERE x IS NULL`` through
-when ``x`` was found.
+when ``x`` was found. An OPTIONAL MATCH is one hop plus a ``WHERE`` pattern:
+FalkorDB 4.16 matched ``(s)-[:A]->(x)<-[:B]-()`` as ``(s)-[:A]->(x)`` alone.
 """
 
 from __future__ import annotations
@@ -240,14 +241,19 @@ OPTIONAL MATCH (s)-[:ASSERTED_BY]->(src:Source)
 WITH s, subj, obj, src
 OPTIONAL MATCH (s)-[:DERIVED_FROM]->(d)
 WITH s, subj, obj, src, collect(DISTINCT d.id) AS derived_from
-OPTIONAL MATCH (later:Statement)-[:SUPERSEDES]->(s)
-WITH s, subj, obj, src, derived_from, collect(DISTINCT later.id) AS superseded_by
-OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement)
-WITH s, subj, obj, src, derived_from, superseded_by, collect(DISTINCT other.id) AS contradicted_by
+OPTIONAL MATCH (s)-[:DERIVED_FROM]->(rd) WHERE (rd)<-[:RETRACTS]-(:Retraction)
+WITH s, subj, obj, src, derived_from, collect(DISTINCT rd.id) AS retracted_basis
+OPTIONAL MATCH (later:Statement)-[:SUPERSEDES]->(s) WHERE NOT (later)<-[:RETRACTS]-(:Retraction)
+WITH s, subj, obj, src, derived_from, retracted_basis, collect(DISTINCT later.id) AS superseded_by
+OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement) WHERE NOT (other)<-[:RETRACTS]-(:Retraction)
+WITH s, subj, obj, src, derived_from, retracted_basis, superseded_by, collect(DISTINCT other.id) AS contradicted_by
+OPTIONAL MATCH (s)<-[:RETRACTS]-(rt:Retraction)
+WITH s, subj, obj, src, derived_from, retracted_basis, superseded_by, contradicted_by,
+     collect(DISTINCT rt.id) AS retracted_by
 RETURN s.id AS id, subj.name AS subject, s.predicate AS predicate, obj.name AS object,
        s.confidence AS confidence, s.negated AS negated, s.tense AS tense, s.valid_at AS valid_at,
        s.created_at AS created_at, src.name AS source,
-       derived_from, superseded_by, contradicted_by, s.summary AS summary"""
+       derived_from, superseded_by, contradicted_by, s.summary AS summary, retracted_by, retracted_basis"""
 
 _BY_CONFIDENCE = "\nORDER BY confidence DESC, created_at DESC, id"
 _BY_AGE = "\nORDER BY created_at, id"
@@ -264,11 +270,18 @@ WITH DISTINCT c"""
 STATEMENTS_ABOUT = (_CONCEPT_BY_KEY + """
 MATCH (s:Statement)-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c)
 WITH DISTINCT s
-WHERE $include_superseded OR NOT (:Statement)-[:SUPERSEDES]->(s)
+OPTIONAL MATCH (s)<-[sup:SUPERSEDES]-(later:Statement) WHERE NOT (later)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (s)<-[ret:RETRACTS]-(:Retraction)
+WITH s, count(sup) + count(ret) AS gone
+WHERE $include_superseded OR gone = 0
 WITH s ORDER BY s.confidence DESC, s.created_at DESC, s.id LIMIT $limit""" + _STATEMENT_VIEW + _BY_CONFIDENCE).strip()
 
 STATEMENTS_FROM_OBSERVATION = ("""
 MATCH (s:Statement)-[:DERIVED_FROM]->(:Observation {id: $id})
+WITH DISTINCT s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
+
+STATEMENTS_FROM_STATEMENT = ("""
+MATCH (s:Statement)-[:DERIVED_FROM]->(:Statement {id: $id})
 WITH DISTINCT s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
 
 STATEMENTS_BY_SOURCE = ("""
@@ -288,9 +301,11 @@ WITH s ORDER BY s.created_at DESC, s.id DESC LIMIT $limit""" + _STATEMENT_VIEW +
 # NOT (:Statement)-[:SUPERSEDES]->(a) ~5x slower (2,000 contradictions: 170 vs 35 ms).
 UNRESOLVED_CONTRADICTIONS = """
 MATCH (a:Statement)-[r:CONTRADICTS]->(b:Statement)
-OPTIONAL MATCH (a)<-[sa:SUPERSEDES]-()
-OPTIONAL MATCH (b)<-[sb:SUPERSEDES]-()
-WITH a, r, b, sa, sb WHERE sa IS NULL AND sb IS NULL
+OPTIONAL MATCH (a)<-[sa:SUPERSEDES]-(la) WHERE NOT (la)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (b)<-[sb:SUPERSEDES]-(lb) WHERE NOT (lb)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (a)<-[ra:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (b)<-[rb:RETRACTS]-(:Retraction)
+WITH a, r, b, sa, sb, ra, rb WHERE sa IS NULL AND sb IS NULL AND ra IS NULL AND rb IS NULL
 RETURN a.id AS a, b.id AS b, r.reason AS reason, r.created_at AS created_at
 ORDER BY created_at DESC, a, b
 LIMIT $limit""".strip()
@@ -453,8 +468,9 @@ WITH sid, c, count(x) AS degree
 WHERE degree <= $max_degree
 MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(n)
 WHERE (n:Observation OR n:Statement) AND NOT n.id IN $ids
-OPTIONAL MATCH (n)<-[sup:SUPERSEDES]-()
-WITH sid, c, degree, n, sup WHERE sup IS NULL
+OPTIONAL MATCH (n)<-[sup:SUPERSEDES]-(later) WHERE NOT (later)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (n)<-[ret:RETRACTS]-(:Retraction)
+WITH sid, c, degree, n, sup, ret WHERE sup IS NULL AND ret IS NULL
 RETURN sid AS seed, c.name AS concept, degree, n.id AS id, CASE WHEN n:Observation THEN 'observation'
        ELSE 'statement' END AS kind
 ORDER BY degree, seed, id
@@ -494,7 +510,26 @@ MERGE (p:Predicate {name: $name})
 ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_by, p.created_at = $now
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
-LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate")
+# -- retractions: taking a statement or observation back, append-only ----
+
+# One retraction per item: a second finds the first (whoever asks, whatever the reason) and writes nothing.
+# The label of the target is one of two static fragments, chosen by the store after reading the node.
+_RETRACT = """
+OPTIONAL MATCH (t)<-[done:RETRACTS]-(:Retraction)
+WITH t, count(done) AS done_found WHERE done_found = 0
+CREATE (r:Retraction {id: $id, reason: $reason, source: $source, created_at: $now, target_kind: $kind})
+CREATE (r)-[:RETRACTS {created_at: $now}]->(t)"""
+RETRACT_STATEMENT = ("MATCH (t:Statement {id: $target_id})" + _RETRACT).strip()
+RETRACT_OBSERVATION = ("MATCH (t:Observation {id: $target_id})" + _RETRACT).strip()
+
+RETRACTIONS_OF = """
+MATCH (r:Retraction)-[:RETRACTS]->(t)
+WHERE t.id IN $ids
+RETURN r.id AS id, t.id AS target_id, r.target_kind AS kind, r.reason AS reason, r.source AS source,
+       r.created_at AS created_at, coalesce(t.sentence, t.summary, t.raw_content, '') AS target_text
+ORDER BY created_at, id""".strip()
+
+LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate", "Retraction")
 # Token revocations: kept by ``clear`` (erasing memories must not bring revoked tokens back).
 REVOKE_TOKEN = """
 MERGE (r:TokenRevocation {id: $id})
@@ -521,7 +556,7 @@ LIMIT $limit""".strip()
 
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
-    "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED",
+    "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED", "RETRACTS",
 )
 
 # Per label, so each branch can use that label's id index.
