@@ -25,6 +25,7 @@ from mnemonet.model.api import (
     ObserveResult,
     PredicateProfile,
     Recall,
+    RetractResult,
 )
 from mnemonet.model.views import (
     AuditView,
@@ -80,6 +81,10 @@ class _MemoryMethods:
         """Assert a claim; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+
+    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+        """Take a statement or observation back (a retry finds the standing retraction)."""
+        return await self._call("retract", {"id": id, "reason": reason, "source": source})
 
     async def remember(self, query: str) -> Answer:
         """Answer ``query`` from memory."""
@@ -341,6 +346,10 @@ class HttpMemoryClient(_MemoryMethods):
         """Assert a claim; the source is the token's name unless ``source`` (speak-for) says otherwise."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._call("claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+
+    async def retract(self, id: str, reason: str, source: str | None = None) -> RetractResult:
+        """Take a statement or observation back; the source is the token's name unless ``source`` (speak-for)."""
+        return await self._call("retract", _drop_none(id=id, reason=reason, source=source))
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         spec = method_spec(method)

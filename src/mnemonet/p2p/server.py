@@ -135,7 +135,7 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
     """What an audited call wrote, by id (never its text)."""
     if method == "revoke_token":
         return str(kwargs.get("token_id", ""))
-    for attr in ("observation_id", "statement_id"):
+    for attr in ("observation_id", "statement_id", "retraction_id"):
         if (value := getattr(result, attr, None)) is not None:
             return str(value)
     return ""
@@ -239,7 +239,7 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error("bad_input", "body is not JSON this node reads: nested too deeply")
         if not isinstance(kwargs, dict):
             return _error("bad_input", "body must be a JSON object of keyword arguments")
-        if method in ("observe", "claim") and (refusal := check_source(caller, kwargs)) is not None:
+        if method in ("observe", "claim", "retract") and (refusal := check_source(caller, kwargs)) is not None:
             return _forbidden(refusal)
         if method == "revoke_token":
             kwargs["by"] = caller.name or "local"  # who revoked is the caller, never what it says

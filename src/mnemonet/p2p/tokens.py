@@ -55,6 +55,7 @@ METHOD_SCOPE: dict[str, str] = {
     )},
     "observe": "write",
     "claim": "write",
+    "retract": "write",
     "clear": "admin",
     "revoke_token": "admin",
     "revoked_tokens": "admin",

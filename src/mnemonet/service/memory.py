@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -67,6 +68,8 @@ from mnemonet.store.vectors import VectorStore
 log = logging.getLogger(__name__)
 
 MAX_LIMIT = 500
+# A short id as ``short_id`` prints it: retract accepts it when it names one item.
+_SHORT_ID = re.compile(r"^(st|obs)-[0-9a-f]{8}$")
 MAX_LOAD_IDS = 100
 # Hits at or above this normalised score may serve as a claim's basis.
 BASIS_MIN_SCORE = 0.5
@@ -410,6 +413,13 @@ class MemoryService:
         check_no_secrets(reason, "reason")
         by = _source(source, "user")
         node = await self.graph.get_node(target_id)
+        if node is None and _SHORT_ID.match(target_id):  # as answers and the CLI print ids
+            found = await self.graph.ids_starting_with(target_id)
+            if len(found) > 1:
+                raise InvalidInput(f"id: {target_id} is ambiguous ({', '.join(found)}); give the full id")
+            if found:
+                target_id = found[0]
+                node = await self.graph.get_node(target_id)
         if node is None:
             raise UnknownReference("id", [target_id])
         label = str(node.get("label", "")).lower()

@@ -368,6 +368,12 @@ class GraphStore:
         rows = await self.driver.read(q.RETRACTIONS_OF, {"ids": self._ids(ids)})
         return [RetractionView(**r) for r in rows]
 
+    async def ids_starting_with(self, prefix: str, limit: int = 2) -> list[str]:
+        """Ids of statements and observations starting with ``prefix`` (a short id), at most ``limit`` of each."""
+        rows = await self.driver.read(q.IDS_STARTING_WITH, {"prefix": check_id(prefix, "prefix"),
+                                                            "limit": self._limit(limit)})
+        return sorted({str(r["id"]) for r in rows})
+
     async def statements_derived_from(
         self, item_id: str, kind: Literal["statement", "observation"]
     ) -> list[StatementView]:

@@ -522,6 +522,12 @@ CREATE (r)-[:RETRACTS {created_at: $now}]->(t)"""
 RETRACT_STATEMENT = ("MATCH (t:Statement {id: $target_id})" + _RETRACT).strip()
 RETRACT_OBSERVATION = ("MATCH (t:Observation {id: $target_id})" + _RETRACT).strip()
 
+# Statements and observations whose id starts with a short id as answers and the CLI print it.
+IDS_STARTING_WITH = """
+MATCH (n:Statement) WHERE n.id STARTS WITH $prefix RETURN n.id AS id LIMIT $limit
+UNION ALL
+MATCH (n:Observation) WHERE n.id STARTS WITH $prefix RETURN n.id AS id LIMIT $limit""".strip()
+
 RETRACTIONS_OF = """
 MATCH (r:Retraction)-[:RETRACTS]->(t)
 WHERE t.id IN $ids
