@@ -59,7 +59,7 @@ async def test_each_method_needs_its_scope(make_node: NodeFactory) -> None:
     assert store.calls.count("observe") == 1 and store.observations == {}  # the admin clear ran, nothing else did
     # Every MemoryAPI method a client may call has exactly one scope; admin covers clear and the token methods.
     admin_methods = {m for m, s in METHOD_SCOPE.items() if s == "admin"}
-    assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log"}
+    assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log", "forget", "tombstones"}
 
 
 class WorkerStore(InMemoryStore):

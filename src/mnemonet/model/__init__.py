@@ -21,6 +21,7 @@ from mnemonet.model.views import (
     RetractionView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 
@@ -28,5 +29,5 @@ __all__ = [
     "Answer", "AuditView", "ClaimRecord", "ClaimResult", "ConceptComponent", "ConceptRelationView", "ConceptSpec",
     "ConceptView", "ContradictionView", "InferredClaim", "MemoryAPI", "ObservationRecord",
     "ObservationView", "ObserveResult", "Recall", "RetractionView", "SearchHit", "SourceSpec", "StatementLink",
-    "StatementSpec", "StatementView", "WriteResult", "derived_id", "new_id", "normalise_name",
+    "StatementSpec", "StatementView", "TombstoneView", "WriteResult", "derived_id", "new_id", "normalise_name",
 ]

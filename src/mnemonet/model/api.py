@@ -14,6 +14,7 @@ from mnemonet.model.views import (
     RetractionView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 
@@ -70,6 +71,25 @@ class RetractResult(BaseModel):
     source: str
     created_at: int
     flagged: list[str] = Field(default_factory=list)
+
+
+class ForgetReport(BaseModel):
+    """What ``forget`` erased (counts, never content) and whether the files were compacted so the bytes are
+    gone. ``tombstone_id`` is None when there was nothing to erase (a retry after the erasure)."""
+
+    kind: Literal["observation", "source"]
+    tombstone_id: str | None = None
+    observations: int = 0
+    statements: int = 0
+    concepts: int = 0
+    retractions: int = 0
+    sources: int = 0
+    vectors: int = 0
+    contexts_scrubbed: int = Field(0, description="Other rows' embedding context that quoted an erased text, emptied.")
+    graph_compacted: bool = False
+    vectors_compacted: bool = False
+    at: int = 0
+    by: str = ""
 
 
 class Answer(BaseModel):
@@ -136,6 +156,17 @@ class MemoryAPI(Protocol):
     async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
         """Take a statement or observation back by appending a retraction by ``source``; nothing is deleted.
         Retracting an item twice returns the standing retraction."""
+        ...
+
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local"
+    ) -> ForgetReport:
+        """Admin only: erase one observation, or every observation and statement of a source, with what is
+        derived only from them, from the graph, the vector index and their files; leaves a tombstone."""
+        ...
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        """Admin only: tombstones of erasures, newest first."""
         ...
 
     async def remember(self, query: str) -> Answer: ...

@@ -104,6 +104,21 @@ class RetractionView(_View):
     target_text: str = ""
 
 
+class TombstoneView(_View):
+    """What a ``forget`` erased: what kind of request, how many of each, when (Unix ms) and by whom; no content."""
+
+    id: str
+    kind: str
+    observations: int = 0
+    statements: int = 0
+    concepts: int = 0
+    retractions: int = 0
+    sources: int = 0
+    vectors: int = 0
+    at: int = 0
+    by: str = ""
+
+
 class WriteResult(_View):
     """What a write created; ``created`` is false when the id already existed (a retry)."""
 

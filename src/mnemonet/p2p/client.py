@@ -20,6 +20,7 @@ from mnemonet.model.api import (
     Answer,
     ClaimResult,
     ConsolidationWork,
+    ForgetReport,
     InferredClaim,
     LinkKind,
     ObserveResult,
@@ -34,6 +35,7 @@ from mnemonet.model.views import (
     ObservationView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 from mnemonet.p2p.errors import Busy, ModelUnavailable, NoCapablePeer, P2PError, RequestTimeout, error_from_wire
@@ -85,6 +87,16 @@ class _MemoryMethods:
     async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
         """Take a statement or observation back (a retry finds the standing retraction)."""
         return await self._call("retract", {"id": id, "reason": reason, "source": source})
+
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local"
+    ) -> ForgetReport:
+        """Admin: erase an observation or all a source wrote (over HTTP, ``by`` is the token's name)."""
+        return await self._call("forget", _drop_none(observation_id=observation_id, source=source, by=by))
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        """Admin: tombstones of erasures, newest first."""
+        return await self._call("tombstones", {"limit": limit})
 
     async def remember(self, query: str) -> Answer:
         """Answer ``query`` from memory."""

@@ -23,7 +23,7 @@ STORE_METHODS = (
     "get_concept_statements", "stats", "clear", "revoke_token", "revoked_tokens", "record_audit", "audit_log",
     "record_inference", "pending_observations", "pending_statements", "mark_processed", "link_statements",
     "pending_consolidation", "record_summary", "pending_extractions", "complete_extraction",
-    "predicate_profile", "record_predicate", "retract",
+    "predicate_profile", "record_predicate", "retract", "forget", "tombstones",
 )
 LLM_METHODS = (
     "llm.extract_observation", "llm.parse_claim", "llm.answer", "llm.infer_claims",

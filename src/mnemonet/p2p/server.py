@@ -135,7 +135,7 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
     """What an audited call wrote, by id (never its text)."""
     if method == "revoke_token":
         return str(kwargs.get("token_id", ""))
-    for attr in ("observation_id", "statement_id", "retraction_id"):
+    for attr in ("observation_id", "statement_id", "retraction_id", "tombstone_id"):
         if (value := getattr(result, attr, None)) is not None:
             return str(value)
     return ""
@@ -241,8 +241,8 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error("bad_input", "body must be a JSON object of keyword arguments")
         if method in ("observe", "claim", "retract") and (refusal := check_source(caller, kwargs)) is not None:
             return _forbidden(refusal)
-        if method == "revoke_token":
-            kwargs["by"] = caller.name or "local"  # who revoked is the caller, never what it says
+        if method in ("revoke_token", "forget"):
+            kwargs["by"] = caller.name or "local"  # who revoked or erased is the caller, never what it says
         # Per client address: programs that are not peers share nothing else a limit could key on.
         client = request.client.host if request.client is not None else "unknown"
         try:

@@ -57,6 +57,8 @@ METHOD_SCOPE: dict[str, str] = {
     "claim": "write",
     "retract": "write",
     "clear": "admin",
+    "forget": "admin",
+    "tombstones": "admin",
     "revoke_token": "admin",
     "revoked_tokens": "admin",
     "audit_log": "admin",

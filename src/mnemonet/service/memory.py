@@ -25,6 +25,7 @@ from mnemonet.model.api import (
     Answer,
     ClaimResult,
     ConsolidationWork,
+    ForgetReport,
     InferredClaim,
     LinkKind,
     ObserveResult,
@@ -54,6 +55,7 @@ from mnemonet.model.views import (
     ObservationView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 from mnemonet.service.answer import accept_phrasing, compose, contradicted_origins, speakers_of
@@ -61,6 +63,7 @@ from mnemonet.service.indexing import IndexEntry, VectorIndexer
 from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.settings import Settings
+from mnemonet.store import vector_erase
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.graph_errors import UnknownReference
 from mnemonet.store.vectors import VectorStore
@@ -435,6 +438,83 @@ class MemoryService:
             flagged=[s.id for s in derived if s.derived_from_retracted],
         )
 
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local"
+    ) -> ForgetReport:
+        """Admin only: erase an observation, or all a source wrote, and everything derived only from it.
+
+        Erased: the observations (and, for a source, the statements it asserted and its Source nodes),
+        the statements derived only from erased items (and summaries resting on any of them: their text
+        restates it), concepts nothing else uses, retractions of erased items, their vector rows, and the
+        embedding context of other rows that quoted an erased text. Then the graph's append-only file and
+        the vector tables (and WAL) are compacted so the bytes are gone. A tombstone records what kind of
+        request it was, how many of each, when and by whom, never the content. Erasing what is already
+        gone removes nothing and writes no tombstone.
+        """
+        if (observation_id is None) == (source is None):
+            raise InvalidInput("forget: give exactly one of observation_id or source")
+        who = check_name(by, "by")
+        kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
+        sources: list[str] = []
+        if observation_id is not None:
+            found = await self.graph.get_observations([check_id(observation_id, "observation_id")])
+            observations = [o.id for o in found]
+            statements: list[str] = []
+        else:
+            sources, observations, statements = await self.graph.source_items(check_name(source, "source"))
+        erased = set(observations) | set(statements)
+        erased |= await self._derived_only_from(erased)
+        orphans = _orphans(await self.graph.concept_users(sorted(erased)), erased) if erased else set()
+        total = len(erased) + len(orphans)
+        if total > self.settings.forget_max_items:
+            raise InvalidInput(f"forget: {total} items exceed forget_max_items ({self.settings.forget_max_items}); "
+                               "erase observation by observation, or raise the setting")
+        report = ForgetReport(kind=kind, at=_now_ms(), by=who)
+        if not erased:
+            return report
+        retractions = [r.id for r in await self.graph.all_retractions_of(sorted(erased))]
+        n = self.settings.forget_context_fragment_chars
+        texts = [o.text.strip() for o in await self.graph.all_observations(sorted(set(observations) & erased))]
+        fragments = sorted({piece for t in texts for piece in (t[:n], t[-n:]) if piece})
+        vectors, scrubbed = await vector_erase.erase(self.vectors, sorted(erased | orphans), fragments)
+        observation_ids = sorted(observations)
+        statement_ids = sorted(erased - set(observations))
+        tombstone = TombstoneView(
+            id=derived_id("tomb", kind, *sorted(erased)), kind=kind, observations=len(observation_ids),
+            statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
+            sources=len(sources), vectors=vectors, at=report.at, by=who,
+        )
+        await self.graph.forget(tombstone, {
+            "observations": observation_ids, "statements": statement_ids, "concepts": sorted(orphans),
+            "retractions": retractions, "sources": sources,
+        })
+        graph_compacted = await self.graph.compact()
+        vectors_compacted = await vector_erase.compact(self.vectors)
+        log.warning("forget kind=%s observations=%d statements=%d concepts=%d by=%s", kind, tombstone.observations,
+                    tombstone.statements, tombstone.concepts, who)
+        return report.model_copy(update={
+            **tombstone.model_dump(exclude={"id", "kind", "at", "by"}), "tombstone_id": tombstone.id,
+            "contexts_scrubbed": scrubbed, "graph_compacted": graph_compacted,
+            "vectors_compacted": vectors_compacted,
+        })
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        """Admin only: the tombstones of erasures, newest first."""
+        return await self.graph.tombstones(_limit(limit))
+
+    async def _derived_only_from(self, erased: set[str]) -> set[str]:
+        """Statements derived only from erased items (following chains), and summaries resting on any."""
+        found: set[str] = set()
+        frontier = set(erased)
+        for _ in range(self.settings.forget_derived_depth):
+            if not frontier:
+                break
+            fresh = {sid for sid, bases, summary in await self.graph.derived_with_bases(sorted(frontier))
+                     if sid not in erased | found and (summary or bases <= erased | found | frontier)}
+            found |= fresh
+            frontier = fresh
+        return found
+
     # -- reads ---------------------------------------------------------------
 
     async def recall(self, query: str) -> Recall:
@@ -633,6 +713,16 @@ class MemoryService:
 
     async def _index_statements(self, statements: list[StatementView]) -> None:
         await self.indexer.index_quietly([_statement_entry(s) for s in statements])
+
+
+def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:
+    """Concepts every user of which is erased, or is itself such a concept (a part of an erased phrase)."""
+    orphans: set[str] = set()
+    while True:
+        more = {c for c, used_by in users.items() if c not in orphans and used_by <= erased | orphans}
+        if not more:
+            return orphans
+        orphans |= more
 
 
 def _statement(statement_id: str, t: Triple) -> StatementSpec:

@@ -23,6 +23,7 @@ from mnemonet.model import (
     RetractionView,
     SourceSpec,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 from mnemonet.model.errors import InvalidInput
@@ -380,6 +381,76 @@ class GraphStore:
         """Statements DERIVED_FROM the statement or observation."""
         cypher = q.STATEMENTS_FROM_STATEMENT if kind == "statement" else q.STATEMENTS_FROM_OBSERVATION
         return await self._statements(cypher, {"id": check_id(item_id, "id")})
+
+    # -- forget ---------------------------------------------------------------
+
+    def _chunks(self, ids: list[str]) -> list[list[str]]:
+        size = self.settings.graph_ids_per_read_max
+        return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+    async def source_items(self, name: str) -> tuple[list[str], list[str], list[str]]:
+        """(Source node ids, observation ids, statement ids) a source of that name (any kind) wrote."""
+        name = check_name(name, "source")
+        keys = [source_key(kind, name) for kind in ("user", "agent", "system")]
+        sources: list[str] = []
+        observations: set[str] = set()
+        statements: set[str] = set()
+        for r in await self.driver.read(q.SOURCE_ITEMS, {"keys": keys}):
+            sources.append(str(r["source"]))
+            observations.update(r["observations"] or [])
+            statements.update(r["statements"] or [])
+        return sources, sorted(observations), sorted(statements)
+
+    async def derived_with_bases(self, ids: list[str]) -> list[tuple[str, set[str], bool]]:
+        """(statement id, everything it is derived from, is a summary) of the statements derived from the items."""
+        out = []
+        for chunk in self._chunks([check_id(i, "ids") for i in ids]):
+            rows = await self.driver.read(q.DERIVED_WITH_BASES, {"ids": chunk})
+            out += [(str(r["id"]), set(r["bases"] or []), bool(r["summary"])) for r in rows]
+        return out
+
+    async def concept_users(self, ids: list[str]) -> dict[str, set[str]]:
+        """For each concept the items are about (and each part those are decomposed into), the ids of
+        every node using it."""
+        out: dict[str, set[str]] = {}
+        for chunk in self._chunks([check_id(i, "ids") for i in ids]):
+            for r in await self.driver.read(q.CONCEPT_USERS, {"ids": chunk}):
+                out.setdefault(str(r["id"]), set()).update(r["users"] or [])
+        return out
+
+    async def all_retractions_of(self, ids: list[str]) -> list[RetractionView]:
+        """The retractions of any of the items, however many ids."""
+        out = []
+        for chunk in self._chunks(ids):
+            out += await self.retractions_of(chunk)
+        return out
+
+    async def all_observations(self, ids: list[str]) -> list[ObservationView]:
+        """Observations by id, however many ids."""
+        out = []
+        for chunk in self._chunks(ids):
+            out += await self.get_observations(chunk)
+        return out
+
+    async def forget(self, tombstone: TombstoneView, erase: dict[str, list[str]]) -> bool:
+        """Delete the nodes in ``erase`` (lists of ids under ``observations``, ``statements``, ``concepts``,
+        ``retractions``, ``sources``) with their relationships and write the tombstone, in one atomic
+        statement; False if that tombstone exists already (the same erasure ran)."""
+        counts = {k: getattr(tombstone, k) for k in
+                  ("observations", "statements", "concepts", "retractions", "sources", "vectors")}
+        params = {"id": check_id(tombstone.id, "id"), "kind": tombstone.kind, "counts": counts, "now": tombstone.at,
+                  "by": check_name(tombstone.by, "by"),
+                  **{k: [check_id(i, k) for i in erase.get(k, [])]
+                     for k in ("observations", "statements", "concepts", "retractions", "sources")}}
+        return (await self.driver.write(q.FORGET, params)).nodes_created > 0
+
+    async def compact(self) -> bool:
+        """Rewrite the engine's files so deleted bytes are gone; False if the engine cannot be made to."""
+        return await self.driver.compact(self.settings.forget_compaction_timeout, self.settings.forget_compaction_poll)
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        """Tombstones of erasures, newest first."""
+        return [TombstoneView(**r) for r in await self.driver.read(q.TOMBSTONES, {"limit": self._limit(limit)})]
 
     # -- reads ----------------------------------------------------------------
 

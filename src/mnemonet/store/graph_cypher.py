@@ -535,7 +535,76 @@ RETURN r.id AS id, t.id AS target_id, r.target_kind AS kind, r.reason AS reason,
        r.created_at AS created_at, coalesce(t.sentence, t.summary, t.raw_content, '') AS target_text
 ORDER BY created_at, id""".strip()
 
-LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate", "Retraction")
+# -- forget: erasure of observations and what stands only on them (admin) ----
+
+# What a source wrote: its observations, the statements it asserted, and its Source nodes (any kind).
+SOURCE_ITEMS = """
+MATCH (src:Source) WHERE src.key IN $keys
+OPTIONAL MATCH (o:Observation)-[:RECORDED_BY]->(src)
+WITH src, collect(DISTINCT o.id) AS observations
+OPTIONAL MATCH (s:Statement)-[:ASSERTED_BY]->(src)
+RETURN src.id AS source, observations, collect(DISTINCT s.id) AS statements""".strip()
+
+# Statements derived from any of the items, each with everything it is derived from.
+DERIVED_WITH_BASES = """
+UNWIND $ids AS did
+OPTIONAL MATCH (:Observation {id: did})<-[:DERIVED_FROM]-(s1:Statement)
+OPTIONAL MATCH (:Statement {id: did})<-[:DERIVED_FROM]-(s2:Statement)
+WITH collect(DISTINCT s1) + collect(DISTINCT s2) AS found
+UNWIND found AS s
+WITH DISTINCT s
+MATCH (s)-[:DERIVED_FROM]->(b)
+RETURN s.id AS id, collect(DISTINCT b.id) AS bases, s.summary IS NOT NULL AS summary""".strip()
+
+# The concepts the items are about (and the parts those are decomposed into), each with every node
+# that uses it: items mentioning it or about it, and concepts decomposed into it.
+CONCEPT_USERS = """
+UNWIND $ids AS iid
+OPTIONAL MATCH (:Observation {id: iid})-[:MENTIONS]->(c1:Concept)
+OPTIONAL MATCH (:Statement {id: iid})-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c2:Concept)
+WITH collect(DISTINCT c1) + collect(DISTINCT c2) AS cs
+UNWIND cs AS c0
+OPTIONAL MATCH (c0)-[:RELATED_TO]->(part:Concept)
+WITH collect(DISTINCT c0) + collect(DISTINCT part) AS all
+UNWIND all AS c
+WITH DISTINCT c
+OPTIONAL MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT|RELATED_TO]-(u)
+RETURN c.id AS id, collect(DISTINCT u.id) AS users""".strip()
+
+# One atomic erasure: the tombstone (what kind, how many, when, by whom; never content) and the nodes.
+FORGET = """
+OPTIONAL MATCH (existing:Tombstone {id: $id})
+WITH count(existing) AS existing_found WHERE existing_found = 0
+CREATE (t:Tombstone {id: $id, kind: $kind, observations: $counts.observations, statements: $counts.statements,
+        concepts: $counts.concepts, retractions: $counts.retractions, sources: $counts.sources,
+        vectors: $counts.vectors, at: $now, by: $by})
+WITH t
+OPTIONAL MATCH (s:Statement) WHERE s.id IN $statements
+DETACH DELETE s
+WITH t, count(*) AS done
+OPTIONAL MATCH (o:Observation) WHERE o.id IN $observations
+DETACH DELETE o
+WITH t, count(*) AS done
+OPTIONAL MATCH (c:Concept) WHERE c.id IN $concepts
+DETACH DELETE c
+WITH t, count(*) AS done
+OPTIONAL MATCH (r:Retraction) WHERE r.id IN $retractions
+DETACH DELETE r
+WITH t, count(*) AS done
+OPTIONAL MATCH (src:Source) WHERE src.id IN $sources
+DETACH DELETE src
+WITH t, count(*) AS done
+RETURN t.id AS id""".strip()
+
+TOMBSTONES = """
+MATCH (t:Tombstone)
+RETURN t.id AS id, t.kind AS kind, t.observations AS observations, t.statements AS statements,
+       t.concepts AS concepts, t.retractions AS retractions, t.sources AS sources, t.vectors AS vectors,
+       t.at AS at, t.by AS by
+ORDER BY at DESC, id DESC
+LIMIT $limit""".strip()
+
+LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate", "Retraction", "Tombstone")
 # Token revocations: kept by ``clear`` (erasing memories must not bring revoked tokens back).
 REVOKE_TOKEN = """
 MERGE (r:TokenRevocation {id: $id})

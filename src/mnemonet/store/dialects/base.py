@@ -45,5 +45,10 @@ class GraphDriver(Protocol):
         """Delete every node and relationship except token revocations and audit records (indexes stay)."""
         ...
 
+    async def compact(self, timeout: float, poll: float) -> bool:
+        """Rewrite the engine's files so the bytes of deleted nodes are gone from disk, and wait for it
+        (polling every ``poll`` seconds, at most ``timeout``); False if the engine cannot be made to."""
+        ...
+
     async def close(self) -> None:
         ...
