@@ -56,6 +56,12 @@ class Settings(BaseSettings):
         120.0, description="Seconds forget waits for the graph's append-only file rewrite and the vector VACUUM FULL."
     )
     forget_compaction_poll: float = Field(0.05, description="Seconds between checks that the graph's rewrite is done.")
+    usage_flush_interval: float = Field(
+        2.0, description="Seconds search hits' use counts gather in memory before one batched write."
+    )
+    usage_pending_max: int = Field(
+        100_000, description="Most distinct ids whose uses wait for a write; beyond it the oldest counts are dropped."
+    )
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(

@@ -151,3 +151,5 @@ class SearchHit(_View):
     keyword_rank: int | None = None
     graph_path: str | None = None
     flags: list[str] = Field(default_factory=list)
+    uses: int = Field(0, description="How many searches returned it before this one (counted in batches).")
+    last_used_at: int | None = Field(None, description="When a search last returned it (Unix ms), if ever.")

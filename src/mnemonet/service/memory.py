@@ -62,8 +62,9 @@ from mnemonet.service.answer import accept_phrasing, compose, contradicted_origi
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
+from mnemonet.service.usage import UsageRecorder
 from mnemonet.settings import Settings
-from mnemonet.store import vector_erase
+from mnemonet.store import vector_erase, vector_usage
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.graph_errors import UnknownReference
 from mnemonet.store.vectors import VectorStore
@@ -103,9 +104,11 @@ class MemoryService:
         self.settings = settings
         self.indexer = VectorIndexer(vectors, embedder, settings)
         self.retriever = Retriever(graph, vectors, embedder, settings)
+        self.usage = UsageRecorder(vectors, settings)
         self.llm_calls: Counter[str] = Counter()
 
     async def close(self) -> None:
+        await self.usage.close()
         await self.vectors.close()
         await self.graph.close()
 
@@ -522,6 +525,7 @@ class MemoryService:
         # Scanned: remember sends the query to the language model, which may be a remote service.
         query = self._check_input(query, "query")
         hits = await self.retriever.search(query, k=self.settings.search_k)
+        self.usage.note(h.id for h in hits)
         return await build_recall(self.graph, query, hits)
 
     async def remember(self, query: str) -> Answer:
@@ -560,7 +564,11 @@ class MemoryService:
         mode: SearchMode = "hybrid+graph",
     ) -> list[SearchHit]:
         query = self._check_input(query, "query", secrets=False)
-        return await self.retriever.search(query, k, kinds, since, mode)
+        hits = await self.retriever.search(query, k, kinds, since, mode)
+        used = await vector_usage.uses_of(self.vectors, [h.id for h in hits])
+        self.usage.note(h.id for h in hits)  # counted in memory; written in a batch later, off this path
+        return [h.model_copy(update={"uses": used[h.id][0], "last_used_at": used[h.id][1]}) if h.id in used else h
+                for h in hits]
 
     async def load(self, ids: list[str]) -> list[dict[str, Any]]:
         """Full items with provenance, for ids from ``search``."""

@@ -50,6 +50,7 @@ async def erase(store: VectorStore, ids: Sequence[str], fragments: Sequence[str]
             # A word only the erased rows used is itself a piece of them (a name, often).
             await conn.execute(f"DELETE FROM {q}.keyword_lexemes WHERE docs <= 0")
             status = await conn.execute(f"DELETE FROM {q}.embeddings WHERE id = ANY($1::text[])", id_list)
+            await conn.execute(f"DELETE FROM {q}.usage WHERE id = ANY($1::text[])", id_list)
             scrubbed = "UPDATE 0"
             if pieces:
                 scrubbed = await conn.execute(
@@ -72,7 +73,7 @@ async def compact(store: VectorStore) -> bool:
     q = quote_schema(store.schema)
     timeout = store.settings.forget_compaction_timeout
     async with store.acquire() as conn:
-        for table in ("embeddings", "keyword_lexemes", "keyword_totals"):
+        for table in ("embeddings", "keyword_lexemes", "keyword_totals", "usage"):
             await conn.execute(f"VACUUM FULL {q}.{table}", timeout=timeout)
         try:
             await conn.execute("SELECT pg_switch_wal()", timeout=timeout)
