@@ -103,6 +103,26 @@ class Settings(BaseSettings):
     spaces_max: int = Field(
         1000, description="Most memory spaces a store holds besides 'default' (each is a graph and a schema)."
     )
+    retract_reason_max_chars: int = Field(2_000, description="Longest reason a retraction may give.")
+    forget_max_items: int = Field(
+        50_000, description="Most graph nodes one forget erases at once (a larger erasure is refused, not cut short)."
+    )
+    forget_derived_depth: int = Field(
+        10, description="How many steps of 'derived only from erased items' forget follows."
+    )
+    forget_context_fragment_chars: int = Field(
+        40, description="Length of the start and end of an erased text searched for in other rows' embedding context."
+    )
+    forget_compaction_timeout: float = Field(
+        120.0, description="Seconds forget waits for the graph's append-only file rewrite and the vector VACUUM FULL."
+    )
+    forget_compaction_poll: float = Field(0.05, description="Seconds between checks that the graph's rewrite is done.")
+    usage_flush_interval: float = Field(
+        2.0, description="Seconds search hits' use counts gather in memory before one batched write."
+    )
+    usage_pending_max: int = Field(
+        100_000, description="Most distinct ids whose uses wait for a write; beyond it the oldest counts are dropped."
+    )
 
     # -- graph store ----------------------------------------------------------
     graph_backend: Literal["falkordb", "neo4j"] = Field(

@@ -19,7 +19,7 @@ from netsupport import client_token, eventually, sees_all
 from mcp import ClientSession, StdioServerParameters, stdio_client
 from mnemonet.service import MemoryService
 
-TOOLS = {"observe", "claim", "remember", "search", "load", "recent", "contradictions"}
+TOOLS = {"observe", "claim", "retract", "remember", "search", "load", "recent", "contradictions"}
 MNEMONET = Path(sys.executable).with_name("mnemonet")  # the console script `pip install` made
 ADAPTER_TOKEN = client_token("read,write,speak-for", name="mcp-adapter")  # it relays several agents and users
 
@@ -103,12 +103,23 @@ async def test_every_tool_over_stdio_and_the_first_node_may_die(
         assert {conflict["a"]["text"], conflict["b"]["text"]} == {
             "user prefers afternoon", "user prefers morning meetings"}
 
+        afternoon = next(side["id"] for side in (conflict["a"], conflict["b"])
+                         if side["text"] == "user prefers afternoon")
+        retracted = await _call(session, "retract", id=afternoon, reason="said by mistake", source="user")
+        assert retracted["created"] and retracted["target_id"] == afternoon and retracted["kind"] == "statement"
+        again = await _call(session, "retract", id=afternoon, reason="said by mistake", source="user")
+        assert not again["created"] and again["retraction_id"] == retracted["retraction_id"]
+        assert (await _call(session, "contradictions", limit=5))["contradictions"] == []
+        answer = await _call(session, "remember", query="what are my meeting preferences?")
+        assert retracted["retraction_id"] in answer["cited"] and "Retracted:" in answer["answer"]
+        assert "no such node" in await _error(session, "retract", id="st_does_not_exist", reason="x")
+
         assert "k: must be between 1 and" in await _error(session, "search", query="x", k=0)
         assert "limit: must be between 1 and" in await _error(session, "recent", limit=10_000)
         assert "refused" in await _error(session, "observe", text="   ")
         assert "could not read a statement" in await _error(session, "claim", text="???")
 
-    assert store.rpc_server.served >= 11  # every call reached the store node through the network
+    assert store.rpc_server.served >= 15  # every call reached the store node through the network
 
 
 def _closed_port_url() -> str:

@@ -61,7 +61,8 @@ async def test_each_method_needs_its_scope(make_node: NodeFactory) -> None:
     # Every MemoryAPI method a client may call has exactly one scope; admin covers clear, the token
     # methods and making and deleting memory spaces.
     admin_methods = {m for m, s in METHOD_SCOPE.items() if s == "admin"}
-    assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log", "create_space", "delete_space"}
+    assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log", "forget", "tombstones",
+                             "create_space", "delete_space"}
 
 
 class WorkerStore(InMemoryStore):

@@ -109,6 +109,21 @@ async def test_graph_marks_contradicted_and_superseded_statements(
     assert {"user", "morning", "afternoon"} <= set(names)
     assert stats["graph"]["Observation"] == 2 and stats["graph"]["CONTRADICTS"] == 1
 
+    # Retracted over the client API by a write token (its name is the retraction's source): struck through,
+    # and what it superseded is current again.
+    writer = {"authorization": f"Bearer {client_token('read,write', name='fixer')}"}
+    async with httpx.AsyncClient(base_url=store.url, headers=writer) as http:
+        body = {"id": new.statement_id, "reason": "coffee was a typo", "source": "admin"}
+        assert (await http.post("/v1/retract", json=body)).status_code == 403  # not this token's name
+        del body["source"]
+        retracted = (await http.post("/v1/retract", json=body)).json()["result"]
+        assert retracted["source"] == "fixer" and retracted["target_id"] == new.statement_id
+        reader = await http.post("/v1/retract", json=body, headers=AUTH)
+        assert reader.status_code == 403  # retract needs the write scope
+        graph = (await http.get("/v1/graph", params={"concept": "user"})).json()["result"]
+    status = {s["id"]: s["status"] for s in graph["statements"]}
+    assert status[new.statement_id] == "retracted" and status[old.statement_id] == "current"
+
 
 async def test_data_routes_need_the_key_and_valid_input(make_node: NodeFactory, service: MemoryService) -> None:
     store = await make_node({"store"}, providers={"store": service}, max_name_chars=50)

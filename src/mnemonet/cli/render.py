@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from mnemonet.cli.commands import COMMANDS
-from mnemonet.model.api import Answer, ClaimResult, ObserveResult
+from mnemonet.model.api import Answer, ClaimResult, ObserveResult, RetractResult
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, StatementView
 
@@ -39,6 +39,10 @@ def _plural(n: int, word: str) -> str:
 def statement_line(s: StatementView) -> str:
     """``user prefers morning meetings  (0.90, user, st-1a2b3c4d)`` plus superseded/contradicted marks."""
     marks = []
+    if s.retracted_by:
+        marks.append("RETRACTED")
+    elif s.derived_from_retracted:
+        marks.append("derived from retracted")
     if s.superseded_by:
         marks.append("SUPERSEDED by " + ", ".join(short_id(i) for i in s.superseded_by))
     if s.contradicted_by:
@@ -79,6 +83,16 @@ def claimed(result: ClaimResult) -> list[str]:
         lines.append("  superseding " + ", ".join(short_id(i) for i in result.supersedes))
     if result.derived_from:
         lines.append("  based on " + ", ".join(short_id(i) for i in result.derived_from))
+    return lines
+
+
+def retracted(result: RetractResult) -> list[str]:
+    """What a retraction took back, and what it left standing on nothing."""
+    again = "" if result.created else f" (already retracted by {result.source})"
+    lines = [f"retracted {result.kind} {short_id(result.target_id)} as {short_id(result.retraction_id)}{again}: "
+             f"{' '.join(result.reason.split())}"]
+    if result.flagged:
+        lines.append("  derived only from it, left out too: " + ", ".join(short_id(i) for i in result.flagged))
     return lines
 
 

@@ -103,6 +103,11 @@ class CliSession:
             return render.answer(await self.api.remember(arg, self.source))
         if name == "claim":
             return render.claimed(await self.api.claim(arg, self.source))
+        if name == "retract":
+            target, _, reason = arg.partition(" ")
+            if not reason.strip():
+                raise ValueError("retract: usage /retract ID REASON (say why it is taken back)")
+            return render.retracted(await self.api.retract(target, reason.strip(), self.source))
         if name == "recent":
             return (render.observations("recent observations", await self.api.get_recent_observations(limit))
                     + render.statements("recent statements", await self.api.get_recent_statements(limit)))

@@ -29,7 +29,8 @@ Write what you learn with `observe` (things seen or said) and `claim` (your own 
 Read with `remember` for a direct answer, or `search` then `load` to browse: search returns
 compact hits (id, kind, score, one line), load returns the full items with provenance.
 Start a task with `recent` to catch up, and check `contradictions` before relying on a fact.
-Nothing is overwritten: a newer statement supersedes an older one, conflicts stay visible."""
+Nothing is overwritten: a newer statement supersedes an older one, conflicts stay visible;
+take a mistake back with `retract`."""
 
 DESCRIPTIONS = {
     "observe": (
@@ -43,6 +44,11 @@ DESCRIPTIONS = {
         "citing the ids it rests on in `basis` when you have them. To flag a conflict between two existing "
         "statements, claim 'STATEMENT A contradicts STATEMENT B' with their sentences. "
         "Use observe for raw input, claim for what you inferred."
+    ),
+    "retract": (
+        "Take back a statement or observation that was wrong (yours or one you were told to fix), by its id "
+        "from remember/search/recent, saying why. Nothing is deleted: the retraction is recorded, and the item "
+        "(and statements resting only on it) is no longer current, answered or used as a basis. Retrying is safe."
     ),
     "remember": (
         "Ask the memory a question in natural language and get a short written answer, the ids it cites, "

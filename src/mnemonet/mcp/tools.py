@@ -47,6 +47,18 @@ class Claimed(BaseModel):
     contradicts: list[str]
 
 
+class Retracted(BaseModel):
+    """What ``retract`` recorded (or the standing retraction, when the item was retracted already)."""
+
+    retraction_id: str
+    target_id: str
+    kind: str = Field(description="statement or observation")
+    created: bool = Field(description="False when the item was retracted already; its first retraction stands.")
+    reason: str
+    source: str = Field(description="Who retracted it.")
+    flagged: list[str] = Field(description="Statements derived only from it, now left out of answers too.")
+
+
 class Brief(BaseModel):
     """One statement on one line."""
 
@@ -148,7 +160,7 @@ def _one_line(text: str, limit: int) -> str:
 
 
 class MemoryTools:
-    """The seven tools, each a thin, validated, bounded call to ``MemoryAPI``."""
+    """The eight tools, each a thin, validated, bounded call to ``MemoryAPI``."""
 
     def __init__(self, memory: MemoryAPI, settings: Settings) -> None:
         self._memory = memory
@@ -177,6 +189,17 @@ class MemoryTools:
         return Claimed(statement_id=result.statement_id, created=result.created,
                        statement=result.statement.sentence() if result.statement else None,
                        supersedes=result.supersedes, contradicts=result.contradicts)
+
+    async def retract(
+        self, id: Annotated[str, Field(description="Id of a statement or observation (full or as answers print it).")],
+        reason: Annotated[str, Field(description="Why it is taken back; kept with the retraction.")],
+        source: Source = "agent",
+    ) -> Retracted:
+        """See the tool description in ``mnemonet.mcp.server``."""
+        with _as_tool_errors():
+            result = await self._memory.retract(id, reason, source)
+        return Retracted(retraction_id=result.retraction_id, target_id=result.target_id, kind=result.kind,
+                         created=result.created, reason=result.reason, source=result.source, flagged=result.flagged)
 
     async def remember(self, query: Query) -> Answered:
         """See the tool description in ``mnemonet.mcp.server``."""

@@ -18,14 +18,16 @@ from mnemonet.model.views import (
     ConceptView,
     ContradictionView,
     ObservationView,
+    RetractionView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 
 __all__ = [
     "Answer", "AuditView", "ClaimRecord", "ClaimResult", "ConceptComponent", "ConceptRelationView", "ConceptSpec",
     "ConceptView", "ContradictionView", "InferredClaim", "MemoryAPI", "ObservationRecord",
-    "ObservationView", "ObserveResult", "Recall", "SearchHit", "SourceSpec", "StatementLink",
-    "StatementSpec", "StatementView", "WriteResult", "derived_id", "new_id", "normalise_name",
+    "ObservationView", "ObserveResult", "Recall", "RetractionView", "SearchHit", "SourceSpec", "StatementLink",
+    "StatementSpec", "StatementView", "TombstoneView", "WriteResult", "derived_id", "new_id", "normalise_name",
 ]

@@ -13,8 +13,10 @@ from mnemonet.model.views import (
     ConceptView,
     ContradictionView,
     ObservationView,
+    RetractionView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 
@@ -53,6 +55,43 @@ class Recall(BaseModel):
     superseded: list[StatementView] = Field(default_factory=list)
     contradictions: list[ContradictionView] = Field(default_factory=list)
     observations: list[ObservationView] = Field(default_factory=list)
+    retractions: list[RetractionView] = Field(
+        default_factory=list, description="Retractions of what the query reached: why it is left out.")
+
+
+class RetractResult(BaseModel):
+    """A retraction (``created`` false when the item was retracted already: the standing one is returned).
+
+    ``flagged``: statements derived only from the retracted item, now left out of answers too.
+    """
+
+    retraction_id: str
+    target_id: str
+    kind: Literal["statement", "observation"]
+    created: bool
+    reason: str
+    source: str
+    created_at: int
+    flagged: list[str] = Field(default_factory=list)
+
+
+class ForgetReport(BaseModel):
+    """What ``forget`` erased (counts, never content) and whether the files were compacted so the bytes are
+    gone. ``tombstone_id`` is None when there was nothing to erase (a retry after the erasure)."""
+
+    kind: Literal["observation", "source"]
+    tombstone_id: str | None = None
+    observations: int = 0
+    statements: int = 0
+    concepts: int = 0
+    retractions: int = 0
+    sources: int = 0
+    vectors: int = 0
+    contexts_scrubbed: int = Field(0, description="Other rows' embedding context that quoted an erased text, emptied.")
+    graph_compacted: bool = False
+    vectors_compacted: bool = False
+    at: int = 0
+    by: str = ""
 
 
 class Answer(BaseModel):
@@ -163,6 +202,23 @@ class MemoryAPI(Protocol):
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
         basis: list[str] | None = None, space: str | None = None,
     ) -> ClaimResult: ...
+
+    async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None) -> RetractResult:
+        """Take a statement or observation back by appending a retraction by ``source``; nothing is deleted.
+        Retracting an item twice returns the standing retraction."""
+        ...
+
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local", *,
+        space: str | None = None
+    ) -> ForgetReport:
+        """Admin only: erase one observation, or every observation and statement of a source, with what is
+        derived only from them, from the graph, the vector index and their files; leaves a tombstone."""
+        ...
+
+    async def tombstones(self, limit: int = 50, *, space: str | None = None) -> list[TombstoneView]:
+        """Admin only: tombstones of erasures, newest first."""
+        ...
 
     async def remember(self, query: str, source: str | None = None, *, space: str | None = None) -> Answer:
         """Answer ``query``; ``source`` is the asker: its "I" in the question, "you" in the answer."""

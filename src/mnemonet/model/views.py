@@ -42,6 +42,14 @@ class StatementView(_View):
     superseded_by: list[str] = Field(default_factory=list)
     contradicted_by: list[str] = Field(default_factory=list)
     summary: str | None = Field(None, description="The text of a consolidation summary statement.")
+    retracted_by: list[str] = Field(default_factory=list, description="Ids of the retractions taking it back.")
+    derived_from_retracted: bool = Field(
+        False, description="Everything it was derived from is retracted: it stands on nothing any more.")
+
+    @property
+    def withdrawn(self) -> bool:
+        """Retracted, or derived only from retracted items: never current, never an answer, never a basis."""
+        return bool(self.retracted_by) or self.derived_from_retracted
 
     def sentence(self) -> str:
         if self.summary:  # a summary statement reads as its text
@@ -82,6 +90,36 @@ def when(epoch_ms: int) -> str:
     return datetime.fromtimestamp(epoch_ms / 1000, tz=UTC).strftime("%a %d %b %H:%M")
 
 
+class RetractionView(_View):
+    """A retraction: who took which statement or observation back, when (Unix ms) and why.
+
+    ``target_text`` is what was taken back (a statement's sentence, an observation's text), where known.
+    """
+
+    id: str
+    target_id: str
+    kind: str
+    reason: str
+    source: str
+    created_at: int = 0
+    target_text: str = ""
+
+
+class TombstoneView(_View):
+    """What a ``forget`` erased: what kind of request, how many of each, when (Unix ms) and by whom; no content."""
+
+    id: str
+    kind: str
+    observations: int = 0
+    statements: int = 0
+    concepts: int = 0
+    retractions: int = 0
+    sources: int = 0
+    vectors: int = 0
+    at: int = 0
+    by: str = ""
+
+
 class WriteResult(_View):
     """What a write created; ``created`` is false when the id already existed (a retry)."""
 
@@ -114,3 +152,5 @@ class SearchHit(_View):
     keyword_rank: int | None = None
     graph_path: str | None = None
     flags: list[str] = Field(default_factory=list)
+    uses: int = Field(0, description="How many searches returned it before this one (counted in batches).")
+    last_used_at: int | None = Field(None, description="When a search last returned it (Unix ms), if ever.")

@@ -20,11 +20,13 @@ from mnemonet.model.api import (
     Answer,
     ClaimResult,
     ConsolidationWork,
+    ForgetReport,
     InferredClaim,
     LinkKind,
     ObserveResult,
     PredicateProfile,
     Recall,
+    RetractResult,
 )
 from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import (
@@ -34,6 +36,7 @@ from mnemonet.model.views import (
     ObservationView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 from mnemonet.p2p.errors import Busy, ModelUnavailable, NoCapablePeer, P2PError, RequestTimeout, error_from_wire
@@ -86,6 +89,21 @@ class _MemoryMethods:
         """Assert a claim; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+
+    async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None) -> RetractResult:
+        """Take a statement or observation back (a retry finds the standing retraction)."""
+        return await self._scall(space, "retract", {"id": id, "reason": reason, "source": source})
+
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local", *,
+        space: str | None = None
+    ) -> ForgetReport:
+        """Admin: erase an observation or all a source wrote (over HTTP, ``by`` is the token's name)."""
+        return await self._scall(space, "forget", _drop_none(observation_id=observation_id, source=source, by=by))
+
+    async def tombstones(self, limit: int = 50, *, space: str | None = None) -> list[TombstoneView]:
+        """Admin: tombstones of erasures, newest first."""
+        return await self._scall(space, "tombstones", {"limit": limit})
 
     async def remember(self, query: str, source: str | None = None, *, space: str | None = None) -> Answer:
         """Answer ``query`` from memory; ``source`` is the asker ("you" in the answer)."""
@@ -394,6 +412,12 @@ class HttpMemoryClient(_MemoryMethods):
         """Assert a claim; the source is the token's name unless ``source`` (speak-for) says otherwise."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+
+    async def retract(
+        self, id: str, reason: str, source: str | None = None, *, space: str | None = None
+    ) -> RetractResult:
+        """Take a statement or observation back; the source is the token's name unless ``source`` (speak-for)."""
+        return await self._scall(space, "retract", _drop_none(id=id, reason=reason, source=source))
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
         spec = method_spec(method)

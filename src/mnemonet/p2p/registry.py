@@ -47,6 +47,11 @@ _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
     ("revoke_token", "admin", "Revoke a client token by id (the caller is recorded as who revoked it)."),
     ("revoked_tokens", "admin", "Ids of revoked client tokens, newest first."),
     ("audit_log", "admin", "Audit records of client writes and admin calls, newest first."),
+    ("retract", "write", "Take a statement or observation back: never current again, the history kept."),
+    ("forget", "admin", "Erase an observation or all a source wrote, and what derives only from it; "
+     "a tombstone stays."),
+    ("tombstones", "admin", "Tombstones of erasures (what kind, how many, when, by whom; never content), "
+     "newest first."),
     ("spaces", "read", "The memory spaces this token may use (an admin token: every space)."),
     ("create_space", "admin", "Create a memory space (a graph and a vector schema of its own)."),
     ("delete_space", "admin", "Delete a memory space and everything in it."),
@@ -92,5 +97,5 @@ def client_method(name: str) -> Remote | None:
 
 
 # Arguments the node fills in itself from the caller's token, whatever the body says.
-SERVER_FILLED: dict[str, frozenset[str]] = {name: frozenset({"by"}) for name in ("revoke_token", "create_space",
-                                                                                "delete_space")}
+SERVER_FILLED: dict[str, frozenset[str]] = {name: frozenset({"by"}) for name in ("revoke_token", "forget",
+                                                                                "create_space", "delete_space")}

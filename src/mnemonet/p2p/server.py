@@ -145,7 +145,7 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
         return str(kwargs.get("token_id", ""))
     if method in ("create_space", "delete_space"):
         return str(kwargs.get("name", ""))
-    for attr in ("observation_id", "statement_id"):
+    for attr in ("observation_id", "statement_id", "retraction_id", "tombstone_id"):
         if (value := getattr(result, attr, None)) is not None:
             return str(value)
     return ""
@@ -259,11 +259,11 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error("bad_input", "body is not JSON this node reads: nested too deeply")
         if not isinstance(kwargs, dict):
             return _error("bad_input", "body must be a JSON object of keyword arguments")
-        if method in ("observe", "claim") and (refusal := check_source(caller, kwargs)) is not None:
+        if method in ("observe", "claim", "retract") and (refusal := check_source(caller, kwargs)) is not None:
             return _forbidden(refusal)
         if method == "remember" and caller.name:
             kwargs.setdefault("source", caller.name)  # the asker: its "I" in the question, "you" in the answer
-        if method in ("revoke_token", "create_space", "delete_space"):
+        if method in ("revoke_token", "forget", "create_space", "delete_space"):
             kwargs["by"] = caller.name or "local"  # who did it is the caller, never what it says
         if "space" in method_spec(method).params:
             try:

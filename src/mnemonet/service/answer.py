@@ -6,7 +6,8 @@ The text always has the same shape:
    rephrase it, see ``accept_phrasing``; without one the rule-made lead stands);
 2. ``Evidence:`` the current statements it rests on, each with its short id;
 3. ``Changed:`` what was replaced, ``earlier -> current``;
-4. ``In conflict:`` open conflicts between sources, stated as unresolved.
+4. ``In conflict:`` open conflicts between sources, stated as unresolved;
+5. ``Retracted:`` what was taken back that the question touches, by whom and why.
 
 Choosing the lead: current statements are grouped by (subject, predicate);
 the group sharing most words with the question wins (then the most
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 
 from mnemonet.model.api import Recall
 from mnemonet.model.ids import short_id
-from mnemonet.model.views import ContradictionView, ObservationView, StatementView, when
+from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
 from mnemonet.service.recall import earlier_side
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -128,6 +129,7 @@ class Composition:
     observations: list[ObservationView] = field(default_factory=list)
     confidence: float = 0.0
     asker: str | None = None
+    retractions: list[RetractionView] = field(default_factory=list)
 
     @property
     def cited(self) -> list[str]:
@@ -135,6 +137,7 @@ class Composition:
         ids += [x.id for old, new, _ in self.changed for x in (old, new) if x is not None]
         ids += [s.id for c in self.conflicts for s in (c.a, c.b)]
         ids += [o.id for o in self.observations]
+        ids += [r.id for r in self.retractions]
         return list(dict.fromkeys(ids))
 
     def memory(self) -> list[tuple[str, str]]:
@@ -167,6 +170,10 @@ class Composition:
         if self.conflicts:
             parts.append("In conflict:")
             parts += [f"  - {c.sentence()}" for c in self.conflicts]
+        if self.retractions:
+            parts.append("Retracted:")
+            parts += [f"  - {_one_line(r.target_text) or r.kind} ({short_id(r.target_id)}), retracted by {r.source} "
+                      f"({when(r.created_at)}, {short_id(r.id)}): {_one_line(r.reason)}" for r in self.retractions]
         return "\n".join(parts)
 
 
@@ -186,6 +193,7 @@ def compose(
 
     wanted = terms(recall.query, asker or "user")
     me = terms(asker or "user")
+    retractions = [r for r in recall.retractions if terms(r.target_text) & wanted - {"user"}][:max_evidence]
     facts = [s for s in recall.statements if not s.summary]
     current_ids = {s.id for s in facts}
     by_id = {s.id: s for s in [*facts, *recall.superseded]}
@@ -207,10 +215,10 @@ def compose(
     if lead_st is None:
         observations = [o for o in recall.observations if terms(o.text) & wanted][:max_evidence]
         if not observations:
-            return Composition(lead=NOTHING, lead_id=None)
+            return Composition(lead=NOTHING, lead_id=None, retractions=retractions)
         top = observations[0]
         lead = f'No statement answers that yet; {top.source or "someone"} said "{_one_line(top.text)}".'
-        return Composition(lead=lead, lead_id=top.id, observations=observations)
+        return Composition(lead=lead, lead_id=top.id, observations=observations, retractions=retractions)
 
     group = _key(lead_st)
     related = [s for s in live if s.id != lead_st.id and (_key(s) == group or terms(s.sentence()) & wanted - me)]
@@ -234,6 +242,7 @@ def compose(
     return Composition(
         lead=lead, lead_id=lead_st.id, evidence=evidence, changed=changed[:max_evidence],
         conflicts=conflicts[:max_evidence], confidence=_confidence(lead_st, live, lead_conflicts), asker=asker,
+        retractions=retractions,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -24,11 +25,13 @@ from mnemonet.model.api import (
     Answer,
     ClaimResult,
     ConsolidationWork,
+    ForgetReport,
     InferredClaim,
     LinkKind,
     ObserveResult,
     PredicateProfile,
     Recall,
+    RetractResult,
 )
 from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
@@ -54,19 +57,25 @@ from mnemonet.model.views import (
     ObservationView,
     SearchHit,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 from mnemonet.service.answer import accept_phrasing, compose, contradicted_origins, speakers_of
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
+from mnemonet.service.usage import UsageRecorder
 from mnemonet.settings import Settings
+from mnemonet.store import vector_erase, vector_usage
 from mnemonet.store.graph import GraphStore
+from mnemonet.store.graph_errors import UnknownReference
 from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
 MAX_LIMIT = 500
+# A short id as ``short_id`` prints it: retract accepts it when it names one item.
+_SHORT_ID = re.compile(r"^(st|obs)-[0-9a-f]{8}$")
 MAX_LOAD_IDS = 100
 _FULL_ID_HEX = 32  # a full id is ``<kind>-<32 hex digits>`` (model/ids.py)
 # Hits at or above this normalised score may serve as a claim's basis.
@@ -103,9 +112,11 @@ class MemoryService:
         self.settings = settings
         self.indexer = VectorIndexer(vectors, embedder, settings)
         self.retriever = Retriever(graph, vectors, embedder, settings)
+        self.usage = UsageRecorder(vectors, settings)
         self.llm_calls: Counter[str] = Counter()
 
     async def close(self) -> None:
+        await self.usage.close()
         await self.vectors.close()
         await self.graph.close()
 
@@ -272,6 +283,8 @@ class MemoryService:
         """
         text = self._check_input(text, "text")
         source_spec = _source(source, "agent")
+        if basis:
+            await self._refuse_withdrawn(basis)
         statement_id = derived_id("st", *self._id_scope, idempotency_key) if idempotency_key else new_id("st")
         said = split_supersession(text)
         claim_text = text
@@ -434,6 +447,117 @@ class MemoryService:
             await self.indexer.index_quietly([entry])
         return result
 
+    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+        """Take a statement or an observation back: append a retraction by ``source``, delete nothing.
+
+        A retracted item is never current, never an answer, never a basis, never a side of an open
+        contradiction, and statements derived only from it are flagged and left out the same way.
+        One retraction per item: retrying (or retracting again, whoever asks) returns the standing one.
+        """
+        target_id = check_id(id, "id")
+        reason = check_text(reason, "reason", self.settings.retract_reason_max_chars)
+        check_no_secrets(reason, "reason")
+        by = _source(source, "user")
+        node = await self.graph.get_node(target_id)
+        if node is None and _SHORT_ID.match(target_id):  # as answers and the CLI print ids
+            found = await self.graph.ids_with_prefix(target_id, 2)
+            if len(found) > 1:
+                raise InvalidInput(f"id: {target_id} is ambiguous ({', '.join(found)}); give the full id")
+            if found:
+                target_id = found[0]
+                node = await self.graph.get_node(target_id)
+        if node is None:
+            raise UnknownReference("id", [target_id])
+        label = str(node.get("label", "")).lower()
+        if label not in ("statement", "observation"):
+            raise InvalidInput(f"id: only a statement or an observation can be retracted, not a {label}")
+        kind: Literal["statement", "observation"] = "statement" if label == "statement" else "observation"
+        created = await self.graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by.name)
+        [standing] = await self.graph.retractions_of([target_id])
+        derived = await self.graph.statements_derived_from(target_id, kind)
+        return RetractResult(
+            retraction_id=standing.id, target_id=target_id, kind=kind, created=created, reason=standing.reason,
+            source=standing.source, created_at=standing.created_at,
+            flagged=[s.id for s in derived if s.derived_from_retracted],
+        )
+
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local"
+    ) -> ForgetReport:
+        """Admin only: erase an observation, or all a source wrote, and everything derived only from it.
+
+        Erased: the observations (and, for a source, the statements it asserted and its Source nodes),
+        the statements derived only from erased items (and summaries resting on any of them: their text
+        restates it), concepts nothing else uses, retractions of erased items, their vector rows, and the
+        embedding context of other rows that quoted an erased text. Then the graph's append-only file and
+        the vector tables (and WAL) are compacted so the bytes are gone. A tombstone records what kind of
+        request it was, how many of each, when and by whom, never the content. Erasing what is already
+        gone removes nothing and writes no tombstone.
+        """
+        if (observation_id is None) == (source is None):
+            raise InvalidInput("forget: give exactly one of observation_id or source")
+        who = check_name(by, "by")
+        kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
+        sources: list[str] = []
+        if observation_id is not None:
+            found = await self.graph.get_observations([check_id(observation_id, "observation_id")])
+            observations = [o.id for o in found]
+            statements: list[str] = []
+        else:
+            sources, observations, statements = await self.graph.source_items(check_name(source, "source"))
+        erased = set(observations) | set(statements)
+        erased |= await self._derived_only_from(erased)
+        orphans = _orphans(await self.graph.concept_users(sorted(erased)), erased) if erased else set()
+        total = len(erased) + len(orphans)
+        if total > self.settings.forget_max_items:
+            raise InvalidInput(f"forget: {total} items exceed forget_max_items ({self.settings.forget_max_items}); "
+                               "erase observation by observation, or raise the setting")
+        report = ForgetReport(kind=kind, at=_now_ms(), by=who)
+        if not erased:
+            return report
+        retractions = [r.id for r in await self.graph.all_retractions_of(sorted(erased))]
+        n = self.settings.forget_context_fragment_chars
+        texts = [o.text.strip() for o in await self.graph.all_observations(sorted(set(observations) & erased))]
+        fragments = sorted({piece for t in texts for piece in (t[:n], t[-n:]) if piece})
+        vectors, scrubbed = await vector_erase.erase(self.vectors, sorted(erased | orphans), fragments)
+        observation_ids = sorted(observations)
+        statement_ids = sorted(erased - set(observations))
+        tombstone = TombstoneView(
+            id=derived_id("tomb", kind, *sorted(erased)), kind=kind, observations=len(observation_ids),
+            statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
+            sources=len(sources), vectors=vectors, at=report.at, by=who,
+        )
+        await self.graph.forget(tombstone, {
+            "observations": observation_ids, "statements": statement_ids, "concepts": sorted(orphans),
+            "retractions": retractions, "sources": sources,
+        })
+        graph_compacted = await self.graph.compact()
+        vectors_compacted = await vector_erase.compact(self.vectors)
+        log.warning("forget kind=%s observations=%d statements=%d concepts=%d by=%s", kind, tombstone.observations,
+                    tombstone.statements, tombstone.concepts, who)
+        return report.model_copy(update={
+            **tombstone.model_dump(exclude={"id", "kind", "at", "by"}), "tombstone_id": tombstone.id,
+            "contexts_scrubbed": scrubbed, "graph_compacted": graph_compacted,
+            "vectors_compacted": vectors_compacted,
+        })
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        """Admin only: the tombstones of erasures, newest first."""
+        return await self.graph.tombstones(_limit(limit))
+
+    async def _derived_only_from(self, erased: set[str]) -> set[str]:
+        """Statements derived only from erased items (following chains), and summaries resting on any."""
+        found: set[str] = set()
+        frontier = set(erased)
+        for _ in range(self.settings.forget_derived_depth):
+            if not frontier:
+                break
+            fresh = {sid for sid, bases, summary in await self.graph.derived_with_bases(sorted(frontier))
+                     if sid not in erased | found and (summary or bases <= erased | found | frontier)}
+            found |= fresh
+            frontier = fresh
+        return found
+
     # -- reads ---------------------------------------------------------------
 
     async def recall(self, query: str) -> Recall:
@@ -441,6 +565,7 @@ class MemoryService:
         # Scanned: remember sends the query to the language model, which may be a remote service.
         query = self._check_input(query, "query")
         hits = await self.retriever.search(query, k=self.settings.search_k)
+        self.usage.note(h.id for h in hits)
         return await build_recall(self.graph, query, hits, opened_hits=self.settings.recall_opened_hits,
                                   contradiction_scan=self.settings.recall_contradiction_scan)
 
@@ -485,7 +610,11 @@ class MemoryService:
         mode: SearchMode = "hybrid+graph",
     ) -> list[SearchHit]:
         query = self._check_input(query, "query", secrets=False)
-        return await self.retriever.search(query, k, kinds, since, mode)
+        hits = await self.retriever.search(query, k, kinds, since, mode)
+        used = await vector_usage.uses_of(self.vectors, [h.id for h in hits])
+        self.usage.note(h.id for h in hits)  # counted in memory; written in a batch later, off this path
+        return [h.model_copy(update={"uses": used[h.id][0], "last_used_at": used[h.id][1]}) if h.id in used else h
+                for h in hits]
 
     async def load(self, ids: list[str]) -> list[dict[str, Any]]:
         """Full items with provenance, for ids from ``search``."""
@@ -625,6 +754,16 @@ class MemoryService:
         found = await self.graph.get_statements([hits[0].id])
         return found[0] if found else None
 
+    async def _refuse_withdrawn(self, basis: object) -> None:
+        """A retracted item (or a statement standing only on retracted ones) is never a basis: ``InvalidInput``."""
+        if not isinstance(basis, list) or len(basis) > MAX_LOAD_IDS:
+            raise InvalidInput(f"basis: must be a list of at most {MAX_LOAD_IDS} ids")
+        ids = [check_id(b, "basis") for b in basis]
+        withdrawn = {r.target_id for r in await self.graph.retractions_of(ids)}
+        withdrawn |= {s.id for s in await self.graph.get_statements(ids) if s.withdrawn}
+        if withdrawn:
+            raise InvalidInput(f"basis: retracted, so never a basis: {', '.join(sorted(withdrawn))}")
+
     async def _find_basis(self, sentence: str, concepts: set[str]) -> list[str]:
         """Top search hits that share a concept with the claim; none is a valid answer."""
         hits = await self.retriever.search(sentence, k=3, kinds=["observation", "statement"], mode="hybrid")
@@ -646,6 +785,16 @@ class MemoryService:
 
     async def _index_statements(self, statements: list[StatementView]) -> None:
         await self.indexer.index_quietly([_statement_entry(s) for s in statements])
+
+
+def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:
+    """Concepts every user of which is erased, or is itself such a concept (a part of an erased phrase)."""
+    orphans: set[str] = set()
+    while True:
+        more = {c for c, used_by in users.items() if c not in orphans and used_by <= erased | orphans}
+        if not more:
+            return orphans
+        orphans |= more
 
 
 def _statement(statement_id: str, t: Triple) -> StatementSpec:

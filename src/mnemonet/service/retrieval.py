@@ -4,8 +4,8 @@
 reciprocal rank fusion; in ``hybrid+graph`` mode ``GraphRanker`` then lifts
 statements into their observations, weighs speakers named in the query and
 joins adjacent turns and items sharing a concept with the top hits; finally
-superseded statements (and superseded summaries) drop out and contradicted
-ones are flagged.
+superseded statements (and superseded summaries) and retracted items drop out
+and contradicted ones are flagged.
 """
 
 from __future__ import annotations
@@ -99,11 +99,14 @@ class Retriever:
                 take, rest = rest[:need], rest[need:]
                 ids = [h.id for h in take if h.kind in ("statement", "summary")]
                 views = {v.id: v for v in await self.graph.get_statements(ids)} if ids else {}
+                observed = [h.id for h in take if h.kind == "observation"]
+                retracted = {r.target_id for r in await self.graph.retractions_of(observed)} if observed else set()
                 for h in take:
                     view = views.get(h.id)
                     if view is None:
-                        kept.append(h)
-                    elif not view.superseded_by:
+                        if h.id not in retracted:
+                            kept.append(h)
+                    elif not view.superseded_by and not view.withdrawn:
                         flags = ["contradicted"] if view.contradicted_by else []
                         kept.append(h.model_copy(update={"flags": flags, "score": h.score * _tie_breaker(view, now)}))
             out += sorted(kept, key=lambda h: h.score, reverse=True)

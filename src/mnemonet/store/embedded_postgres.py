@@ -50,6 +50,7 @@ class EmbeddedPostgres:
         if await self._set_shared_buffers(url):
             await asyncio.to_thread(_restart, self._server)
             url = str(self._server.get_uri())
+        await _remove_old_wal(url)
         log.info("postgres.start dir=%s shared_buffers=%s", self.data_dir, self.shared_buffers)
         return url
 
@@ -113,6 +114,18 @@ def warn_about_widening(paths: list[Path]) -> list[Path]:
             "--data-dir and the checkout under directories that are already world-readable (not /root)",
             ", ".join(str(p) for p in widened))
     return widened
+
+
+async def _remove_old_wal(url: str) -> None:
+    """``wal_recycle = off``: a checkpoint deletes old WAL segments instead of renaming them for reuse with
+    their bytes intact, so ``forget``'s compaction leaves no erased row in the log (a reload suffices)."""
+    conn = await asyncpg.connect(url)
+    try:
+        if await conn.fetchval("SELECT current_setting('wal_recycle') = 'on'"):
+            await conn.execute("ALTER SYSTEM SET wal_recycle = off")
+            await conn.execute("SELECT pg_reload_conf()")
+    finally:
+        await conn.close()
 
 
 def _restart(server: Any) -> None:

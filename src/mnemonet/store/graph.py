@@ -20,8 +20,10 @@ from mnemonet.model import (
     ContradictionView,
     ObservationRecord,
     ObservationView,
+    RetractionView,
     SourceSpec,
     StatementView,
+    TombstoneView,
     WriteResult,
 )
 from mnemonet.model.errors import InvalidInput
@@ -383,6 +385,103 @@ class GraphStore:
                 raise UnknownReference(field, [value])
         return False
 
+    async def retract(
+        self, retraction_id: str, target_id: str, kind: Literal["statement", "observation"], reason: str, source: str
+    ) -> bool:
+        """Append a retraction of a statement or observation; False if the item was retracted already.
+
+        Nothing is deleted or updated: readers leave retracted items (and what stands only on them) out.
+        """
+        if kind not in ("statement", "observation"):
+            raise InvalidInput("kind: must be 'statement' or 'observation'")
+        params = {"id": check_id(retraction_id, "retraction_id"), "target_id": check_id(target_id, "id"),
+                  "kind": kind, "reason": check_text(reason, "reason", self.settings.retract_reason_max_chars),
+                  "source": check_name(source, "source"), "now": _now_ms()}
+        cypher = q.RETRACT_STATEMENT if kind == "statement" else q.RETRACT_OBSERVATION
+        return (await self.driver.write(cypher, params)).nodes_created > 0
+
+    async def retractions_of(self, ids: list[str]) -> list[RetractionView]:
+        """The retractions of any of the items, oldest first."""
+        rows = await self.driver.read(q.RETRACTIONS_OF, {"ids": self._ids(ids)})
+        return [RetractionView(**r) for r in rows]
+
+    async def statements_derived_from(
+        self, item_id: str, kind: Literal["statement", "observation"]
+    ) -> list[StatementView]:
+        """Statements DERIVED_FROM the statement or observation."""
+        cypher = q.STATEMENTS_FROM_STATEMENT if kind == "statement" else q.STATEMENTS_FROM_OBSERVATION
+        return await self._statements(cypher, {"id": check_id(item_id, "id")})
+
+    # -- forget ---------------------------------------------------------------
+
+    def _chunks(self, ids: list[str]) -> list[list[str]]:
+        size = self.settings.graph_ids_per_read_max
+        return [ids[i:i + size] for i in range(0, len(ids), size)]
+
+    async def source_items(self, name: str) -> tuple[list[str], list[str], list[str]]:
+        """(Source node ids, observation ids, statement ids) a source of that name (any kind) wrote."""
+        name = check_name(name, "source")
+        keys = [source_key(kind, name) for kind in ("user", "agent", "system")]
+        sources: list[str] = []
+        observations: set[str] = set()
+        statements: set[str] = set()
+        for r in await self.driver.read(q.SOURCE_ITEMS, {"keys": keys}):
+            sources.append(str(r["source"]))
+            observations.update(r["observations"] or [])
+            statements.update(r["statements"] or [])
+        return sources, sorted(observations), sorted(statements)
+
+    async def derived_with_bases(self, ids: list[str]) -> list[tuple[str, set[str], bool]]:
+        """(statement id, everything it is derived from, is a summary) of the statements derived from the items."""
+        out = []
+        for chunk in self._chunks([check_id(i, "ids") for i in ids]):
+            rows = await self.driver.read(q.DERIVED_WITH_BASES, {"ids": chunk})
+            out += [(str(r["id"]), set(r["bases"] or []), bool(r["summary"])) for r in rows]
+        return out
+
+    async def concept_users(self, ids: list[str]) -> dict[str, set[str]]:
+        """For each concept the items are about (and each part those are decomposed into), the ids of
+        every node using it."""
+        out: dict[str, set[str]] = {}
+        for chunk in self._chunks([check_id(i, "ids") for i in ids]):
+            for r in await self.driver.read(q.CONCEPT_USERS, {"ids": chunk}):
+                out.setdefault(str(r["id"]), set()).update(r["users"] or [])
+        return out
+
+    async def all_retractions_of(self, ids: list[str]) -> list[RetractionView]:
+        """The retractions of any of the items, however many ids."""
+        out = []
+        for chunk in self._chunks(ids):
+            out += await self.retractions_of(chunk)
+        return out
+
+    async def all_observations(self, ids: list[str]) -> list[ObservationView]:
+        """Observations by id, however many ids."""
+        out = []
+        for chunk in self._chunks(ids):
+            out += await self.get_observations(chunk)
+        return out
+
+    async def forget(self, tombstone: TombstoneView, erase: dict[str, list[str]]) -> bool:
+        """Delete the nodes in ``erase`` (lists of ids under ``observations``, ``statements``, ``concepts``,
+        ``retractions``, ``sources``) with their relationships and write the tombstone, in one atomic
+        statement; False if that tombstone exists already (the same erasure ran)."""
+        counts = {k: getattr(tombstone, k) for k in
+                  ("observations", "statements", "concepts", "retractions", "sources", "vectors")}
+        params = {"id": check_id(tombstone.id, "id"), "kind": tombstone.kind, "counts": counts, "now": tombstone.at,
+                  "by": check_name(tombstone.by, "by"),
+                  **{k: [check_id(i, k) for i in erase.get(k, [])]
+                     for k in ("observations", "statements", "concepts", "retractions", "sources")}}
+        return (await self.driver.write(q.FORGET, params)).nodes_created > 0
+
+    async def compact(self) -> bool:
+        """Rewrite the engine's files so deleted bytes are gone; False if the engine cannot be made to."""
+        return await self.driver.compact(self.settings.forget_compaction_timeout, self.settings.forget_compaction_poll)
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        """Tombstones of erasures, newest first."""
+        return [TombstoneView(**r) for r in await self.driver.read(q.TOMBSTONES, {"limit": self._limit(limit)})]
+
     # -- reads ----------------------------------------------------------------
 
     def _limit(self, limit: object, field: str = "limit") -> int:
@@ -603,8 +702,10 @@ class GraphStore:
 
 def _statement_row(row: dict[str, Any]) -> dict[str, Any]:
     # Statements written before tense existed read as present, with no date.
+    derived, retracted_basis = row.get("derived_from") or [], row.pop("retracted_basis", None) or []
     return {**row, "negated": bool(row.get("negated")), "created_at": row.get("created_at") or 0,
-            "tense": row.get("tense") or "present"}
+            "tense": row.get("tense") or "present", "retracted_by": row.get("retracted_by") or [],
+            "derived_from_retracted": bool(derived) and set(derived) <= set(retracted_basis)}
 
 
 def _concept_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,8 @@ yields no row and the whole statement writes nothing (a retry is a no-op).
 
 "Is it there?" is always asked as ``count(x) = 0`` after an OPTIONAL MATCH,
 never ``x IS NULL``: FalkorDB 4.16 lets ``WITH x WHERE x IS NULL`` through
-when ``x`` was found.
+when ``x`` was found. An OPTIONAL MATCH is one hop plus a ``WHERE`` pattern:
+FalkorDB 4.16 matched ``(s)-[:A]->(x)<-[:B]-()`` as ``(s)-[:A]->(x)`` alone.
 """
 
 from __future__ import annotations
@@ -241,15 +242,20 @@ OPTIONAL MATCH (s)-[:ASSERTED_BY]->(src:Source)
 WITH s, subj, obj, src
 OPTIONAL MATCH (s)-[:DERIVED_FROM]->(d)
 WITH s, subj, obj, src, collect(DISTINCT d.id) AS derived_from
-OPTIONAL MATCH (later:Statement)-[:SUPERSEDES]->(s)
-WITH s, subj, obj, src, derived_from, collect(DISTINCT later.id) AS superseded_by
-OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement)
-WITH s, subj, obj, src, derived_from, superseded_by, collect(DISTINCT other.id) AS contradicted_by
+OPTIONAL MATCH (s)-[:DERIVED_FROM]->(rd) WHERE (rd)<-[:RETRACTS]-(:Retraction)
+WITH s, subj, obj, src, derived_from, collect(DISTINCT rd.id) AS retracted_basis
+OPTIONAL MATCH (later:Statement)-[:SUPERSEDES]->(s) WHERE NOT (later)<-[:RETRACTS]-(:Retraction)
+WITH s, subj, obj, src, derived_from, retracted_basis, collect(DISTINCT later.id) AS superseded_by
+OPTIONAL MATCH (s)-[:CONTRADICTS]-(other:Statement) WHERE NOT (other)<-[:RETRACTS]-(:Retraction)
+WITH s, subj, obj, src, derived_from, retracted_basis, superseded_by, collect(DISTINCT other.id) AS contradicted_by
+OPTIONAL MATCH (s)<-[:RETRACTS]-(rt:Retraction)
+WITH s, subj, obj, src, derived_from, retracted_basis, superseded_by, contradicted_by,
+     collect(DISTINCT rt.id) AS retracted_by
 RETURN s.id AS id, subj.name AS subject, s.predicate AS predicate, obj.name AS object,
        s.confidence AS confidence, s.negated AS negated, s.tense AS tense, s.valid_at AS valid_at,
        s.revision AS revision,
        s.created_at AS created_at, src.name AS source,
-       derived_from, superseded_by, contradicted_by, s.summary AS summary"""
+       derived_from, superseded_by, contradicted_by, s.summary AS summary, retracted_by, retracted_basis"""
 
 _BY_CONFIDENCE = "\nORDER BY confidence DESC, created_at DESC, id"
 _BY_AGE = "\nORDER BY created_at, id"
@@ -266,11 +272,18 @@ WITH DISTINCT c"""
 STATEMENTS_ABOUT = (_CONCEPT_BY_KEY + """
 MATCH (s:Statement)-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c)
 WITH DISTINCT s
-WHERE $include_superseded OR NOT (:Statement)-[:SUPERSEDES]->(s)
+OPTIONAL MATCH (s)<-[sup:SUPERSEDES]-(later:Statement) WHERE NOT (later)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (s)<-[ret:RETRACTS]-(:Retraction)
+WITH s, count(sup) + count(ret) AS gone
+WHERE $include_superseded OR gone = 0
 WITH s ORDER BY s.confidence DESC, s.created_at DESC, s.id LIMIT $limit""" + _STATEMENT_VIEW + _BY_CONFIDENCE).strip()
 
 STATEMENTS_FROM_OBSERVATION = ("""
 MATCH (s:Statement)-[:DERIVED_FROM]->(:Observation {id: $id})
+WITH DISTINCT s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
+
+STATEMENTS_FROM_STATEMENT = ("""
+MATCH (s:Statement)-[:DERIVED_FROM]->(:Statement {id: $id})
 WITH DISTINCT s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
 
 STATEMENTS_BY_SOURCE = ("""
@@ -290,9 +303,11 @@ WITH s ORDER BY s.created_at DESC, s.id DESC LIMIT $limit""" + _STATEMENT_VIEW +
 # NOT (:Statement)-[:SUPERSEDES]->(a) ~5x slower (2,000 contradictions: 170 vs 35 ms).
 UNRESOLVED_CONTRADICTIONS = """
 MATCH (a:Statement)-[r:CONTRADICTS]->(b:Statement)
-OPTIONAL MATCH (a)<-[sa:SUPERSEDES]-()
-OPTIONAL MATCH (b)<-[sb:SUPERSEDES]-()
-WITH a, r, b, sa, sb WHERE sa IS NULL AND sb IS NULL
+OPTIONAL MATCH (a)<-[sa:SUPERSEDES]-(la) WHERE NOT (la)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (b)<-[sb:SUPERSEDES]-(lb) WHERE NOT (lb)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (a)<-[ra:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (b)<-[rb:RETRACTS]-(:Retraction)
+WITH a, r, b, sa, sb, ra, rb WHERE sa IS NULL AND sb IS NULL AND ra IS NULL AND rb IS NULL
 RETURN a.id AS a, b.id AS b, r.reason AS reason, r.created_at AS created_at
 ORDER BY created_at DESC, a, b
 LIMIT $limit""".strip()
@@ -455,8 +470,9 @@ WITH sid, c, count(x) AS degree
 WHERE degree <= $max_degree
 MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(n)
 WHERE (n:Observation OR n:Statement) AND NOT n.id IN $ids
-OPTIONAL MATCH (n)<-[sup:SUPERSEDES]-()
-WITH sid, c, degree, n, sup WHERE sup IS NULL
+OPTIONAL MATCH (n)<-[sup:SUPERSEDES]-(later) WHERE NOT (later)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (n)<-[ret:RETRACTS]-(:Retraction)
+WITH sid, c, degree, n, sup, ret WHERE sup IS NULL AND ret IS NULL
 RETURN sid AS seed, c.name AS concept, degree, n.id AS id, CASE WHEN n:Observation THEN 'observation'
        ELSE 'statement' END AS kind
 ORDER BY degree, seed, id
@@ -496,7 +512,6 @@ MERGE (p:Predicate {name: $name})
 ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_by, p.created_at = $now
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
-LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate")
 # The registry of memory spaces (besides ``default``), in the default space's graph; kept by ``clear``.
 # Each space's items live in a graph of their own, so no query of one space can reach another's.
 SPACE_CREATE = """
@@ -514,6 +529,95 @@ MATCH (s:Space {name: $name})
 DELETE s
 RETURN count(*) AS n""".strip()
 
+# -- retractions: taking a statement or observation back, append-only ----
+
+# One retraction per item: a second finds the first (whoever asks, whatever the reason) and writes nothing.
+# The label of the target is one of two static fragments, chosen by the store after reading the node.
+_RETRACT = """
+OPTIONAL MATCH (t)<-[done:RETRACTS]-(:Retraction)
+WITH t, count(done) AS done_found WHERE done_found = 0
+CREATE (r:Retraction {id: $id, reason: $reason, source: $source, created_at: $now, target_kind: $kind})
+CREATE (r)-[:RETRACTS {created_at: $now}]->(t)"""
+RETRACT_STATEMENT = ("MATCH (t:Statement {id: $target_id})" + _RETRACT).strip()
+RETRACT_OBSERVATION = ("MATCH (t:Observation {id: $target_id})" + _RETRACT).strip()
+
+RETRACTIONS_OF = """
+MATCH (r:Retraction)-[:RETRACTS]->(t)
+WHERE t.id IN $ids
+RETURN r.id AS id, t.id AS target_id, r.target_kind AS kind, r.reason AS reason, r.source AS source,
+       r.created_at AS created_at, coalesce(t.sentence, t.summary, t.raw_content, '') AS target_text
+ORDER BY created_at, id""".strip()
+
+# -- forget: erasure of observations and what stands only on them (admin) ----
+
+# What a source wrote: its observations, the statements it asserted, and its Source nodes (any kind).
+SOURCE_ITEMS = """
+MATCH (src:Source) WHERE src.key IN $keys
+OPTIONAL MATCH (o:Observation)-[:RECORDED_BY]->(src)
+WITH src, collect(DISTINCT o.id) AS observations
+OPTIONAL MATCH (s:Statement)-[:ASSERTED_BY]->(src)
+RETURN src.id AS source, observations, collect(DISTINCT s.id) AS statements""".strip()
+
+# Statements derived from any of the items, each with everything it is derived from.
+DERIVED_WITH_BASES = """
+UNWIND $ids AS did
+OPTIONAL MATCH (:Observation {id: did})<-[:DERIVED_FROM]-(s1:Statement)
+OPTIONAL MATCH (:Statement {id: did})<-[:DERIVED_FROM]-(s2:Statement)
+WITH collect(DISTINCT s1) + collect(DISTINCT s2) AS found
+UNWIND found AS s
+WITH DISTINCT s
+MATCH (s)-[:DERIVED_FROM]->(b)
+RETURN s.id AS id, collect(DISTINCT b.id) AS bases, s.summary IS NOT NULL AS summary""".strip()
+
+# The concepts the items are about (and the parts those are decomposed into), each with every node
+# that uses it: items mentioning it or about it, and concepts decomposed into it.
+CONCEPT_USERS = """
+UNWIND $ids AS iid
+OPTIONAL MATCH (:Observation {id: iid})-[:MENTIONS]->(c1:Concept)
+OPTIONAL MATCH (:Statement {id: iid})-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c2:Concept)
+WITH collect(DISTINCT c1) + collect(DISTINCT c2) AS cs
+UNWIND cs AS c0
+OPTIONAL MATCH (c0)-[:RELATED_TO]->(part:Concept)
+WITH collect(DISTINCT c0) + collect(DISTINCT part) AS all
+UNWIND all AS c
+WITH DISTINCT c
+OPTIONAL MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT|RELATED_TO]-(u)
+RETURN c.id AS id, collect(DISTINCT u.id) AS users""".strip()
+
+# One atomic erasure: the tombstone (what kind, how many, when, by whom; never content) and the nodes.
+FORGET = """
+OPTIONAL MATCH (existing:Tombstone {id: $id})
+WITH count(existing) AS existing_found WHERE existing_found = 0
+CREATE (t:Tombstone {id: $id, kind: $kind, observations: $counts.observations, statements: $counts.statements,
+        concepts: $counts.concepts, retractions: $counts.retractions, sources: $counts.sources,
+        vectors: $counts.vectors, at: $now, by: $by})
+WITH t
+OPTIONAL MATCH (s:Statement) WHERE s.id IN $statements
+DETACH DELETE s
+WITH t, count(*) AS done
+OPTIONAL MATCH (o:Observation) WHERE o.id IN $observations
+DETACH DELETE o
+WITH t, count(*) AS done
+OPTIONAL MATCH (c:Concept) WHERE c.id IN $concepts
+DETACH DELETE c
+WITH t, count(*) AS done
+OPTIONAL MATCH (r:Retraction) WHERE r.id IN $retractions
+DETACH DELETE r
+WITH t, count(*) AS done
+OPTIONAL MATCH (src:Source) WHERE src.id IN $sources
+DETACH DELETE src
+WITH t, count(*) AS done
+RETURN t.id AS id""".strip()
+
+TOMBSTONES = """
+MATCH (t:Tombstone)
+RETURN t.id AS id, t.kind AS kind, t.observations AS observations, t.statements AS statements,
+       t.concepts AS concepts, t.retractions AS retractions, t.sources AS sources, t.vectors AS vectors,
+       t.at AS at, t.by AS by
+ORDER BY at DESC, id DESC
+LIMIT $limit""".strip()
+
+LABELS: tuple[str, ...] = ("Concept", "Statement", "Observation", "Source", "Predicate", "Retraction", "Tombstone")
 # Token revocations: kept by ``clear`` (erasing memories must not bring revoked tokens back).
 REVOKE_TOKEN = """
 MERGE (r:TokenRevocation {id: $id})
@@ -540,7 +644,7 @@ LIMIT $limit""".strip()
 
 RELATIONSHIP_TYPES: tuple[str, ...] = (
     "ABOUT_SUBJECT", "ABOUT_OBJECT", "DERIVED_FROM", "ASSERTED_BY", "SUPERSEDES", "CONTRADICTS",
-    "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED",
+    "MENTIONS", "RECORDED_BY", "RELATED_TO", "PROCESSED", "RETRACTS",
 )
 
 # Per label, so each branch can use that label's id index.

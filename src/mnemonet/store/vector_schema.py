@@ -53,6 +53,13 @@ async def create_base(conn: asyncpg.Connection, q: str) -> None:
             f"CREATE INDEX IF NOT EXISTS embeddings_kind_created_idx ON {q}.embeddings (kind, created_at)"
         )
         await create_keyword_stats(conn, q)
+        # How often and when each item was last returned by a search: written in batches, off the read path.
+        await conn.execute(
+            f"""CREATE TABLE IF NOT EXISTS {q}.usage (
+                    id text PRIMARY KEY,
+                    uses bigint NOT NULL,
+                    last_used_at bigint NOT NULL)"""
+        )
 
 
 async def create_keyword_stats(conn: asyncpg.Connection, q: str) -> None:
@@ -144,7 +151,7 @@ async def build_hnsw(conn: asyncpg.Connection, q: str, settings: Settings) -> No
 
 async def reset(conn: asyncpg.Connection, q: str) -> None:
     """Empty the table and forget its model, so the next vector configures it afresh; call inside a transaction."""
-    await conn.execute(f"TRUNCATE {q}.embeddings, {q}.keyword_lexemes")
+    await conn.execute(f"TRUNCATE {q}.embeddings, {q}.keyword_lexemes, {q}.usage")
     await conn.execute(f"UPDATE {q}.keyword_totals SET docs = 0, lexemes = 0")
     await conn.execute(f"DELETE FROM {q}.embedding_meta")
     await conn.execute(f"DROP INDEX IF EXISTS {q}.embeddings_hnsw_idx")

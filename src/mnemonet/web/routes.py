@@ -4,7 +4,7 @@
   it holds no data).
 - ``WS /v1/ws``: a snapshot on connect, then ``member``, ``members``, ``event`` and ``store`` updates.
 - ``GET /v1/graph?concept=NAME``: statements about a concept, each with its status
-  (``current``, ``contradicted`` or ``superseded``); without ``concept``, the known concept names.
+  (``current``, ``contradicted``, ``superseded`` or ``retracted``); without ``concept``, the known concept names.
 - ``GET /v1/stats``: the store's counters.
 
 Each shows one memory space: ``?space=NAME`` (on the WebSocket too), else the token's first.
@@ -47,7 +47,10 @@ def _error(status: int, code: str, message: str) -> JSONResponse:
 
 
 def statement_status(statement: StatementView) -> str:
-    """How the dashboard draws a statement: superseded (greyed) wins over contradicted (highlighted)."""
+    """How the dashboard draws a statement: retracted (struck through) wins over superseded (greyed), which
+    wins over contradicted (highlighted)."""
+    if statement.withdrawn:
+        return "retracted"
     if statement.superseded_by:
         return "superseded"
     if statement.contradicted_by:

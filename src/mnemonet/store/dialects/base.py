@@ -53,5 +53,10 @@ class GraphDriver(Protocol):
         """Delete this whole graph (a deleted memory space)."""
         ...
 
+    async def compact(self, timeout: float, poll: float) -> bool:
+        """Rewrite the engine's files so the bytes of deleted nodes are gone from disk, and wait for it
+        (polling every ``poll`` seconds, at most ``timeout``); False if the engine cannot be made to."""
+        ...
+
     async def close(self) -> None:
         ...

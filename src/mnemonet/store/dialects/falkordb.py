@@ -23,9 +23,9 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 from mnemonet.store.dialects.base import WriteOutcome
 from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation
 
-# Token revocations, the audit log and the registry of spaces stay: erasing memories must not bring
-# revoked tokens back, erase the record of who erased them, nor forget the other spaces.
-CLEAR = "MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord OR n:Space) DETACH DELETE n"
+# Token revocations, the audit log, forget's tombstones and the registry of spaces stay: erasing memories
+# must not bring revoked tokens back, erase the record of who erased them, nor forget the other spaces.
+CLEAR = "MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord OR n:Tombstone OR n:Space) DETACH DELETE n"
 
 # FalkorDB has no IF NOT EXISTS; an "already indexed" error means done.
 _INDEXES: tuple[tuple[str, str], ...] = (
@@ -64,6 +64,7 @@ class FalkorDriver:
         self._db = FalkorDB(host=host, port=port, password=password) if db is None else db
         self._where = f"falkordb at {host}:{port}"
         self._graph = self._db.select_graph(graph_name)
+        self._graph_name = graph_name
         self._timeout = timeout
         self._write_lock = asyncio.Lock()
 
@@ -127,6 +128,45 @@ class FalkorDriver:
     async def clear(self) -> None:
         async with self._write_lock:
             await self._run(CLEAR, {}, read_only=False)
+
+    async def compact(self, timeout: float, poll: float) -> bool:
+        """BGREWRITEAOF, waited for: the append-only file is rewritten from the graphs as they are now,
+        so deleted nodes (and the queries that wrote them) are no longer in it. A rewrite already
+        running may have started before the deletion, so it is waited out and a new one started.
+
+        FalkorDB also keeps the graph's recent queries, parameters included, in a stream
+        (``telemetry{graph}``, found by grepping the rewritten file): it is deleted first.
+        """
+        conn = self._db.connection
+        try:
+            async with asyncio.timeout(timeout):
+                await conn.delete(f"telemetry{{{self._graph_name}}}")
+                while True:
+                    try:
+                        await conn.execute_command("BGREWRITEAOF")
+                        break
+                    except ResponseError as exc:
+                        if "already in progress" not in str(exc):
+                            raise
+                    await self._rewrite_done(poll)
+                await self._rewrite_done(poll)
+                info = await conn.info("persistence")
+        except TimeoutError as exc:
+            raise GraphUnavailable(f"{self._where}: the append-only file rewrite took over {timeout}s") from exc
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise GraphUnavailable(f"{self._where}: {exc}") from exc
+        except RedisError as exc:
+            raise GraphStoreError(f"falkordb: {exc}") from exc
+        if (status := info.get("aof_last_bgrewrite_status")) != "ok":
+            raise GraphStoreError(f"falkordb: the append-only file rewrite failed ({status})")
+        return True
+
+    async def _rewrite_done(self, poll: float) -> None:
+        while True:
+            info = await self._db.connection.info("persistence")
+            if not int(info.get("aof_rewrite_in_progress", 0)) and not int(info.get("aof_rewrite_scheduled", 0)):
+                return
+            await asyncio.sleep(poll)
 
     async def close(self) -> None:
         if self._owns_connection:  # a space's driver borrows the connection of the store's

@@ -37,9 +37,9 @@ SCHEMA: tuple[str, ...] = tuple(
 # Large graphs are deleted in batches so no transaction outgrows the heap.
 # The server cannot be reached (the driver's own retries are spent): a 503 "graph unavailable", not a bug.
 _UNREACHABLE = (ServiceUnavailable, SessionExpired, OSError)
-# Token revocations, the audit log and the registry of spaces stay: erasing memories must not bring
-# revoked tokens back, erase the record of who erased them, nor forget the other spaces.
-CLEAR = ("MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord OR n:Space) "
+# Token revocations, the audit log, forget's tombstones and the registry of spaces stay: erasing memories
+# must not bring revoked tokens back, erase the record of who erased them, nor forget the other spaces.
+CLEAR = ("MATCH (n) WHERE NOT (n:TokenRevocation OR n:AuditRecord OR n:Tombstone OR n:Space) "
          "CALL (n) { DETACH DELETE n } IN TRANSACTIONS OF 10000 ROWS")
 
 
@@ -141,6 +141,11 @@ class Neo4jDriver:
 
     async def drop(self) -> None:
         raise InvalidInput("memory spaces other than 'default' need the FalkorDB backend")
+
+    async def compact(self, timeout: float, poll: float) -> bool:
+        # Neo4j reuses the records of deleted nodes in place; no Cypher rewrites its store files
+        # (neo4j-admin copy does, offline). Forget's report says so.
+        return False
 
     async def close(self) -> None:
         await self._driver.close()

@@ -1,0 +1,84 @@
+"""Erasure from the vector index (``forget``): rows deleted, then the files compacted so the bytes are gone.
+
+A deleted row stays in the table's heap file until VACUUM FULL rewrites it,
+and in the write-ahead log until the segments holding it are removed. So
+``compact`` rewrites the tables, switches to a new WAL segment and
+checkpoints: the server then deletes the old segments (the embedded server
+runs with ``wal_recycle = off``; one that recycles renames old segments for
+reuse with their bytes intact, and ``compact`` says it could not vouch for
+the log when it lacks the rights to checkpoint).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import asyncpg
+
+from mnemonet.store.errors import DependencyUnavailable
+from mnemonet.store.vector_types import quote_schema
+from mnemonet.store.vectors import VectorStore
+
+log = logging.getLogger(__name__)
+
+
+async def erase(store: VectorStore, ids: Sequence[str], fragments: Sequence[str]) -> tuple[int, int]:
+    """Delete the rows of ``ids`` (keeping the keyword statistics true), and empty the embedding context
+    of other rows quoting any of ``fragments`` (pieces of erased texts). Returns (rows deleted, contexts emptied).
+
+    One transaction; the keyword totals row is updated first, as the insert trigger does, so a
+    concurrent writer queues instead of deadlocking.
+    """
+    q = quote_schema(store.schema)
+    id_list, pieces = list(ids), [f for f in fragments if f]
+    try:
+        async with store.acquire() as conn, conn.transaction():
+            await conn.execute(
+                f"""UPDATE {q}.keyword_totals SET docs = docs - x.n, lexemes = lexemes - x.l
+                    FROM (SELECT count(*) AS n, coalesce(sum(length(tsv)), 0) AS l
+                          FROM {q}.embeddings WHERE id = ANY($1::text[])) AS x""",
+                id_list,
+            )
+            await conn.execute(
+                f"""UPDATE {q}.keyword_lexemes AS k SET docs = k.docs - g.n
+                    FROM (SELECT l, count(*) AS n FROM {q}.embeddings, unnest(tsvector_to_array(tsv)) AS l
+                          WHERE id = ANY($1::text[]) GROUP BY l) AS g
+                    WHERE k.lexeme = g.l""",
+                id_list,
+            )
+            # A word only the erased rows used is itself a piece of them (a name, often).
+            await conn.execute(f"DELETE FROM {q}.keyword_lexemes WHERE docs <= 0")
+            status = await conn.execute(f"DELETE FROM {q}.embeddings WHERE id = ANY($1::text[])", id_list)
+            await conn.execute(f"DELETE FROM {q}.usage WHERE id = ANY($1::text[])", id_list)
+            scrubbed = "UPDATE 0"
+            if pieces:
+                scrubbed = await conn.execute(
+                    f"""UPDATE {q}.embeddings SET context = ''
+                        WHERE context <> '' AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS f
+                                                        WHERE strpos(context, f) > 0)""",
+                    pieces,
+                )
+    except (OSError, asyncpg.exceptions.ConnectionDoesNotExistError) as exc:
+        raise DependencyUnavailable("vectors", f"postgresql: {type(exc).__name__}: {exc}") from exc
+    return int(status.rsplit(" ", 1)[-1]), int(scrubbed.rsplit(" ", 1)[-1])
+
+
+async def compact(store: VectorStore) -> bool:
+    """VACUUM FULL the index's tables, then a WAL switch and a checkpoint so old segments go.
+
+    True when all of it ran; False when the role may not checkpoint (the heap files are rewritten
+    all the same, but the log is not vouched for).
+    """
+    q = quote_schema(store.schema)
+    timeout = store.settings.forget_compaction_timeout
+    async with store.acquire() as conn:
+        for table in ("embeddings", "keyword_lexemes", "keyword_totals", "usage"):
+            await conn.execute(f"VACUUM FULL {q}.{table}", timeout=timeout)
+        try:
+            await conn.execute("SELECT pg_switch_wal()", timeout=timeout)
+            await conn.execute("CHECKPOINT", timeout=timeout)
+        except asyncpg.exceptions.InsufficientPrivilegeError:
+            log.warning("vectors.compact: this role may not switch the WAL or checkpoint; old log segments stay")
+            return False
+    return True

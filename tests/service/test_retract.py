@@ -1,0 +1,130 @@
+"""Retract: taking a statement or an observation back by appending a record, on the real embedded databases."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonet.model.ids import short_id
+from mnemonet.service import MemoryService
+from mnemonet.store.graph_errors import UnknownReference
+
+QUESTION = "what are my meeting preferences?"
+
+
+async def _meetings(service: MemoryService) -> tuple[str, str, str]:
+    """The meeting scenario: (morning statement id, afternoon statement id, afternoon observation id)."""
+    first = await service.observe("I prefer morning meetings", source="user")
+    second = await service.observe("Actually I prefer afternoon meetings", source="user")
+    [morning] = [s for s in first.statements if s.predicate == "prefers"]
+    [afternoon] = [s for s in second.statements if s.predicate == "prefers"]
+    assert "morning" in morning.object and "afternoon" in afternoon.object
+    return morning.id, afternoon.id, second.observation_id
+
+
+async def test_retracting_the_correction_brings_the_earlier_answer_back_with_the_retraction_cited(
+    service: MemoryService,
+) -> None:
+    morning, afternoon, _ = await _meetings(service)
+    before = await service.remember(QUESTION)
+    assert "afternoon" in before.text.partition("\n")[0]
+
+    result = await service.retract(afternoon, "said by mistake", source="alice")
+    assert result.created and result.target_id == afternoon and result.kind == "statement"
+    assert result.source == "alice" and result.reason == "said by mistake"
+
+    answer = await service.remember(QUESTION)
+    lead, _, rest = answer.text.partition("\n")
+    assert "morning" in lead and "afternoon" not in lead
+    assert result.retraction_id in answer.cited and afternoon not in answer.cited[:1]
+    retracted_part = rest.partition("Retracted:")[2]
+    assert f"({short_id(afternoon)})" in retracted_part and "said by mistake" in retracted_part
+    assert "alice" in retracted_part
+    assert all(s.id != afternoon for s in answer.recall.statements + answer.recall.superseded)
+    assert [r.target_id for r in answer.recall.retractions] == [afternoon]
+    # Append-only: the statement is still in the graph, marked.
+    [view] = await service.graph.get_statements([afternoon])
+    assert view.retracted_by == [result.retraction_id]
+    assert morning in {s.id for s in answer.recall.statements}
+
+
+async def test_a_superseding_statement_retracted_no_longer_supersedes(service: MemoryService) -> None:
+    morning = await service.claim("user prefers morning meetings", source="user", idempotency_key="m1")
+    afternoon = await service.claim("user prefers afternoon meetings instead of morning meetings", source="user",
+                                    idempotency_key="m2")
+    assert afternoon.supersedes == [morning.statement_id]
+    await service.retract(afternoon.statement_id, "wrong person", source="user")
+    [view] = await service.graph.get_statements([morning.statement_id])
+    assert view.superseded_by == []  # superseded only by a retracted statement: current again
+    answer = await service.remember(QUESTION)
+    assert "morning" in answer.text.partition("\n")[0]
+    current = [s.id for s in await service.graph.statements_about("user", limit=50)]
+    assert morning.statement_id in current and afternoon.statement_id not in current
+
+
+async def test_retract_is_idempotent(service: MemoryService) -> None:
+    _, afternoon, _ = await _meetings(service)
+    first = await service.retract(afternoon, "mistake", source="alice")
+    again = await service.retract(afternoon, "mistake", source="alice")
+    assert again.retraction_id == first.retraction_id and not again.created
+    other = await service.retract(afternoon, "another reason", source="bob")  # retracted once, whoever asks
+    assert other.retraction_id == first.retraction_id and not other.created and other.source == "alice"
+    rows = await service.graph.read_query("MATCH (r:Retraction)-[x:RETRACTS]->() RETURN count(x) AS n")
+    assert rows == [{"n": 1}]
+
+
+async def test_retracting_an_observation_flags_what_was_derived_only_from_it(service: MemoryService) -> None:
+    morning, afternoon, afternoon_obs = await _meetings(service)
+    result = await service.retract(afternoon_obs, "not what I said", source="user")
+    assert result.kind == "observation" and afternoon in result.flagged
+    [view] = await service.graph.get_statements([afternoon])
+    assert view.derived_from_retracted and view.retracted_by == []
+    answer = await service.remember(QUESTION)
+    assert "morning" in answer.text.partition("\n")[0]
+    hits = await service.search("afternoon meetings", k=20)
+    assert afternoon_obs not in {h.id for h in hits} and afternoon not in {h.id for h in hits}
+    assert morning in {s.id for s in answer.recall.statements}
+    # Never a basis for a new claim, neither found by search nor named.
+    claim = await service.claim("user likes afternoon meetings", source="user")
+    assert afternoon_obs not in claim.derived_from and afternoon not in claim.derived_from
+    with pytest.raises(ValueError, match="retracted"):
+        await service.claim("user enjoys afternoon meetings", source="user", basis=[afternoon_obs])
+
+
+async def test_a_retracted_side_closes_its_contradiction(service: MemoryService) -> None:
+    tea = await service.claim("Carol likes tea", source="carol", idempotency_key="t1")
+    coffee = await service.claim("Carol likes coffee", source="dave", idempotency_key="t2")
+    assert await service.link_statements("CONTRADICTS", coffee.statement_id, tea.statement_id, "clash", "validator")
+    assert len(await service.get_unresolved_contradictions()) == 1
+    await service.retract(coffee.statement_id, "dave was wrong", source="dave")
+    assert await service.get_unresolved_contradictions() == []
+    [view] = await service.graph.get_statements([tea.statement_id])
+    assert view.contradicted_by == []
+
+
+@pytest.mark.parametrize(
+    ("target", "reason", "error", "message"),
+    [
+        ("st_unknown", "why", UnknownReference, "id"),
+        ("", "why", ValueError, "id"),
+        ("bad id with spaces", "why", ValueError, "id"),
+        (None, "why", ValueError, "id"),
+        ("PLACEHOLDER", "", ValueError, "reason"),
+        ("PLACEHOLDER", "x" * 2001, ValueError, "reason"),
+        ("PLACEHOLDER", 5, ValueError, "reason"),
+    ],
+)
+async def test_bad_retractions_are_refused_and_write_nothing(
+    service: MemoryService, target: object, reason: object, error: type[Exception], message: str,
+) -> None:
+    _, afternoon, _ = await _meetings(service)
+    with pytest.raises(error, match=message):
+        await service.retract(afternoon if target == "PLACEHOLDER" else target, reason, source="user")  # type: ignore[arg-type]
+    rows = await service.graph.read_query("MATCH (r:Retraction) RETURN count(r) AS n")
+    assert rows == [{"n": 0}]
+
+
+async def test_a_concept_or_a_record_cannot_be_retracted(service: MemoryService) -> None:
+    await _meetings(service)
+    [concept] = await service.get_concepts(limit=1)
+    with pytest.raises(ValueError, match="only a statement or an observation"):
+        await service.retract(concept.id, "no", source="user")

@@ -1,0 +1,45 @@
+"""Hits carry how often and when searches returned them; counted in memory and written in batches."""
+
+from __future__ import annotations
+
+import asyncio
+
+from mnemonet.service import MemoryService
+
+
+async def test_hits_carry_uses_and_last_used_at_written_in_one_batch(service: MemoryService) -> None:
+    await service.observe("Alice lives in Paris", source="alice")
+    first = await service.search("where does Alice live", k=3)
+    assert first and all(h.uses == 0 and h.last_used_at is None for h in first)
+    for _ in range(4):
+        await service.search("where does Alice live", k=3)
+    assert service.usage.writes == 0  # nothing written on the read path
+
+    scheduled = service.usage._task
+    assert scheduled is not None
+    await asyncio.wait_for(scheduled, 30.0)  # the one write, usage_flush_interval after the first search
+    again = await service.search("where does Alice live", k=3)
+    top = next(h for h in again if h.id == first[0].id)
+    assert top.uses == 5 and top.last_used_at is not None and top.last_used_at > 0
+    assert service.usage.writes == 1  # five searches, one write
+
+
+async def test_a_failed_write_keeps_the_counts_and_close_writes_them(service: MemoryService) -> None:
+    await service.observe("Bob lives in Rome", source="bob")
+    [hit, *_] = await service.search("Bob Rome", k=2)
+    real = service.usage._vectors
+
+    class Down:
+        schema = real.schema
+
+        def acquire(self) -> None:
+            raise OSError("postgres down")
+
+    service.usage._vectors = Down()  # type: ignore[assignment]
+    await service.usage.flush()
+    assert service.usage.writes == 0  # not written, not lost
+    service.usage._vectors = real
+    await service.usage.close()
+    [again, *_] = [h for h in await service.search("Bob Rome", k=2) if h.id == hit.id]
+    assert again.uses == 1
+
