@@ -14,15 +14,14 @@ import sys
 from pathlib import Path
 
 import pytest
-import redis.asyncio as redis
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
 from netsupport import client_token, eventually, node_factory
 
 from mnemonet.llm import make_language_model
+from mnemonet.model.errors import Forbidden
 from mnemonet.p2p.client import HttpMemoryClient
-from mnemonet.p2p.errors import P2PError
 from mnemonet.service import build_memory_service
 from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
@@ -56,10 +55,11 @@ async def test_forget_a_source_leaves_none_of_its_text_in_the_data_directories(
     root = test_data_dir / f"forget-{unique_name}"
     falkordb, postgres = EmbeddedFalkorDB(root / "falkordb"), EmbeddedPostgres(root / "postgres")
     _, url = await asyncio.gather(falkordb.start(), postgres.start())
-    config = redis.Redis(host=falkordb.host, port=falkordb.port)
+    config = falkordb.client()
     try:
         await config.config_set("rdbcompression", "no")
-        settings = Settings(llm="offline", falkordb_port=falkordb.port, graph_name=unique_name, database_url=url)
+        settings = Settings(llm="offline", falkordb_port=falkordb.port, falkordb_password=falkordb.password or "",
+                            graph_name=unique_name, database_url=url)
         service = await build_memory_service(settings, make_language_model(settings), embedder,  # type: ignore[arg-type]
                                              vector_schema=unique_name)
         try:
@@ -75,7 +75,7 @@ async def test_forget_a_source_leaves_none_of_its_text_in_the_data_directories(
                 writer = HttpMemoryClient(node.url, client_token("read,write", name="writer"))
                 admin = HttpMemoryClient(node.url, client_token("read,write,admin", name="dpo"))
                 async with writer, admin:
-                    with pytest.raises(P2PError, match="admin"):
+                    with pytest.raises(Forbidden, match="admin"):
                         await writer.forget(source="zorbulon")
                     report = await admin.forget(source="zorbulon", by="someone-else")
                     assert report.by == "dpo" and report.observations == 2  # the token's name, not what it said
