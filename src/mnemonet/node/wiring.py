@@ -8,7 +8,9 @@ memory service of a store-only node asks llm and embed peers.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from mnemonet.settings import Settings
@@ -93,6 +95,30 @@ class LocalProviders:
         """The local provider for ``capability`` if it is built (or was given); never builds it."""
         return self._ready.get(capability) if self.has(capability) else None
 
+    async def warm_up(self) -> None:
+        """Open the store and load the models this node serves, in the background, as soon as it serves.
+
+        A restarted store node answers pings and joins at once; the first call
+        that needs a provider would otherwise pay for the heavy imports and the
+        model loads itself (tests/faults/README.md). The providers warm up side
+        by side: loading the offline model's pipeline is the longest part and
+        overlaps opening the store. Calls arriving meanwhile wait for the same
+        build (one lock per capability). A failure is logged and recorded in
+        ``states()``; the next call tries again.
+        """
+        await asyncio.gather(*(self._warm(cap) for cap in PROVIDED if self.has(cap)))
+
+    async def _warm(self, capability: str) -> None:
+        try:
+            provider = await self.get(capability)
+            warm = getattr(provider, "warm_up", None)
+            if callable(warm):
+                started = time.monotonic()
+                await warm()
+                log.info("warmed up the %s provider in %.2fs", capability, time.monotonic() - started)
+        except Exception as exc:  # recorded in states(); /health and the next call report it
+            log.warning("warming up the %s provider failed: %s", capability, exc)
+
     async def _build(self, capability: str) -> Any:
         if capability == "llm":
             from mnemonet.llm.factory import make_language_model
@@ -102,6 +128,9 @@ class LocalProviders:
             from mnemonet.embed import make_embedder
 
             return make_embedder(self._settings)
+        # Importing the service and the database drivers takes seconds on a loaded machine (2.6 s at
+        # load 10, measured with py-spy): done on a thread, so the event loop keeps answering pings.
+        await asyncio.to_thread(importlib.import_module, "mnemonet.service")
         from mnemonet.service import build_memory_service
 
         return await build_memory_service(self._settings, await self._llm(), await self._embedder())
