@@ -61,7 +61,7 @@ class LocalProviders:
         self._ready: dict[str, object] = dict(given)
         self._built: list[str] = []
         self._failed: dict[str, str] = {}
-        self._locks = {cap: asyncio.Lock() for cap in PROVIDED}
+        self._builds: dict[str, asyncio.Task[object]] = {}  # builds under way, one per capability
         self.store_ready = asyncio.Event()  # set once the store is open: the vector sync waits for it
         if "store" in given:
             self.store_ready.set()
@@ -77,18 +77,29 @@ class LocalProviders:
         provider = self._ready.get(capability)
         if provider is not None:
             return provider
-        async with self._locks[capability]:
-            if capability not in self._ready:
-                try:
-                    self._ready[capability] = await self._build(capability)
-                except Exception as exc:
-                    self._failed[capability] = f"{type(exc).__name__}: {exc}"
-                    raise
-                self._failed.pop(capability, None)
-                self._built.append(capability)
-                log.info("built local %s provider", capability)
-                if capability == "store":
-                    self.store_ready.set()
+        build = self._builds.get(capability)
+        if build is None:
+            build = self._builds[capability] = asyncio.create_task(self._build_once(capability),
+                                                                   name=f"build-{capability}")
+            # Its failure is recorded in states() and raised to the callers still waiting; none may be.
+            build.add_done_callback(lambda t: t.cancelled() or t.exception())
+        # Shielded: a caller that gives up (a cancelled warm-up at stop, a timed-out request) must not
+        # cancel a half-opened store, which would keep its servers and the data directory's lock.
+        return await asyncio.shield(build)
+
+    async def _build_once(self, capability: str) -> object:
+        try:
+            self._ready[capability] = await self._build(capability)
+        except Exception as exc:
+            self._failed[capability] = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self._builds.pop(capability, None)  # done either way: a failed build is tried again on the next call
+        self._failed.pop(capability, None)
+        self._built.append(capability)
+        log.info("built local %s provider", capability)
+        if capability == "store":
+            self.store_ready.set()
         return self._ready[capability]
 
     def ready(self, capability: str) -> object | None:
@@ -169,6 +180,8 @@ class LocalProviders:
 
     async def close(self) -> None:
         """Close what this node built (given providers belong to the caller)."""
+        # Builds still under way (the warm-up's, cancelled with the node) finish first, so what they open is closed.
+        await asyncio.gather(*self._builds.values(), return_exceptions=True)
         for cap in reversed(self._built):
             provider = self._ready.pop(cap, None)
             closer = getattr(provider, "close", None) or getattr(provider, "aclose", None)
