@@ -546,6 +546,10 @@ class Settings(BaseSettings):
     health_timeout: float = Field(
         2.0, description="Seconds /health waits for each dependency's round trip before calling it failing."
     )
+    warm_up: bool = Field(
+        True, description="Open the store and load the local models in the background as soon as the node has "
+        "joined, instead of on the first call that needs them (calls meanwhile wait for the same build)."
+    )
     max_inflight_per_peer: int = Field(
         128, description="Requests one peer may have served by this node at once; more are refused busy."
     )

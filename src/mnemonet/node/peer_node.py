@@ -202,6 +202,8 @@ class PeerNode:
         ]
         if "store" in self.capabilities:
             self._tasks.append(asyncio.create_task(self.vector_sync.run(), name=f"vector-sync-{self.node_id}"))
+        if s.warm_up:
+            self._tasks.append(asyncio.create_task(self.providers.warm_up(), name=f"warm-up-{self.node_id}"))
         self.state = "alive"
         for worker in self._workers:
             await worker.start()

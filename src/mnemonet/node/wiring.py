@@ -8,7 +8,9 @@ memory service of a store-only node asks llm and embed peers.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+import time
 from typing import TYPE_CHECKING, Any
 
 from mnemonet.settings import Settings
@@ -61,7 +63,7 @@ class LocalProviders:
             self._ready["store"] = _with_spaces(given["store"])
         self._built: list[str] = []
         self._failed: dict[str, str] = {}
-        self._locks = {cap: asyncio.Lock() for cap in PROVIDED}
+        self._builds: dict[str, asyncio.Task[object]] = {}  # builds under way, one per capability
         self.store_ready = asyncio.Event()  # set once the store is open: the vector sync waits for it
         if "store" in given:
             self.store_ready.set()
@@ -77,23 +79,58 @@ class LocalProviders:
         provider = self._ready.get(capability)
         if provider is not None:
             return provider
-        async with self._locks[capability]:
-            if capability not in self._ready:
-                try:
-                    self._ready[capability] = await self._build(capability)
-                except Exception as exc:
-                    self._failed[capability] = f"{type(exc).__name__}: {exc}"
-                    raise
-                self._failed.pop(capability, None)
-                self._built.append(capability)
-                log.info("built local %s provider", capability)
-                if capability == "store":
-                    self.store_ready.set()
+        build = self._builds.get(capability)
+        if build is None:
+            build = self._builds[capability] = asyncio.create_task(self._build_once(capability),
+                                                                   name=f"build-{capability}")
+            # Its failure is recorded in states() and raised to the callers still waiting; none may be.
+            build.add_done_callback(lambda t: t.cancelled() or t.exception())
+        # Shielded: a caller that gives up (a cancelled warm-up at stop, a timed-out request) must not
+        # cancel a half-opened store, which would keep its servers and the data directory's lock.
+        return await asyncio.shield(build)
+
+    async def _build_once(self, capability: str) -> object:
+        try:
+            self._ready[capability] = await self._build(capability)
+        except Exception as exc:
+            self._failed[capability] = f"{type(exc).__name__}: {exc}"
+            raise
+        finally:
+            self._builds.pop(capability, None)  # done either way: a failed build is tried again on the next call
+        self._failed.pop(capability, None)
+        self._built.append(capability)
+        log.info("built local %s provider", capability)
+        if capability == "store":
+            self.store_ready.set()
         return self._ready[capability]
 
     def ready(self, capability: str) -> object | None:
         """The local provider for ``capability`` if it is built (or was given); never builds it."""
         return self._ready.get(capability) if self.has(capability) else None
+
+    async def warm_up(self) -> None:
+        """Open the store and load the models this node serves, in the background, as soon as it serves.
+
+        A restarted store node answers pings and joins at once; the first call
+        that needs a provider would otherwise pay for the heavy imports and the
+        model loads itself (tests/faults/README.md). The providers warm up side
+        by side: loading the offline model's pipeline is the longest part and
+        overlaps opening the store. Calls arriving meanwhile wait for the same
+        build (one lock per capability). A failure is logged and recorded in
+        ``states()``; the next call tries again.
+        """
+        await asyncio.gather(*(self._warm(cap) for cap in PROVIDED if self.has(cap)))
+
+    async def _warm(self, capability: str) -> None:
+        try:
+            provider = await self.get(capability)
+            warm = getattr(provider, "warm_up", None)
+            if callable(warm):
+                started = time.monotonic()
+                await warm()
+                log.info("warmed up the %s provider in %.2fs", capability, time.monotonic() - started)
+        except Exception as exc:  # recorded in states(); /health and the next call report it
+            log.warning("warming up the %s provider failed: %s", capability, exc)
 
     async def _build(self, capability: str) -> Any:
         if capability == "llm":
@@ -104,6 +141,9 @@ class LocalProviders:
             from mnemonet.embed import make_embedder
 
             return make_embedder(self._settings)
+        # Importing the service and the database drivers takes seconds on a loaded machine (2.6 s at
+        # load 10, measured with py-spy): done on a thread, so the event loop keeps answering pings.
+        await asyncio.to_thread(importlib.import_module, "mnemonet.service")
         from mnemonet.service import SpacedMemory, build_memory_service
 
         return SpacedMemory(await build_memory_service(self._settings, await self._llm(), await self._embedder()))
@@ -142,6 +182,8 @@ class LocalProviders:
 
     async def close(self) -> None:
         """Close what this node built (given providers belong to the caller)."""
+        # Builds still under way (the warm-up's, cancelled with the node) finish first, so what they open is closed.
+        await asyncio.gather(*self._builds.values(), return_exceptions=True)
         for cap in reversed(self._built):
             provider = self._ready.pop(cap, None)
             closer = getattr(provider, "close", None) or getattr(provider, "aclose", None)

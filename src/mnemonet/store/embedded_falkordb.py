@@ -9,7 +9,9 @@ it at a clean stop, so a pid file at start means the last one did not stop
 cleanly. A server still running in the directory (its node was killed and
 it outlived it) is stopped with SIGTERM (Redis's SHUTDOWN: the append-only
 file is flushed) before a new one starts, and only by a process holding the
-data directory's lock (``datadir``); anyone else is refused. After an
+data directory's lock (``datadir``); anyone else is refused. A manifest
+naming files a newer rewrite deleted (an orphan's, written back at its
+shutdown) is rebuilt from the files present (``aof_manifest``). After an
 unclean stop the append-only files are checked and a torn tail cut off with
 the server's own ``redis-check-aof --fix`` (the same binary under that
 name). The child gets SIGTERM when the node dies (``server_process``).
@@ -41,7 +43,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 
-from mnemonet.store import datadir
+from mnemonet.store import aof_manifest, datadir
 from mnemonet.store.server_process import die_with_parent, processes_in, stop_process
 
 log = logging.getLogger(__name__)
@@ -98,6 +100,7 @@ class EmbeddedFalkorDB:
         if self._use_password:
             self.password = read_or_create_secret(self.data_dir / SECRET_FILE)
         await self._stop_leftover()
+        await asyncio.to_thread(self._repair_manifest)
         if self.pid_file.exists():  # the last server did not stop cleanly (it removes the file when it does)
             await asyncio.to_thread(self._repair_aof)
             self.pid_file.unlink(missing_ok=True)
@@ -156,6 +159,27 @@ class EmbeddedFalkorDB:
             log.warning("falkordb.orphan pid=%s dir=%s: stopping it before starting a new server", pid, self.data_dir)
             clean = await asyncio.to_thread(stop_process, pid, self.stop_timeout)
             log.warning("falkordb.orphan pid=%s stopped %s", pid, "cleanly" if clean else "with SIGKILL")
+
+    def _repair_manifest(self) -> None:
+        """Rebuild a stale manifest (naming files a newer rewrite deleted) from the files present; log it.
+
+        ``aof_manifest.ManifestError`` (naming the missing file) when the files
+        present cannot stand in for what it names. The stale manifest is kept
+        beside the directory for a human to compare.
+        """
+        directory = self.data_dir / "appendonlydir"
+        gone = aof_manifest.missing(directory) if directory.is_dir() else []
+        if not gone:
+            return
+        text = aof_manifest.rebuilt(directory)
+        manifest = directory / aof_manifest.MANIFEST
+        (self.data_dir / f"{aof_manifest.MANIFEST}.stale").write_bytes(manifest.read_bytes())
+        fresh = directory / f"{aof_manifest.MANIFEST}.rebuilt"
+        fresh.write_text(text)
+        os.replace(fresh, manifest)  # atomic: a crash here leaves the old manifest or the new one
+        log.warning("falkordb.manifest dir=%s named %s, missing (left by an earlier server); rebuilt from the "
+                    "files present: %s (the old one kept as %s.stale)", self.data_dir, ", ".join(gone),
+                    ", ".join(line.split()[1] for line in text.splitlines()), aof_manifest.MANIFEST)
 
     def _repair_aof(self) -> None:
         """Check the append-only files with ``redis-check-aof --fix`` (cuts a torn tail); log what it did."""

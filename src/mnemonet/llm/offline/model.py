@@ -60,6 +60,12 @@ class OfflineLanguageModel(BaseLanguageModel):
     def name(self) -> str:
         return "offline (rule-based)"
 
+    async def warm_up(self) -> None:
+        """Load the English pipeline now (seconds on a loaded machine) rather than in the first call."""
+        from mnemonet.llm.offline import nlp
+
+        await asyncio.to_thread(nlp.pipeline)
+
     def _checked(self, triples: list[Triple]) -> list[Triple]:
         # Over-long names or odd predicates from unusual text are dropped, not stored.
         out = []
