@@ -154,6 +154,10 @@ class Settings(BaseSettings):
     embed_model: str = Field("nomic-embed-text", description="Embedding model name on that server.")
     embed_dimension: int = Field(768, description="Dimension of the OpenAI-compatible model's vectors.")
     embed_batch_size: int = Field(64, description="Texts per embedding request.")
+    embed_batch_wait: float = Field(
+        0.005, ge=0, description="Longest wait, in seconds, of an embedding call for concurrent calls to share one "
+        "provider call with (0: no merging). Calls arriving while the provider works are merged regardless.",
+    )
     embed_timeout: float = Field(30.0, description="Seconds before one embedding request is abandoned.")
     embed_api_key: str = Field("", description="API key for the OpenAI-compatible embeddings server, if it wants one.")
     embed_max_retries: int = Field(3, description="Retries of one embedding request on 429/5xx/transport errors.")
