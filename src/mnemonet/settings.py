@@ -509,6 +509,21 @@ class Settings(BaseSettings):
     cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
 
+    # -- bulk import (node/import_command) -------------------------------------
+    import_concurrency: int = Field(
+        8, ge=1, description="Observations `run_node.py import` has in flight at once (the node merges their "
+        "embeddings into one call, embed_batch_wait).",
+    )
+    import_progress_interval: float = Field(
+        1.0, gt=0, description="Seconds between progress updates of `run_node.py import` (a line each when not a TTY).",
+    )
+    import_max_retries: int = Field(
+        5, ge=0, description="Retries of one imported line on 429/5xx/transport errors before the import stops "
+        "(a re-run resumes it).",
+    )
+    import_retry_backoff: float = Field(0.5, gt=0, description="First retry delay of an imported line in seconds; "
+                                        "doubles on each retry.")
+
 
 def _read_cluster_key_file(settings: Settings) -> Settings:
     path = settings.cluster_key_file
