@@ -8,6 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
+import pytest
 from netsupport import ADMIN_TOKEN, NodeFactory
 
 from mnemonet.model.ids import derived_id
@@ -89,6 +90,10 @@ def test_readers_number_lines_and_report_what_they_cannot_read(tmp_path: Path) -
     chat = tmp_path / "chat.txt"
     chat.write_text("Ann: hello there\njust a line\n")
     assert list(read_items(chat, "chat")) == [Item(1, "hello there", "Ann"), Item(2, "just a line", "import")]
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"conversation": {"session_1": [{"text": "hi"}]}}]')
+    with pytest.raises(ValueError, match="not a LoCoMo file"):
+        list(read_items(bad, "locomo"))
     # The same bytes elsewhere give the same identity (and so the same keys); other bytes, another.
     copy = tmp_path / "copy.txt"
     copy.write_bytes(chat.read_bytes())

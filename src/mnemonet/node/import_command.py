@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -168,8 +169,6 @@ async def run_import(
 
 
 def main(argv: Sequence[str]) -> int:
-    import os
-
     args = vars(build_parser().parse_args(argv))
     settings = load_settings(**{k: args.pop(k) for k in FLAGS if k in args})
     path: Path = args["file"]
@@ -185,6 +184,9 @@ def main(argv: Sequence[str]) -> int:
     except ImportStopped as exc:
         print(f"import stopped: {exc}; run the same command again to resume", file=sys.stderr)
         return 1
+    except ValueError as exc:  # a file that is not of its --format as a whole (LoCoMo)
+        print(f"import: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("\nimport interrupted; run the same command again to resume", file=sys.stderr)
         return 130

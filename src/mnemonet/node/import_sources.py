@@ -89,15 +89,21 @@ def _chat(path: Path, default_source: str) -> Iterator[Item | Unreadable]:
 
 def _locomo(path: Path) -> Iterator[Item | Unreadable]:
     """Every turn of every conversation, numbered from 1 in file order; metadata as the retrieval bench keeps it."""
-    number = 0
-    for sample in json.loads(path.read_text(encoding="utf-8")):
-        conv = sample["conversation"]
-        sessions = sorted((int(m.group(1)), v) for k, v in conv.items()
-                          if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
-        for n, session in sessions:
-            for turn in session:
-                number += 1
-                yield Item(number, turn["text"], turn["speaker"], {
-                    "dia_id": turn["dia_id"], "session": f"{sample['sample_id']}:session_{n}",
-                    "session_date": conv.get(f"session_{n}_date_time", ""),
-                })
+    try:
+        samples = json.loads(path.read_text(encoding="utf-8"))
+        number = 0
+        out = []
+        for sample in samples:
+            conv = sample["conversation"]
+            sessions = sorted((int(m.group(1)), v) for k, v in conv.items()
+                              if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
+            for n, session in sessions:
+                for turn in session:
+                    number += 1
+                    out.append(Item(number, str(turn["text"]), str(turn["speaker"]), {
+                        "dia_id": str(turn["dia_id"]), "session": f"{sample['sample_id']}:session_{n}",
+                        "session_date": str(conv.get(f"session_{n}_date_time", "")),
+                    }))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # the whole file is one JSON document
+        raise ValueError(f"{path}: not a LoCoMo file ({type(exc).__name__}: {exc})") from exc
+    yield from out
