@@ -269,6 +269,8 @@ def pct(values: list[float], p: int) -> float:
 
 
 async def bench(args: argparse.Namespace) -> None:
+    if args.profile and not shutil.which("py-spy"):
+        raise SystemExit("--profile needs py-spy on PATH: .venv/bin/pip install py-spy")
     turns = load_turns(args.data)
     stub_url = start_stub() if args.stub else None
     rows = []
@@ -282,7 +284,7 @@ async def bench(args: argparse.Namespace) -> None:
                 for clients in args.clients:
                     spy = None
                     raw = Path(tmp) / f"spy-{clients}.txt"
-                    if args.profile and shutil.which("py-spy"):
+                    if args.profile:
                         spy = start_spy(proc.pid, raw)
                         await asyncio.sleep(1.0)  # let py-spy attach
                     load = os.getloadavg()[0]
