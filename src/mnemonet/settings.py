@@ -239,6 +239,10 @@ class Settings(BaseSettings):
     embed_model: str = Field("nomic-embed-text", description="Embedding model name on that server.")
     embed_dimension: int = Field(768, description="Dimension of the OpenAI-compatible model's vectors.")
     embed_batch_size: int = Field(64, description="Texts per embedding request.")
+    embed_batch_wait: float = Field(
+        0.005, ge=0, description="Longest wait, in seconds, of an embedding call for concurrent calls to share one "
+        "provider call with (0: no merging). Calls arriving while the provider works are merged regardless.",
+    )
     embed_timeout: float = Field(30.0, description="Seconds before one embedding request is abandoned.")
     embed_api_key: str = Field("", description="API key for the OpenAI-compatible embeddings server, if it wants one.")
     embed_max_retries: int = Field(3, description="Retries of one embedding request on 429/5xx/transport errors.")
@@ -622,6 +626,21 @@ class Settings(BaseSettings):
     )
     cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
+
+    # -- bulk import (node/import_command) -------------------------------------
+    import_concurrency: int = Field(
+        8, ge=1, description="Observations `run_node.py import` has in flight at once (the node merges their "
+        "embeddings into one call, embed_batch_wait).",
+    )
+    import_progress_interval: float = Field(
+        1.0, gt=0, description="Seconds between progress updates of `run_node.py import` (a line each when not a TTY).",
+    )
+    import_max_retries: int = Field(
+        5, ge=0, description="Retries of one imported line on 429/5xx/transport errors before the import stops "
+        "(a re-run resumes it).",
+    )
+    import_retry_backoff: float = Field(0.5, gt=0, description="First retry delay of an imported line in seconds; "
+                                        "doubles on each retry.")
 
 
 class _ProfileSource(PydanticBaseSettingsSource):

@@ -160,6 +160,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemonet.node.token_command import main as token_main
 
         return token_main(argv[1:])
+    if argv[:1] == ["import"]:
+        from mnemonet.node.import_command import main as import_main
+
+        return import_main(argv[1:])
     if argv[:1] == ["reembed"]:
         from mnemonet.node.reembed_command import main as reembed_main
 

