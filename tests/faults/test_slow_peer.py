@@ -63,10 +63,10 @@ async def test_peer_that_stops_answering_is_declared_dead_within_the_bound(
         if self.node_id not in muted:
             await on_message(self, link, raw)
 
-    async def deaf_handle_http(self: Transport, raw: bytes, accept: Any) -> tuple[int, bytes]:
+    async def deaf_handle_http(self: Transport, raw: bytes, accept: Any, origin: str = "unknown") -> tuple[int, bytes]:
         if self.node_id in muted:
             await asyncio.Event().wait()  # the process is alive but never answers
-        return await handle_http(self, raw, accept)
+        return await handle_http(self, raw, accept, origin)
 
     async def stuck_call(self: Transport, member: Any, env: Any, timeout: float) -> Any:
         if self.node_id in muted:

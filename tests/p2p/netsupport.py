@@ -12,16 +12,26 @@ import asyncio
 import contextlib
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Literal
 
-from mnemonet.model.api import Answer, ClaimResult, InferredClaim, ObserveResult, Recall
+from mnemonet.model.api import Answer, ClaimResult, ForgetReport, InferredClaim, ObserveResult, Recall, RetractResult
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
-from mnemonet.model.views import AuditView, ConceptView, ContradictionView, ObservationView, SearchHit, StatementView
+from mnemonet.model.spaces import DEFAULT_SPACE, SpaceView
+from mnemonet.model.views import (
+    AuditView,
+    ConceptView,
+    ContradictionView,
+    ObservationView,
+    SearchHit,
+    StatementView,
+    TombstoneView,
+)
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.tokens import create_token
 from mnemonet.settings import Settings
+from mnemonet.store.graph_errors import UnknownReference
 
 CLUSTER_KEY = "test-cluster-key"
 
@@ -143,6 +153,33 @@ class InMemoryStore:
 
     async def audit_log(self, limit: int = 50) -> list[AuditView]:
         return self.audit[::-1][:limit]
+
+    # -- lifecycle and spaces: what a client may call, kept minimal (one space, nothing derived) --------------
+    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+        kind: Literal["statement", "observation"] = "statement" if id in self.statements else "observation"
+        if id not in self.statements and id not in self.observations:
+            raise UnknownReference("id", [id])
+        return RetractResult(retraction_id=derived_id("rt", id), target_id=id, kind=kind, created=True,
+                             reason=reason, source=source, created_at=int(time.time() * 1000))
+
+    async def forget(self, observation_id: str | None = None, source: str | None = None,
+                     by: str = "local") -> ForgetReport:
+        gone = [k for k, o in self.observations.items() if k == observation_id or o.source == source]
+        for key in gone:
+            del self.observations[key]
+        return ForgetReport(kind="observation" if observation_id else "source", observations=len(gone))
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        return []
+
+    async def spaces(self) -> list[SpaceView]:
+        return [SpaceView(name=DEFAULT_SPACE)]
+
+    async def create_space(self, name: str, by: str = "local") -> SpaceView:
+        raise InvalidInput("name: this in-memory store holds the default space only")
+
+    async def delete_space(self, name: str, by: str = "local") -> bool:
+        raise InvalidInput("name: this in-memory store holds the default space only")
 
 
 class HangAfterWrite:
