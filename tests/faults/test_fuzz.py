@@ -267,7 +267,7 @@ async def test_link_handshake_accepts_only_a_dialler_holding_the_key() -> None:
     for hello, valid, proof_kind in cases:
         link = _ScriptedLink(_dialler_script(hello, proof_kind, key))
         try:
-            peer = await handshake.accept(link, key, _ME, 1.0)
+            peer = await handshake.accept(link, key, _ME, 10.0)  # scripted sends never block: a long bound
         except handshake.HandshakeFailed:
             outcome = "refused"
         else:
