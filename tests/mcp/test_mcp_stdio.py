@@ -148,6 +148,19 @@ async def test_node_errors_reach_the_tool_result_and_a_plain_token_writes_as_its
     assert store.membership.alive(include_local=False) == []  # none of the MCP servers joined as a peer
 
 
+async def test_a_scope_the_token_lacks_is_named_in_the_tool_result(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    async with mcp_session(store.url, tmp_path / "reader.stderr", token=client_token("read", name="reader")) \
+            as session:
+        refused = await _error(session, "observe", text="read tokens do not write")
+        retract_refused = await _error(session, "retract", id="st-x", reason="no")
+        assert (await _call(session, "recent", limit=1))["observations"] == []  # the session still works
+    assert "the node refused: observe needs a token with the 'write' scope" in refused
+    assert "retract needs a token with the 'write' scope" in retract_refused
+    assert (await service.graph.counts()).get("Observation", 0) == 0
+
+
 async def test_mcp_command_needs_a_node_url(tmp_path: Path) -> None:
     process = await asyncio.create_subprocess_exec(
         str(MNEMONET), "mcp", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,

@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.api import MemoryAPI
-from mnemonet.model.errors import InvalidInput
+from mnemonet.model.errors import Forbidden, InvalidInput
 from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.p2p.errors import NoCapablePeer, P2PError
 from mnemonet.settings import Settings
@@ -140,6 +140,8 @@ def _as_tool_errors() -> Iterator[None]:
         raise ToolError(f"no store node is reachable right now ({exc.message}); try again shortly") from exc
     except P2PError as exc:
         raise ToolError(f"memory network error ({exc.code}): {exc.message}") from exc
+    except Forbidden as exc:  # a valid token without the scope or space: say which, so the agent can tell its user
+        raise ToolError(f"the node refused: {exc}") from exc
     except LanguageModelError as exc:
         raise ToolError(f"the language model could not handle this: {exc}") from exc
     except (InvalidInput, ValidationError) as exc:  # a bug's ValueError is not the agent's to read
