@@ -16,7 +16,7 @@ import signal
 from mcp.server.mcpserver import MCPServer
 
 from mnemonet.mcp.tools import MemoryTools
-from mnemonet.model.api import ClaimResult, MemoryAPI, ObserveResult
+from mnemonet.model.api import ClaimResult, MemoryAPI, ObserveResult, RetractResult
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.tokens import claimed_scopes
 from mnemonet.settings import Settings
@@ -103,6 +103,10 @@ class _SourceFromToken(HttpMemoryClient):
     async def claim(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
                     basis: list[str] | None = None, space: str | None = None) -> ClaimResult:
         return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis, space=space)
+
+    async def retract(self, id: str, reason: str, source: str | None = None, *,
+                      space: str | None = None) -> RetractResult:
+        return await super().retract(id, reason, None, space=space)
 
 
 def node_client(settings: Settings) -> HttpMemoryClient:
