@@ -184,3 +184,17 @@ async def test_the_predicate_profile_does_not_count_retracted_values(service: Me
     await service.retract(acme.statement_id, "wrong person", source="alice")
     gone = await service.predicate_profile(predicate, [])
     assert (gone.subjects, gone.multi_subjects) == (0, 0)
+
+
+async def test_a_contradiction_by_a_retracted_statement_does_not_make_a_summary_stale(service: MemoryService) -> None:
+    liked = await _hobbies(service)
+    [work] = await service.pending_consolidation(SUMMARIES, 5)
+    await service.record_summary(work.concept_id, "user likes chess, jazz, tea, hiking and opera",
+                                 [s.id for s in work.statements], SUMMARIES)
+    denial = await service.claim("user dislikes chess", source="bob")
+    await service.link_statements("CONTRADICTS", denial.statement_id, liked["chess"], "likes or not",
+                                  "validation-agent")
+    assert work.concept_id in {w.concept_id for w in await service.pending_consolidation(SUMMARIES, 2)}
+
+    await service.retract(denial.statement_id, "bob was joking", source="bob")
+    assert await service.pending_consolidation(SUMMARIES, 2) == []  # the summary states what is current again

@@ -421,6 +421,7 @@ WHERE sup.created_at > cur.created_at
 WITH c, fresh, cur, count(sup) AS superseded
 OPTIONAL MATCH (cur)-[:DERIVED_FROM]->(:Statement)-[con:CONTRADICTS]-(other:Statement)-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c)
 WHERE con.created_at > cur.created_at AND NOT (:Statement)-[:SUPERSEDES]->(other)
+  AND NOT (other)<-[:RETRACTS]-(:Retraction)
 WITH c, fresh, cur, superseded, count(con) AS contradicted
 OPTIONAL MATCH (cur)-[:DERIVED_FROM]->(b:Statement)
 OPTIONAL MATCH (b)<-[ret:RETRACTS]-(:Retraction) WHERE ret.created_at > cur.created_at
