@@ -30,7 +30,8 @@ Read with `remember` for a direct answer, or `search` then `load` to browse: sea
 compact hits (id, kind, score, one line), load returns the full items with provenance.
 Start a task with `recent` to catch up, and check `contradictions` before relying on a fact.
 Nothing is overwritten: a newer statement supersedes an older one, conflicts stay visible;
-take a mistake back with `retract`."""
+take a mistake back with `retract`. Every tool takes an optional `space` (a team's own memory);
+leave it out to use your token's first space."""
 
 DESCRIPTIONS = {
     "observe": (
