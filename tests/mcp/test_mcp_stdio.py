@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from livenet import NodeFactory
-from netsupport import client_token, eventually, sees_all
+from netsupport import CLUSTER_KEY, client_token, eventually, sees_all
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mnemonet.service import MemoryService
+from mnemonet.p2p.tokens import create_token
+from mnemonet.service import MemoryService, SpacedMemory
 
 TOOLS = {"observe", "claim", "retract", "remember", "search", "load", "recent", "contradictions"}
 MNEMONET = Path(sys.executable).with_name("mnemonet")  # the console script `pip install` made
@@ -146,6 +147,53 @@ async def test_node_errors_reach_the_tool_result_and_a_plain_token_writes_as_its
         [seen] = (await _call(session, "recent", limit=1))["observations"]
     assert (seen["text"], seen["source"]) == ("the nightly build failed", "claude")
     assert store.membership.alive(include_local=False) == []  # none of the MCP servers joined as a peer
+
+
+async def test_a_scope_the_token_lacks_is_named_in_the_tool_result(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    async with mcp_session(store.url, tmp_path / "reader.stderr", token=client_token("read", name="reader")) \
+            as session:
+        refused = await _error(session, "observe", text="read tokens do not write")
+        retract_refused = await _error(session, "retract", id="st-x", reason="no")
+        assert (await _call(session, "recent", limit=1))["observations"] == []  # the session still works
+    assert "the node refused: observe needs a token with the 'write' scope" in refused
+    assert "retract needs a token with the 'write' scope" in retract_refused
+    assert (await service.graph.counts()).get("Observation", 0) == 0
+
+
+async def test_tools_take_a_space_and_the_token_decides_which(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    spaced = SpacedMemory(service)
+    for name in ("alpha", "beta"):
+        await spaced.create_space(name, by="ops")
+    store = await make_node({"store"}, providers={"store": spaced})
+    team = create_token(CLUSTER_KEY, "team", ["read", "write"], 3600, spaces="alpha,beta")[0]
+    async with mcp_session(store.url, tmp_path / "team.stderr", token=team) as session:
+        home = await _call(session, "observe", text="I prefer morning meetings")  # the token's first space
+        beta = await _call(session, "observe", text="I prefer afternoon meetings", space="beta")
+        claimed = await _call(session, "claim", text="Dana works at Acme", space="beta")
+        in_alpha = await _call(session, "recent", limit=5, space="alpha")
+        in_beta = await _call(session, "recent", limit=5, space="beta")
+        in_home = await _call(session, "recent", limit=5)
+        answer = await _call(session, "remember", query="what are my meeting preferences?", space="beta")
+        hits = (await _call(session, "search", query="meetings", k=5, space="beta"))["hits"]
+        loaded = await _call(session, "load", ids=[beta["observation_id"]], space="beta")
+        not_in_alpha = await _call(session, "load", ids=[beta["observation_id"]], space="alpha")
+        conflicts = await _call(session, "contradictions", limit=5, space="beta")
+        taken = await _call(session, "retract", id=claimed["statement_id"], reason="wrong", space="beta")
+        outside = await _error(session, "recent", limit=5, space="default")
+        malformed = await _error(session, "observe", text="x", space="Beta!")
+    assert [o["id"] for o in in_alpha["observations"]] == [home["observation_id"]] == \
+        [o["id"] for o in in_home["observations"]]
+    assert [o["id"] for o in in_beta["observations"]] == [beta["observation_id"]]
+    assert "afternoon" in answer["answer"] and "morning" not in answer["answer"]
+    assert hits and home["observation_id"] not in {h["id"] for h in hits}
+    assert [i["id"] for i in loaded["items"]] == [beta["observation_id"]]
+    assert not_in_alpha["missing"] == [beta["observation_id"]]
+    assert conflicts["contradictions"] == [] and taken["created"] and taken["source"] == "team"
+    assert "the node refused: this token may not use space 'default'" in outside
+    assert "refused" in malformed and "space" in malformed
 
 
 async def test_mcp_command_needs_a_node_url(tmp_path: Path) -> None:

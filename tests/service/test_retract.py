@@ -128,3 +128,73 @@ async def test_a_concept_or_a_record_cannot_be_retracted(service: MemoryService)
     [concept] = await service.get_concepts(limit=1)
     with pytest.raises(ValueError, match="only a statement or an observation"):
         await service.retract(concept.id, "no", source="user")
+
+
+HOBBIES = ["chess", "jazz", "tea", "hiking", "opera"]
+SUMMARIES = "consolidation-agent"
+
+
+async def _hobbies(service: MemoryService) -> dict[str, str]:
+    """One observation per hobby; hobby -> (statement id, observation id) of "user likes <hobby>"."""
+    out = {}
+    for hobby in HOBBIES:
+        written = await service.observe(f"I like {hobby}", source="user")
+        [liked] = [s for s in written.statements if hobby in s.object]
+        out[hobby] = liked.id
+        out[f"obs:{hobby}"] = written.observation_id
+    return out
+
+
+async def test_consolidation_never_sees_a_retracted_statement(service: MemoryService) -> None:
+    liked = await _hobbies(service)
+    await service.retract(liked["chess"], "never liked it", source="user")
+    await service.retract(liked["obs:jazz"], "not what I said", source="user")  # jazz: derived only from it
+
+    # Three current statements remain: not enough fresh ones for min_new = 4.
+    assert await service.pending_consolidation(SUMMARIES, 4) == []
+    [work] = await service.pending_consolidation(SUMMARIES, 3)
+    stated = {s.id for s in work.statements}
+    assert stated == {liked[h] for h in ("tea", "hiking", "opera")}
+
+
+async def test_a_retraction_after_a_summary_makes_the_concept_due_again(service: MemoryService) -> None:
+    liked = await _hobbies(service)
+    [work] = await service.pending_consolidation(SUMMARIES, 5)
+    await service.record_summary(work.concept_id, "user likes chess, jazz, tea, hiking and opera",
+                                 [s.id for s in work.statements], SUMMARIES)
+    assert await service.pending_consolidation(SUMMARIES, 2) == []  # covered (each hobby is one statement)
+
+    await service.retract(liked["chess"], "never liked it", source="user")
+    [again] = await service.pending_consolidation(SUMMARIES, 2)  # nothing fresh, but the summary is stale
+    assert again.concept_id == work.concept_id
+    assert liked["chess"] not in {s.id for s in again.statements} and len(again.statements) == 4
+
+
+async def test_the_predicate_profile_does_not_count_retracted_values(service: MemoryService) -> None:
+    acme = await service.claim("Dana works at Acme", source="alice")
+    globex = await service.claim("Dana works at Globex", source="alice")
+    assert acme.statement is not None and globex.statement is not None
+    predicate = acme.statement.predicate
+    before = await service.predicate_profile(predicate, [])
+    assert (before.subjects, before.multi_subjects) == (1, 1)
+
+    await service.retract(globex.statement_id, "wrong company", source="alice")
+    after = await service.predicate_profile(predicate, [])
+    assert (after.subjects, after.multi_subjects) == (1, 0)
+    await service.retract(acme.statement_id, "wrong person", source="alice")
+    gone = await service.predicate_profile(predicate, [])
+    assert (gone.subjects, gone.multi_subjects) == (0, 0)
+
+
+async def test_a_contradiction_by_a_retracted_statement_does_not_make_a_summary_stale(service: MemoryService) -> None:
+    liked = await _hobbies(service)
+    [work] = await service.pending_consolidation(SUMMARIES, 5)
+    await service.record_summary(work.concept_id, "user likes chess, jazz, tea, hiking and opera",
+                                 [s.id for s in work.statements], SUMMARIES)
+    denial = await service.claim("user dislikes chess", source="bob")
+    await service.link_statements("CONTRADICTS", denial.statement_id, liked["chess"], "likes or not",
+                                  "validation-agent")
+    assert work.concept_id in {w.concept_id for w in await service.pending_consolidation(SUMMARIES, 2)}
+
+    await service.retract(denial.statement_id, "bob was joking", source="bob")
+    assert await service.pending_consolidation(SUMMARIES, 2) == []  # the summary states what is current again

@@ -16,7 +16,7 @@ import signal
 from mcp.server.mcpserver import MCPServer
 
 from mnemonet.mcp.tools import MemoryTools
-from mnemonet.model.api import ClaimResult, MemoryAPI, ObserveResult
+from mnemonet.model.api import ClaimResult, MemoryAPI, ObserveResult, RetractResult
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.tokens import claimed_scopes
 from mnemonet.settings import Settings
@@ -30,7 +30,8 @@ Read with `remember` for a direct answer, or `search` then `load` to browse: sea
 compact hits (id, kind, score, one line), load returns the full items with provenance.
 Start a task with `recent` to catch up, and check `contradictions` before relying on a fact.
 Nothing is overwritten: a newer statement supersedes an older one, conflicts stay visible;
-take a mistake back with `retract`."""
+take a mistake back with `retract`. Every tool takes an optional `space` (a team's own memory);
+leave it out to use your token's first space."""
 
 DESCRIPTIONS = {
     "observe": (
@@ -103,6 +104,10 @@ class _SourceFromToken(HttpMemoryClient):
     async def claim(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
                     basis: list[str] | None = None, space: str | None = None) -> ClaimResult:
         return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis, space=space)
+
+    async def retract(self, id: str, reason: str, source: str | None = None, *,
+                      space: str | None = None) -> RetractResult:
+        return await super().retract(id, reason, None, space=space)
 
 
 def node_client(settings: Settings) -> HttpMemoryClient:

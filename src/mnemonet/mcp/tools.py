@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.api import MemoryAPI
-from mnemonet.model.errors import InvalidInput
+from mnemonet.model.errors import Forbidden, InvalidInput
 from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.p2p.errors import NoCapablePeer, P2PError
 from mnemonet.settings import Settings
@@ -26,6 +26,11 @@ Kinds = Annotated[
     Field(description="Only these kinds of items; default all."),
 ]
 Limit = Annotated[int, Field(description="How many items, newest first.")]
+Space = Annotated[
+    str | None,
+    Field(description="Optional memory space to work in; default the token's first space. The token decides "
+                      "which spaces are allowed."),
+]
 
 
 class Written(BaseModel):
@@ -140,6 +145,8 @@ def _as_tool_errors() -> Iterator[None]:
         raise ToolError(f"no store node is reachable right now ({exc.message}); try again shortly") from exc
     except P2PError as exc:
         raise ToolError(f"memory network error ({exc.code}): {exc.message}") from exc
+    except Forbidden as exc:  # a valid token without the scope or space: say which, so the agent can tell its user
+        raise ToolError(f"the node refused: {exc}") from exc
     except LanguageModelError as exc:
         raise ToolError(f"the language model could not handle this: {exc}") from exc
     except (InvalidInput, ValidationError) as exc:  # a bug's ValueError is not the agent's to read
@@ -172,20 +179,22 @@ class MemoryTools:
             raise ToolError(f"{name}: must be between 1 and {self._max}")
         return value
 
-    async def observe(self, text: Text, source: Source = "agent", idempotency_key: Key = None) -> Written:
+    async def observe(self, text: Text, source: Source = "agent", idempotency_key: Key = None,
+                      space: Space = None) -> Written:
         """See the tool description in ``mnemonet.mcp.server``."""
         with _as_tool_errors():
-            result = await self._memory.observe(text, source, idempotency_key=idempotency_key)
+            result = await self._memory.observe(text, source, idempotency_key=idempotency_key, space=space)
         return Written(observation_id=result.observation_id, created=result.created,
                        statements=[s.sentence() for s in result.statements], concepts=result.concepts)
 
     async def claim(self, text: Text, source: Source = "agent", basis: Basis = None,
-                    idempotency_key: Key = None) -> Claimed:
+                    idempotency_key: Key = None, space: Space = None) -> Claimed:
         """See the tool description in ``mnemonet.mcp.server``."""
         if basis is not None and len(basis) > self._max:
             raise ToolError(f"basis: at most {self._max} ids")
         with _as_tool_errors():
-            result = await self._memory.claim(text, source, idempotency_key=idempotency_key, basis=basis)
+            result = await self._memory.claim(text, source, idempotency_key=idempotency_key, basis=basis,
+                                             space=space)
         return Claimed(statement_id=result.statement_id, created=result.created,
                        statement=result.statement.sentence() if result.statement else None,
                        supersedes=result.supersedes, contradicts=result.contradicts)
@@ -193,47 +202,48 @@ class MemoryTools:
     async def retract(
         self, id: Annotated[str, Field(description="Id of a statement or observation (full or as answers print it).")],
         reason: Annotated[str, Field(description="Why it is taken back; kept with the retraction.")],
-        source: Source = "agent",
+        source: Source = "agent", space: Space = None,
     ) -> Retracted:
         """See the tool description in ``mnemonet.mcp.server``."""
         with _as_tool_errors():
-            result = await self._memory.retract(id, reason, source)
+            result = await self._memory.retract(id, reason, source, space=space)
         return Retracted(retraction_id=result.retraction_id, target_id=result.target_id, kind=result.kind,
                          created=result.created, reason=result.reason, source=result.source, flagged=result.flagged)
 
-    async def remember(self, query: Query) -> Answered:
+    async def remember(self, query: Query, space: Space = None) -> Answered:
         """See the tool description in ``mnemonet.mcp.server``."""
         with _as_tool_errors():
-            answer = await self._memory.remember(query)
+            answer = await self._memory.remember(query, space=space)
         return Answered(answer=answer.text, cited=answer.cited, provider=answer.provider,
                         confidence=answer.confidence, degraded=answer.degraded,
                         contradictions=[_conflict(c) for c in answer.recall.contradictions])
 
     async def search(
         self, query: Query, k: Annotated[int, Field(description="How many hits (best first).")] = 10,
-        kinds: Kinds = None,
+        kinds: Kinds = None, space: Space = None,
     ) -> Hits:
         """See the tool description in ``mnemonet.mcp.server``."""
         self._count("k", k)
         with _as_tool_errors():
-            hits = await self._memory.search(query, k=k, kinds=list(kinds) if kinds else None)
+            hits = await self._memory.search(query, k=k, kinds=list(kinds) if kinds else None, space=space)
         return Hits(hits=[Hit(id=h.id, kind=h.kind, score=round(h.score, 4), text=_one_line(h.text, self._hit_chars))
                           for h in hits])
 
-    async def load(self, ids: Annotated[list[str], Field(description="Ids from search, recent or cited.")]) -> Loaded:
+    async def load(self, ids: Annotated[list[str], Field(description="Ids from search, recent or cited.")],
+                   space: Space = None) -> Loaded:
         """See the tool description in ``mnemonet.mcp.server``."""
         self._count("ids (number of ids)", len(ids))
         with _as_tool_errors():
-            items = await self._memory.load(ids)
+            items = await self._memory.load(ids, space=space)
         found = {str(item.get("id")) for item in items}
         return Loaded(items=items, missing=[i for i in ids if i not in found])
 
-    async def recent(self, limit: Limit = 10) -> Recent:
+    async def recent(self, limit: Limit = 10, space: Space = None) -> Recent:
         """See the tool description in ``mnemonet.mcp.server``."""
         self._count("limit", limit)
         with _as_tool_errors():
-            observations = await self._memory.get_recent_observations(limit)
-            statements = await self._memory.get_recent_statements(limit)
+            observations = await self._memory.get_recent_observations(limit, space=space)
+            statements = await self._memory.get_recent_statements(limit, space=space)
         return Recent(
             observations=[RecentItem(id=o.id, text=o.text, source=o.source, created_at=o.created_at)
                           for o in observations],
@@ -241,9 +251,9 @@ class MemoryTools:
                         for s in statements],
         )
 
-    async def contradictions(self, limit: Limit = 10) -> Conflicts:
+    async def contradictions(self, limit: Limit = 10, space: Space = None) -> Conflicts:
         """See the tool description in ``mnemonet.mcp.server``."""
         self._count("limit", limit)
         with _as_tool_errors():
-            found = await self._memory.get_unresolved_contradictions(limit)
+            found = await self._memory.get_unresolved_contradictions(limit, space=space)
         return Conflicts(contradictions=[_conflict(c) for c in found])

@@ -383,13 +383,32 @@ MATCH (s:Statement {id: item_id})
 MERGE (src)-[p:PROCESSED]->(s)
 ON CREATE SET p.created_at = $now"""
 
-# Concepts due a summary by the source: at least $min_new current statements (summaries and
-# superseded ones aside) that no summary of its rests on yet (``fresh``), or a current summary
+def _current(carry: str) -> str:
+    """Keeps the rows whose statement ``s`` is current, carrying the variables ``carry`` names (e.g. "c, ").
+
+    Current as the statement view decides it: not retracted, not superseded by a statement that stands
+    (a retracted one supersedes nothing), and not derived only from retracted items. Each test is one
+    hop plus a WHERE pattern (the FalkorDB two-hop bug in the module docstring); several OPTIONAL
+    MATCHes multiply rows, so "none" is a count of 0 and bases are counted DISTINCT.
+    """
+    return f"""
+OPTIONAL MATCH (s)<-[sup:SUPERSEDES]-(later:Statement) WHERE NOT (later)<-[:RETRACTS]-(:Retraction)
+OPTIONAL MATCH (s)<-[ret:RETRACTS]-(:Retraction)
+WITH {carry}s, count(sup) + count(ret) AS gone
+WHERE gone = 0
+OPTIONAL MATCH (s)-[:DERIVED_FROM]->(base)
+OPTIONAL MATCH (s)-[:DERIVED_FROM]->(taken) WHERE (taken)<-[:RETRACTS]-(:Retraction)
+WITH {carry}s, count(DISTINCT base) AS bases, count(DISTINCT taken) AS taken_back
+WHERE bases = 0 OR taken_back < bases"""
+
+
+# Concepts due a summary by the source: at least $min_new current statements (summaries,
+# superseded and retracted ones aside) that no summary of its rests on yet (``fresh``), or a current summary
 # resting on a statement that was superseded, or contradicted by a current statement of the
-# concept, after it was written (``changes``): such a summary no longer states what is current.
-CONSOLIDATION_CANDIDATES = """
+# concept, or retracted, after it was written (``changes``): such a summary no longer states what is current.
+CONSOLIDATION_CANDIDATES = ("""
 MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
-WHERE s.predicate <> $summary_predicate AND NOT (:Statement)-[:SUPERSEDES]->(s)
+WHERE s.predicate <> $summary_predicate""" + _current("c, ") + """
 WITH c, collect(DISTINCT s.id) AS about
 OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
 OPTIONAL MATCH (sm)-[:DERIVED_FROM]->(d:Statement)
@@ -402,16 +421,20 @@ WHERE sup.created_at > cur.created_at
 WITH c, fresh, cur, count(sup) AS superseded
 OPTIONAL MATCH (cur)-[:DERIVED_FROM]->(:Statement)-[con:CONTRADICTS]-(other:Statement)-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c)
 WHERE con.created_at > cur.created_at AND NOT (:Statement)-[:SUPERSEDES]->(other)
-WITH c, fresh, superseded, count(con) AS contradicted
-WHERE size(fresh) >= $min_new OR superseded + contradicted > 0
+  AND NOT (other)<-[:RETRACTS]-(:Retraction)
+WITH c, fresh, cur, superseded, count(con) AS contradicted
+OPTIONAL MATCH (cur)-[:DERIVED_FROM]->(b:Statement)
+OPTIONAL MATCH (b)<-[ret:RETRACTS]-(:Retraction) WHERE ret.created_at > cur.created_at
+WITH c, fresh, superseded, contradicted, count(ret) AS retracted
+WHERE size(fresh) >= $min_new OR superseded + contradicted + retracted > 0
 RETURN c.id AS id, c.name AS name
 ORDER BY size(fresh) DESC, name
-LIMIT $limit""".strip()
+LIMIT $limit""").strip()
 
 # What a summary of the concept may state: its current statements, newest first up to $limit.
 CURRENT_ABOUT_CONCEPT = ("""
 MATCH (:Concept {id: $concept_id})<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
-WHERE s.predicate <> $summary_predicate AND NOT (:Statement)-[:SUPERSEDES]->(s)
+WHERE s.predicate <> $summary_predicate""" + _current("") + """
 WITH DISTINCT s ORDER BY s.created_at DESC, s.id DESC LIMIT $limit""" + _STATEMENT_VIEW + _BY_AGE).strip()
 
 # A summary is a statement about the concept (as subject and object) whose text
@@ -489,18 +512,17 @@ RETURN iid AS id, c.key AS key, c.alias_keys AS alias_keys""".strip()
 
 # -- predicate cardinality: learned from the data, or decided once and remembered ----
 
-# Per subject, the most distinct current (not superseded, not negated) values of the
+# Per subject, the most distinct current (not superseded, retracted or negated) values of the
 # predicate that one source asserts; statements in $exclude (the ones being checked) left out.
-PREDICATE_VALUES = """
+PREDICATE_VALUES = ("""
 MATCH (s:Statement {predicate: $predicate})-[:ABOUT_SUBJECT]->(subj:Concept)
 WHERE NOT s.id IN $exclude AND NOT coalesce(s.negated, false)
-OPTIONAL MATCH (s)<-[sup:SUPERSEDES]-()
-WITH s, subj, sup WHERE sup IS NULL
+""" + _current("subj, ") + """
 MATCH (s)-[:ABOUT_OBJECT]->(obj:Concept)
 MATCH (s)-[:ASSERTED_BY]->(src:Source)
 WITH subj, src, count(DISTINCT obj) AS values
 WITH subj, max(values) AS values
-RETURN count(subj) AS subjects, sum(CASE WHEN values > 1 THEN 1 ELSE 0 END) AS multi_subjects""".strip()
+RETURN count(subj) AS subjects, sum(CASE WHEN values > 1 THEN 1 ELSE 0 END) AS multi_subjects""").strip()
 
 PREDICATE_DECISION = """
 MATCH (p:Predicate {name: $name})
