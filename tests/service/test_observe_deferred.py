@@ -12,6 +12,7 @@ from mnemonet.embed.base import Embedder
 from mnemonet.llm import OfflineLanguageModel, make_language_model
 from mnemonet.llm.base import Extraction, LanguageModel
 from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
+from mnemonet.model.errors import InvalidInput
 from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
 
@@ -171,3 +172,30 @@ async def test_a_bad_said_at_is_refused_before_any_call(said_at: object) -> None
     with pytest.raises(ValueError, match="said_at: must be epoch milliseconds"):
         await model.extract_observation("Yesterday I met Bob", "alice", said_at)  # type: ignore[arg-type]
     assert model.usage()["calls"] == 0
+
+
+async def test_observe_with_defer_extraction_returns_pending_and_the_worker_extracts_once(
+    switchable: tuple[MemoryService, SwitchableModel],
+) -> None:
+    svc, model = switchable
+    model.down = None  # a model answers, yet the caller asked not to wait for it
+    result = await svc.observe("Dana works at Initech", source="alice", idempotency_key="d1", defer_extraction=True)
+    assert result.created and result.pending and result.statements == [] and result.extraction_error is None
+    assert model.extractions == 0  # no model call inline
+    # A retry under the same key, deferred too, neither duplicates nor extracts.
+    again = await svc.observe("Dana works at Initech", source="alice", idempotency_key="d1", defer_extraction=True)
+    assert (again.observation_id, again.created, again.pending) == (result.observation_id, False, True)
+    assert model.extractions == 0
+    [waiting] = await svc.pending_extractions()
+    assert waiting.id == result.observation_id
+    done = await svc.complete_extraction(result.observation_id)
+    assert done.statements and not done.pending and model.extractions == 1
+    again = await svc.complete_extraction(result.observation_id)  # the worker racing itself: nothing twice
+    assert {s.id for s in again.statements} == {s.id for s in done.statements} and model.extractions == 1
+    assert await svc.pending_extractions() == []
+
+
+@pytest.mark.parametrize("defer", ["yes", 1, None])
+async def test_a_defer_extraction_that_is_not_a_bool_is_refused(service: MemoryService, defer: object) -> None:
+    with pytest.raises(InvalidInput, match="defer_extraction"):
+        await service.observe("Dana works at Initech", defer_extraction=defer)  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictBool
 
 from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import (
@@ -196,7 +196,11 @@ class MemoryAPI(Protocol):
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
         metadata: dict[str, str] | None = None, space: str | None = None,
-    ) -> ObserveResult: ...
+        defer_extraction: StrictBool = False,
+    ) -> ObserveResult:
+        """Record an observation; ``defer_extraction`` returns once it is recorded, extraction pending
+        for the inference worker (strict: only true or false, over the wire too)."""
+        ...
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,

@@ -22,6 +22,8 @@ from typing import TextIO
 
 import httpx
 
+from mnemonet.model.errors import InvalidInput
+from mnemonet.model.spaces import check_space
 from mnemonet.node.import_sources import FORMATS, Item, Unreadable, file_identity, read_items
 from mnemonet.settings import Settings, flag_type, load_settings
 
@@ -43,6 +45,7 @@ class Tally:
     already: int = 0
     refused: int = 0
     unreadable: int = 0
+    pending: int = 0  # written lines whose extraction the inference worker still has to do
 
     @property
     def done(self) -> int:
@@ -61,10 +64,23 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--text-field", default="text", help="jsonl: the field holding the text")
     parser.add_argument("--source-field", default="source", help="jsonl: the field naming the speaker")
     parser.add_argument("--default-source", default="import", help="the source of lines that name none")
+    parser.add_argument("--space", type=_space_arg, default=None,
+                        help="the memory space to import into (the token must allow it); default: the token's first")
+    parser.add_argument("--defer-extraction", action="store_true", default=False,
+                        help="record each line at once and leave its extraction to the inference worker "
+                             "(no model call per line; statements appear as the worker catches up)")
     for name in FLAGS:
         parser.add_argument("--" + name.removeprefix("import_").replace("_", "-"), dest=name, type=flag_type(name),
                             help=f"{Settings.model_fields[name].description} (env MNEMONET_{name.upper()})")
     return parser
+
+
+def _space_arg(value: str) -> str:
+    # Checked here so a typo stops the import before any line is sent, not at every line.
+    try:
+        return check_space(value, "--space")
+    except InvalidInput as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
 class Progress:
@@ -97,8 +113,15 @@ class Progress:
             self.show()
 
 
-async def _observe(http: httpx.AsyncClient, url: str, key: str, item: Item, settings: Settings) -> httpx.Response:
-    body = {"text": item.text, "source": item.source, "idempotency_key": key, "metadata": item.metadata or None}
+async def _observe(
+    http: httpx.AsyncClient, url: str, key: str, item: Item, settings: Settings, space: str | None, defer: bool
+) -> httpx.Response:
+    body: dict[str, object] = {"text": item.text, "source": item.source, "idempotency_key": key,
+                               "metadata": item.metadata or None}
+    if space is not None:  # none sent: the node's default (the token's first space)
+        body["space"] = space
+    if defer:
+        body["defer_extraction"] = True
     delay = settings.import_retry_backoff
     for attempt in range(settings.import_max_retries + 1):
         try:
@@ -125,6 +148,7 @@ def _error_text(resp: httpx.Response) -> str:
 async def run_import(
     path: Path, fmt: str, url: str, token: str, settings: Settings, out: TextIO, err: TextIO, *,
     text_field: str = "text", source_field: str = "source", default_source: str = "import",
+    space: str | None = None, defer_extraction: bool = False,
 ) -> Tally:
     """Import ``path``; progress to ``out``, refused and unreadable lines to ``err``. Raises ``ImportStopped``."""
     identity = file_identity(path)
@@ -144,9 +168,12 @@ async def run_import(
                 tally.unreadable += 1
                 print(f"line {item.line}: unreadable: {item.reason}", file=err)
                 continue
-            resp = await _observe(http, url.rstrip("/"), f"import:{identity}:{item.line}", item, settings)
+            resp = await _observe(http, url.rstrip("/"), f"import:{identity}:{item.line}", item, settings,
+                                 space, defer_extraction)
             if resp.status_code == 200:
-                created = resp.json()["result"].get("created", True)
+                result = resp.json()["result"]
+                created = result.get("created", True)
+                tally.pending += bool(result.get("pending"))
                 tally.new, tally.already = tally.new + created, tally.already + (not created)
             elif resp.status_code in (401, 403):
                 raise ImportStopped(f"the node refused the token: {_error_text(resp)}")
@@ -180,7 +207,8 @@ def main(argv: Sequence[str]) -> int:
     try:
         tally = asyncio.run(run_import(
             path, args["fmt"], args["url"], token, settings, sys.stdout, sys.stderr,
-            text_field=args["text_field"], source_field=args["source_field"], default_source=args["default_source"]))
+            text_field=args["text_field"], source_field=args["source_field"], default_source=args["default_source"],
+            space=args["space"], defer_extraction=args["defer_extraction"]))
     except ImportStopped as exc:
         print(f"import stopped: {exc}; run the same command again to resume", file=sys.stderr)
         return 1
@@ -195,4 +223,7 @@ def main(argv: Sequence[str]) -> int:
     print(f"imported {written} of {tally.total} lines ({tally.new} new, {tally.already} already there), "
           f"{tally.refused} refused, {tally.unreadable} unreadable, in {seconds:.1f}s "
           f"({written / max(seconds, 1e-9):.1f}/s)")
+    if tally.pending:
+        print(f"{tally.pending} with extraction pending: the inference worker extracts them "
+              "(a network needs an inference node for that)")
     return 0

@@ -75,12 +75,14 @@ class _MemoryMethods:
 
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None, space: str | None = None,
+        metadata: dict[str, str] | None = None, space: str | None = None, defer_extraction: bool = False,
     ) -> ObserveResult:
         """Record an observation; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
+        # Sent only when asked, so a call without it still reaches a node from before the argument.
         return await self._scall(space, "observe",
-            _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
+            _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata,
+                       defer_extraction=defer_extraction or None))
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
@@ -398,12 +400,13 @@ class HttpMemoryClient(_MemoryMethods):
 
     async def observe(
         self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None, space: str | None = None,
+        metadata: dict[str, str] | None = None, space: str | None = None, defer_extraction: bool = False,
     ) -> ObserveResult:
         """Record an observation; the source is the token's name unless ``source`` (speak-for) says otherwise."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._scall(space, "observe",
-            _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata))
+            _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata,
+                       defer_extraction=defer_extraction or None))
 
     async def claim(
         self, text: str, source: str | None = None, *, idempotency_key: str | None = None,

@@ -99,7 +99,7 @@ def method_spec(name: str) -> MethodSpec:
     remote = REGISTRY[name]
     interface, attr = _interface(capability, name)
     func = getattr(interface, attr)
-    hints = typing.get_type_hints(func)
+    hints = typing.get_type_hints(func, include_extras=True)  # keeps constraints such as StrictBool
     signature = inspect.signature(func)
     params = [p for p in signature.parameters.values() if p.name != "self"]
     return MethodSpec(

@@ -31,7 +31,8 @@ class Remote:
 
 
 _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
-    ("observe", "write", "Record what happened or what someone said; statements are extracted from it."),
+    ("observe", "write", "Record what happened or what someone said; statements are extracted from it "
+     "(inline, or later by the inference worker with defer_extraction)."),
     ("claim", "write", "Assert one statement as the source (it may supersede or contradict earlier ones)."),
     ("remember", "read", "Answer a question from the memory, leading with the current answer, with provenance."),
     ("recall", "read", "The statements, changes, conflicts and observations behind an answer, unwritten."),

@@ -130,14 +130,18 @@ class MemoryService:
 
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None,
+        metadata: dict[str, str] | None = None, defer_extraction: bool = False,
     ) -> ObserveResult:
         """Record raw text, then the concepts and statements the language model extracts from it.
 
         The observation is committed first, so it is kept and acknowledged even when no model
         answers; its extraction is then ``pending`` and done once by the inference worker when
         a model is back. A retry of a pending observation tries the extraction again.
+        ``defer_extraction``: return once the observation is recorded, its extraction left
+        pending for the inference worker (no model call inline; a bulk import's pace).
         """
+        if not isinstance(defer_extraction, bool):
+            raise InvalidInput("defer_extraction: must be true or false")
         text = self._check_input(text, "text")
         source_spec = _source(source, "user")
         metadata = _checked_metadata(metadata)
@@ -152,6 +156,10 @@ class MemoryService:
         if not result.created:
             await self._check_retry(obs_id, text, source_spec.name)  # a concurrent first write won the race
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
+        if state == "pending" and defer_extraction:
+            if result.created:  # searchable by its text at once; the extraction's entries come with it later
+                await self.indexer.index_quietly([_raw_entry(record)])
+            return ObserveResult(observation_id=obs_id, created=result.created, pending=True)
         if state == "pending":
             # A new observation is embedded with its extraction, in one index call. A retry is read
             # as of the first write's time (its relative dates are that day's).
@@ -216,9 +224,7 @@ class MemoryService:
         however much later the extraction runs. ``raw``: the observation just written, to embed
         together with what is extracted from it.
         """
-        raw_entries = [] if raw is None else [_observation_entry(ObservationView(
-            id=raw.id, text=raw.text, created_at=raw.created_at or _now_ms(), source=raw.source.name,
-            metadata=raw.metadata))]
+        raw_entries = [] if raw is None else [_raw_entry(raw)]
         try:
             infer = self.settings.infer_with_extraction
             extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
@@ -810,6 +816,13 @@ def _sentence(t: Triple) -> str:
 
 def _statement_entry(s: StatementView) -> IndexEntry:
     return IndexEntry(s.id, "statement", s.sentence(), s.created_at, {"source": s.source or ""})
+
+
+def _raw_entry(record: ObservationRecord) -> IndexEntry:
+    """The index entry of an observation just written (its text, before any extraction)."""
+    return _observation_entry(ObservationView(
+        id=record.id, text=record.text, created_at=record.created_at or _now_ms(), source=record.source.name,
+        metadata=record.metadata))
 
 
 def _observation_entry(o: ObservationView) -> IndexEntry:
