@@ -28,11 +28,14 @@ async def make_node() -> AsyncIterator[NodeFactory]:
 
 @pytest.fixture
 async def store_service(
-    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
+    request: pytest.FixtureRequest, falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
 ) -> AsyncIterator[MemoryService]:
-    """The store node's MemoryService (offline model), in this test's own graph and vector schema."""
+    """The store node's MemoryService (offline model), in this test's own graph and vector schema.
+
+    A test module may set ``STORE_SETTINGS`` (a dict) to change the service's settings.
+    """
     settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
-                        database_url=postgres_url)
+                        database_url=postgres_url, **getattr(request.module, "STORE_SETTINGS", {}))
     service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
                                          vector_schema=unique_name)
     yield service

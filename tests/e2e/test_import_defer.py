@@ -7,19 +7,13 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
-import pytest
 from netsupport import ADMIN_TOKEN, NodeFactory, eventually, sees_all
 
-from mnemonet.embed import make_embedder
-from mnemonet.llm import make_language_model
 from mnemonet.p2p.client import HttpMemoryClient
-from mnemonet.service import MemoryService, build_memory_service
-from mnemonet.settings import Settings
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+from mnemonet.service import MemoryService
 
 REPO = Path(__file__).resolve().parents[2]
 LINES = 8
@@ -27,16 +21,8 @@ TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.0
               request_timeout=60.0)
 
 
-@pytest.fixture
-async def store_service(falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
-                        ) -> AsyncIterator[MemoryService]:
-    # A short grace so the worker may take deferred extractions within the test.
-    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
-                        database_url=postgres_url, extraction_grace=0.5)
-    service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
-                                         vector_schema=unique_name)
-    yield service
-    await service.close()
+# A short grace, so the inference worker takes pending extractions within the test.
+STORE_SETTINGS = dict(extraction_grace=0.5)
 
 
 async def _ledger(service: MemoryService) -> dict[str, tuple[int, int]]:

@@ -10,32 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
-import pytest
 from netsupport import NodeFactory, eventually, sees_all
 
-from mnemonet.embed import make_embedder
-from mnemonet.llm import make_language_model
 from mnemonet.p2p.client import RemoteLanguageModel
-from mnemonet.service import MemoryService, build_memory_service
-from mnemonet.settings import Settings
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+from mnemonet.service import MemoryService
 
 # request_timeout: observe embeds on the CPU; a loaded 2-core machine can take seconds.
 TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05, extraction_grace=0.5,
               request_timeout=30.0)
 
 
-@pytest.fixture
-async def store_service(falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str
-                        ) -> AsyncIterator[MemoryService]:
-    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
-                        database_url=postgres_url, extraction_grace=0.5)
-    service = await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
-                                         vector_schema=unique_name)
-    yield service
-    await service.close()
+# A short grace, so the inference worker takes pending extractions within the test.
+STORE_SETTINGS = dict(extraction_grace=0.5)
 
 
 async def _extraction_ledger(service: MemoryService) -> dict[str, tuple[int, int]]:
