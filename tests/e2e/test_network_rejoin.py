@@ -35,7 +35,8 @@ def _state(node: PeerNode, node_id: str) -> MemberState | None:
 
 
 def _alive_in(node: PeerNode, node_id: str) -> bool:
-    return _state(node, node_id) is MemberState.ALIVE
+    # Admitted too (it answered our probe), so calls are routed to it: alive() leaves pending members out.
+    return _state(node, node_id) is MemberState.ALIVE and any(m.node_id == node_id for m in node.membership.alive())
 
 
 async def _store_and_two_workers(make_node: NodeFactory, **store: object) -> tuple[PeerNode, list[PeerNode]]:
