@@ -104,7 +104,7 @@ def test_forged_lower_incarnation_about_another_changes_nothing() -> None:
     forged = wire("c", 4, "dead", caps=["llm"], url="http://evil.example:1")
     assert m.apply(forged) is False
     assert m.snapshot() == before
-    assert m.take_piggyback() == []
+    assert m.take_piggyback() == [wire("c", 5, caps=["store"])]  # only the true record, sent again
 
 
 def test_higher_incarnation_may_carry_a_new_address() -> None:
@@ -135,12 +135,31 @@ def test_death_of_local_node_is_refuted_past_the_claimed_incarnation(state: str)
     assert (m.local.incarnation, m.local.state) == (8, ALIVE)
 
 
-def test_stale_suspicion_of_local_node_is_ignored() -> None:
+def test_stale_suspicion_of_local_node_is_answered_with_the_refutation_again() -> None:
+    # The sender has not heard our refutation yet: it changes nothing here, but the refutation
+    # goes out again, first, instead of waiting behind newer news (N = 1000 at 30% loss lost
+    # members whose refutation had stopped being sent while suspicions of them still circulated).
     m, _ = make()
     m.apply(wire("me", 0, "suspect"))  # now at incarnation 1
     drain(m)
     assert m.apply(wire("me", 0, "dead")) is False
-    assert m.local.incarnation == 1 and m.take_piggyback() == []
+    assert m.local.incarnation == 1
+    assert [(u["node_id"], u["incarnation"], u["state"]) for u in m.take_piggyback()] == [("me", 1, "alive")]
+
+
+def test_stale_suspicion_of_another_is_answered_with_the_newer_record() -> None:
+    m, _ = make()
+    m.apply(wire("c", 1, "suspect"))
+    m.apply(wire("c", 2))  # c refuted
+    for _ in range(3):
+        m.take_piggyback()  # the refutation went out a few times
+    for i in range(40):
+        m.apply(wire(f"x{i}", 0, "suspect"))  # then a crowd of newer suspicions, each sent fewer times
+    assert m.apply(wire("c", 1, "suspect")) is False and view(m, "c") == (2, ALIVE)
+    assert m.take_piggyback()[0] == wire("c", 2)  # fresh again: ahead of the crowd, not behind it
+    drain(m)
+    assert m.apply(wire("c", 1)) is False
+    assert m.take_piggyback() == []  # stale good news needs no answer
 
 
 def test_impostor_alive_at_higher_incarnation_is_refuted() -> None:

@@ -390,11 +390,15 @@ class Membership:
         incoming = Member.from_wire(update, now, self.config)
         self._check_jump(incoming)
         if incoming.node_id == self.local.node_id:
-            return self._about_local(incoming)
+            changed = self._about_local(incoming)
+            if not changed:
+                self._answer_stale(incoming, self.local)
+            return changed
         current = self._members.get(incoming.node_id)
         if current is None:
             return self._about_unlisted(incoming)
         if not _supersedes(incoming, current):
+            self._answer_stale(incoming, current)
             if incoming.state is current.state is MemberState.SUSPECT and incoming.suspected_by is not None \
                     and incoming.incarnation == current.incarnation:
                 self._confirm(incoming.node_id, incoming.suspected_by)
@@ -420,6 +424,22 @@ class Membership:
             except ValueError:
                 self.invalid_updates += 1
         return changed
+
+    def _answer_stale(self, incoming: Member, known: Member) -> None:
+        """Send our newer "alive" again when someone still spreads an older suspicion or death.
+
+        The sender has not heard the refutation. In a big cluster under loss a
+        refutation competes with newer suspicions for piggyback slots and stops
+        being sent after its retransmits, while the suspicion it answers still
+        circulates; a member it never reached then declares a live member dead.
+        Queued afresh, the refutation goes out next, and on the ack to a ping
+        straight back to the sender. Bounded: each stale message re-queues one record.
+        """
+        if incoming.state is not MemberState.ALIVE and known.state is MemberState.ALIVE \
+                and incoming.incarnation < known.incarnation and known.node_id not in self._pending:
+            wire = self._wire_of(known.node_id)
+            if wire is not None:
+                self._queue.put(wire)
 
     def _check_jump(self, incoming: Member) -> None:
         known = self._members.get(incoming.node_id) or self._tombstones.get(incoming.node_id)
