@@ -198,3 +198,23 @@ async def test_a_contradiction_by_a_retracted_statement_does_not_make_a_summary_
 
     await service.retract(denial.statement_id, "bob was joking", source="bob")
     assert await service.pending_consolidation(SUMMARIES, 2) == []  # the summary states what is current again
+
+
+async def test_a_retracted_summary_makes_the_concept_due_again(service: MemoryService) -> None:
+    await _hobbies(service)
+    [work] = await service.pending_consolidation(SUMMARIES, 5)
+    summary = await service.record_summary(work.concept_id, "user likes chess, jazz, tea, hiking and opera",
+                                           [s.id for s in work.statements], SUMMARIES)
+    assert await service.pending_consolidation(SUMMARIES, 2) == []
+
+    await service.retract(summary.id, "the summary got it wrong", source="user")
+    # A retracted summary covers nothing: its statements are fresh again, so a new summary is due.
+    [again] = await service.pending_consolidation(SUMMARIES, 5)
+    assert again.concept_id == work.concept_id and len(again.statements) == 5
+
+
+async def test_retracted_statements_are_not_handed_to_validation(service: MemoryService) -> None:
+    liked = await _hobbies(service)
+    await service.retract(liked["chess"], "never liked it", source="user")
+    pending = {s.id for s in await service.pending_statements("validation-agent", limit=100)}
+    assert liked["tea"] in pending and liked["chess"] not in pending

@@ -370,8 +370,9 @@ MATCH (o:Observation {id: $id})
 OPTIONAL MATCH (o)<-[done:PROCESSED]-(:Source {key: $extractor_key})
 RETURN o.extraction AS extraction, count(done) AS done, head(collect(done.error)) AS error""".strip()
 
+# A retracted statement is never current, so it is never validated (nor a side of a contradiction).
 PENDING_STATEMENTS = ("""
-MATCH (s:Statement)
+MATCH (s:Statement) WHERE NOT (s)<-[:RETRACTS]-(:Retraction)
 OPTIONAL MATCH (s)<-[done:PROCESSED]-(:Source {key: $source_key})
 WITH s, count(done) AS done_found WHERE done_found = 0
 WITH s ORDER BY s.created_at, s.id LIMIT $limit""" + _STATEMENT_VIEW + _BY_AGE).strip()
@@ -403,7 +404,7 @@ WHERE bases = 0 OR taken_back < bases"""
 
 
 # Concepts due a summary by the source: at least $min_new current statements (summaries,
-# superseded and retracted ones aside) that no summary of its rests on yet (``fresh``), or a current summary
+# superseded and retracted ones aside) that no unretracted summary of its rests on yet (``fresh``), or a current summary
 # resting on a statement that was superseded, or contradicted by a current statement of the
 # concept, or retracted, after it was written (``changes``): such a summary no longer states what is current.
 CONSOLIDATION_CANDIDATES = ("""
@@ -411,6 +412,7 @@ MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
 WHERE s.predicate <> $summary_predicate""" + _current("c, ") + """
 WITH c, collect(DISTINCT s.id) AS about
 OPTIONAL MATCH (c)<-[:ABOUT_SUBJECT]-(sm:Statement {predicate: $summary_predicate})-[:ASSERTED_BY]->(:Source {key: $source_key})
+WHERE NOT (sm)<-[:RETRACTS]-(:Retraction)
 OPTIONAL MATCH (sm)-[:DERIVED_FROM]->(d:Statement)
 WITH c, about, collect(DISTINCT d.id) AS covered
 WITH c, [x IN about WHERE NOT x IN covered] AS fresh
