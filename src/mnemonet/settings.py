@@ -626,6 +626,15 @@ class Settings(BaseSettings):
     )
     cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
+    cli_settle_timeout: float = Field(
+        60.0, gt=0, description="Seconds /settle waits by default for the workers' backlog of the space to empty."
+    )
+    cli_settle_max_timeout: float = Field(
+        3600.0, gt=0, description="Longest wait /settle SECONDS accepts."
+    )
+    cli_settle_poll_interval: float = Field(
+        0.25, gt=0, description="Seconds between the backlog reads (stats) /settle makes while it waits."
+    )
 
     # -- bulk import (node/import_command) -------------------------------------
     import_concurrency: int = Field(

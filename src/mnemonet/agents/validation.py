@@ -33,7 +33,7 @@ from mnemonet.agents.predicates import PredicateSchema
 from mnemonet.agents.resolution import resolve
 from mnemonet.llm.base import CandidatePair, LanguageModel
 from mnemonet.model.api import WorkerMemory
-from mnemonet.model.records import normalise_name
+from mnemonet.model.records import VALIDATION_SOURCE, normalise_name
 from mnemonet.model.views import StatementView
 from mnemonet.settings import Settings
 
@@ -108,7 +108,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
     """Detects and records contradictions for the statements it owns."""
 
     name = "validation"
-    source = "validation-agent"
+    source = VALIDATION_SOURCE
     extra_counters = ("contradictions", "supersessions")
 
     def __init__(self, api: WorkerMemory, settings: Settings, ownership: Ownership, llm: LanguageModel,
