@@ -359,6 +359,11 @@ class Settings(BaseSettings):
     validation_search_k: int = Field(
         5, description="Semantically close statements the validator checks for opposite polarity (0 turns it off)."
     )
+    validation_judge_wait: float = Field(
+        2.0, ge=0, description="Longest seconds the validation worker holds ambiguous pairs (their statements stay "
+        "pending) to judge more of them in one judge_pairs call; sent at once when llm_max_pairs are held. "
+        "Makes its model calls follow the pairs, not how small the machine's load makes its passes.",
+    )
     cardinality_min_subjects: int = Field(
         3, description="Subjects that must each have exactly one current value of a predicate outside the schema "
         "before the validator learns from the data that it is single-valued (fewer: the language model is asked once).",
