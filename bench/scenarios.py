@@ -219,7 +219,8 @@ async def main() -> None:
     await falkor.start()
     pg_url = await pg.start()
     try:
-        base = Settings(falkordb_port=falkor.port, database_url=pg_url, log_level="WARNING")
+        base = Settings(falkordb_port=falkor.port, falkordb_password=falkor.password or "", database_url=pg_url,
+                        log_level="WARNING")
         embedder = make_embedder(base)
         outcomes = [await play_fresh(s, base, embedder) for s in scenarios]
     finally:
