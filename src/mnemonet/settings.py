@@ -360,7 +360,7 @@ class Settings(BaseSettings):
         5, description="Semantically close statements the validator checks for opposite polarity (0 turns it off)."
     )
     validation_judge_wait: float = Field(
-        2.0, ge=0, description="Longest seconds the validation worker holds ambiguous pairs (their statements stay "
+        5.0, ge=0, description="Longest seconds the validation worker holds ambiguous pairs (their statements stay "
         "pending) to judge more of them in one judge_pairs call; sent at once when llm_max_pairs are held. "
         "Makes its model calls follow the pairs, not how small the machine's load makes its passes.",
     )
