@@ -335,7 +335,8 @@ class Settings(BaseSettings):
     )
     worker_batch_size: int = Field(
         20,
-        description="Items one worker batch handles; validation judges all of a batch's ambiguous pairs in one call.",
+        description="Items one worker batch handles (validation's ambiguous pairs wait across batches: "
+        "validation_judge_wait).",
     )
     worker_concurrency: int = Field(4, description="Batches (and requests within one) a worker runs at once.")
     worker_event_debounce: float = Field(
