@@ -10,15 +10,19 @@ validation node and ``mixed`` observations written through ``observe``
 (preferences, feelings, workplaces) and counts the language-model calls per
 observation, everything included: extraction (``observe``), inference (the
 worker's ``infer`` and any claim parsing in ``record_inference``) and
-validation (``judge_pairs``, cardinality questions) -- twice, with
+validation (``judge_pairs``, cardinality questions) -- four times, with
 ``infer_with_extraction`` off (extraction and inference separate calls) and on
-(one call extracts and infers). ``--calls-only`` skips the throughput runs.
+(one call extracts and infers), each with ``validation_judge_wait`` 0 (every
+pass judges its own ambiguous pairs: the behaviour before the wait existed)
+and at its default (pairs held across passes). ``--calls-only`` skips the
+throughput runs. The load average is printed beside the table.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 import uuid
@@ -51,17 +55,18 @@ THINGS = ["tea", "jazz", "chess", "opera", "sushi", "tennis", "poetry", "hiking"
 
 async def _service(falkor: EmbeddedFalkorDB, pg_url: str, **overrides: Any) -> MemoryService:
     name = f"bench_{uuid.uuid4().hex[:10]}"
-    settings = Settings(llm="offline", falkordb_port=falkor.port, graph_name=name, database_url=pg_url, **overrides)
+    settings = Settings(llm="offline", falkordb_port=falkor.port, falkordb_password=falkor.password or "",
+                        graph_name=name, database_url=pg_url, **overrides)
     return await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
                                       vector_schema=name)
 
 
-async def _network(service: MemoryService, workers: list[str]) -> list[PeerNode]:
+async def _network(service: MemoryService, workers: list[str], **worker_settings: Any) -> list[PeerNode]:
     store = PeerNode(Settings(**NODE), {"store", "llm", "embed"}, {"store": service})
     await store.start()
     nodes = [store]
     for capability in workers:
-        node = PeerNode(Settings(**NODE, bootstrap=store.url), {capability})
+        node = PeerNode(Settings(**NODE, bootstrap=store.url, **worker_settings), {capability})
         await node.start()
         nodes.append(node)
     deadline = time.monotonic() + 10
@@ -98,11 +103,12 @@ async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: 
         await service.close()
 
 
-async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int, together: bool) -> dict[str, int]:
+async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int, together: bool,
+                        judge_wait: float) -> dict[str, int]:
     """Calls by purpose (and the contradictions found) for ``n`` observations, one node of each worker;
-    ``together``: ``infer_with_extraction`` on."""
+    ``together``: ``infer_with_extraction`` on; ``judge_wait``: the validation node's ``validation_judge_wait``."""
     service = await _service(falkor, pg_url, infer_with_extraction=together)
-    nodes = await _network(service, ["inference", "validation"])
+    nodes = await _network(service, ["inference", "validation"], validation_judge_wait=judge_wait)
     try:
         for i in range(n):
             text = MIXED[i % len(MIXED)].format(i=i, x=THINGS[(i // len(MIXED)) % len(THINGS)])
@@ -135,7 +141,9 @@ async def main() -> None:
     pg_url = await pg.start()
     try:
         rates = {} if args.calls_only else {w: await inference_run(falkor, pg_url, w, args.n) for w in (1, 2, 3)}
-        runs = {together: await llm_calls_run(falkor, pg_url, args.mixed, together) for together in (False, True)}
+        waits = (0.0, Settings().validation_judge_wait)
+        runs = {(together, wait): await llm_calls_run(falkor, pg_url, args.mixed, together, wait)
+                for together in (False, True) for wait in waits}
     finally:
         await pg.stop()
         await falkor.stop()
@@ -144,13 +152,16 @@ async def main() -> None:
         for workers, rate in rates.items():
             print(f"| {workers} | {rate:.1f} | {rate / rates[1]:.2f}x |")
     n = args.mixed
-    print(f"\n{n} observations through observe, 1 inference + 1 validation node; model calls (per observation)")
-    print("\n| infer_with_extraction | extraction | inference | validation | total | contradictions |")
-    print("|---|---|---|---|---|---|")
-    for together, c in runs.items():
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\n{n} observations through observe, 1 inference + 1 validation node; model calls (per observation); "
+          f"load average {load}")
+    print("\n| infer_with_extraction | validation_judge_wait | extraction | inference | validation | total "
+          "| contradictions |")
+    print("|---|---|---|---|---|---|---|")
+    for (together, wait), c in runs.items():
         total = c["extraction"] + c["inference"] + c["validation"]
         cells = [f"{c[k]} ({c[k] / n:.2f})" for k in ("extraction", "inference", "validation")]
-        print(f"| {'on' if together else 'off'} | {' | '.join(cells)} | {total} ({total / n:.2f}) "
+        print(f"| {'on' if together else 'off'} | {wait:g} s | {' | '.join(cells)} | {total} ({total / n:.2f}) "
               f"| {c['contradictions']} |")
 
 

@@ -335,7 +335,8 @@ class Settings(BaseSettings):
     )
     worker_batch_size: int = Field(
         20,
-        description="Items one worker batch handles; validation judges all of a batch's ambiguous pairs in one call.",
+        description="Items one worker batch handles (validation's ambiguous pairs wait across batches: "
+        "validation_judge_wait).",
     )
     worker_concurrency: int = Field(4, description="Batches (and requests within one) a worker runs at once.")
     worker_event_debounce: float = Field(
@@ -358,6 +359,11 @@ class Settings(BaseSettings):
     )
     validation_search_k: int = Field(
         5, description="Semantically close statements the validator checks for opposite polarity (0 turns it off)."
+    )
+    validation_judge_wait: float = Field(
+        5.0, ge=0, description="Longest seconds the validation worker holds ambiguous pairs (their statements stay "
+        "pending) to judge more of them in one judge_pairs call; sent at once when llm_max_pairs are held. "
+        "Makes its model calls follow the pairs, not how small the machine's load makes its passes.",
     )
     cardinality_min_subjects: int = Field(
         3, description="Subjects that must each have exactly one current value of a predicate outside the schema "
@@ -626,6 +632,15 @@ class Settings(BaseSettings):
     )
     cli_list_limit: int = Field(10, description="Rows /recent, /contradictions and /concept show.")
     cli_history_size: int = Field(1000, description="Lines kept in the interactive CLI's history file (data_dir).")
+    cli_settle_timeout: float = Field(
+        60.0, gt=0, description="Seconds /settle waits by default for the workers' backlog of the space to empty."
+    )
+    cli_settle_max_timeout: float = Field(
+        3600.0, gt=0, description="Longest wait /settle SECONDS accepts."
+    )
+    cli_settle_poll_interval: float = Field(
+        0.25, gt=0, description="Seconds between the backlog reads (stats) /settle makes while it waits."
+    )
 
     # -- bulk import (node/import_command) -------------------------------------
     import_concurrency: int = Field(

@@ -138,7 +138,7 @@ class WorkerAgent(ABC, Generic[Item]):
             if not self.due():
                 continue
             try:
-                await self.drain()
+                await self.run_passes()
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the store unreachable, say: try again next interval
@@ -146,6 +146,14 @@ class WorkerAgent(ABC, Generic[Item]):
                 log.warning("worker %s: pass failed: %s", self.name, error, extra={"worker": self.name, "error": error})
 
     async def drain(self) -> int:
+        """Everything pending done now (one-shot runs, tests, benches): the passes, then ``finish``."""
+        return await self.run_passes() + await self.finish()
+
+    async def finish(self) -> int:
+        """Work a subclass holds back across passes, done now; the number of items it completed."""
+        return 0
+
+    async def run_passes(self) -> int:
         """In every memory space, run passes while a full page brought progress; returns items processed."""
         list_spaces = getattr(self._api, "spaces", None)
         if list_spaces is None:  # a memory without spaces (a bare MemoryService): its one space

@@ -22,6 +22,7 @@ from mnemonet.agents.base import Subscribe, WorkerAgent
 from mnemonet.agents.ownership import Ownership
 from mnemonet.llm.base import LanguageModel
 from mnemonet.model.api import ConsolidationWork, WorkerMemory
+from mnemonet.model.records import CONSOLIDATION_SOURCE
 from mnemonet.settings import Settings
 
 
@@ -29,7 +30,7 @@ class ConsolidationAgent(WorkerAgent[ConsolidationWork]):
     """Writes summaries of the current knowledge of busy concepts it owns."""
 
     name = "consolidation"
-    source = "consolidation-agent"
+    source = CONSOLIDATION_SOURCE
 
     def __init__(self, api: WorkerMemory, settings: Settings, ownership: Ownership, llm: LanguageModel,
                  subscribe: Subscribe | None = None) -> None:

@@ -4,8 +4,14 @@ For each new statement S it gathers older candidates T about the same
 subject: from the graph (same or aliased predicate, exclusivity partners)
 and from embeddings (semantically close statements of opposite polarity).
 Each pair is considered once, by the owner of the newer statement. Clear
-cases are decided by the predicate schema; ambiguous ones from a whole batch
-go to the language model in one ``judge_pairs`` call.
+cases are decided by the predicate schema; ambiguous ones are held across
+passes and go to the language model together in one ``judge_pairs`` call once
+``llm_max_pairs`` are held or ``validation_judge_wait`` seconds have passed
+since the first (and at the end of a ``drain``). Under load a pass is small
+(one per write event), so one call per pass cost 0.6 calls per observation
+against 0.19 idle; held, the calls follow the pairs. A held statement stays
+pending in the store until its pairs are judged, so nothing is lost if the
+worker stops: whoever owns it then redoes it.
 
 Every predicate is checked. One outside the schema gets its cardinality from
 a decision remembered in the graph, else from the data (at least
@@ -23,8 +29,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from mnemonet.agents.base import Subscribe, WorkerAgent
@@ -33,7 +40,8 @@ from mnemonet.agents.predicates import PredicateSchema
 from mnemonet.agents.resolution import resolve
 from mnemonet.llm.base import CandidatePair, LanguageModel
 from mnemonet.model.api import WorkerMemory
-from mnemonet.model.records import normalise_name
+from mnemonet.model.records import VALIDATION_SOURCE, normalise_name
+from mnemonet.model.spaces import InSpace
 from mnemonet.model.views import StatementView
 from mnemonet.settings import Settings
 
@@ -100,6 +108,15 @@ def classify(
     return Verdict("none", "no rule finds a conflict")
 
 
+@dataclass
+class _Held:
+    """Ambiguous pairs of one memory space waiting for their ``judge_pairs`` call, and their statements."""
+
+    since: float  # monotonic time the first pair was held
+    pairs: list[tuple[StatementView, StatementView]] = field(default_factory=list)
+    statements: dict[str, StatementView] = field(default_factory=dict)
+
+
 def _older(t: StatementView, s: StatementView) -> bool:
     return (t.created_at, t.id) < (s.created_at, s.id)
 
@@ -108,7 +125,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
     """Detects and records contradictions for the statements it owns."""
 
     name = "validation"
-    source = "validation-agent"
+    source = VALIDATION_SOURCE
     extra_counters = ("contradictions", "supersessions")
 
     def __init__(self, api: WorkerMemory, settings: Settings, ownership: Ownership, llm: LanguageModel,
@@ -116,6 +133,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
         super().__init__(api, settings, ownership, subscribe)
         self.llm = llm
         self.schema = schema or PredicateSchema.load(settings.validation_predicates_file)
+        self._held: dict[str, _Held] = {}  # by memory space
 
     async def pending(self, limit: int) -> Sequence[StatementView]:
         return await self.api.pending_statements(self.source, limit)
@@ -124,6 +142,9 @@ class ValidationAgent(WorkerAgent[StatementView]):
         return item.id
 
     async def process_batch(self, batch: Sequence[StatementView]) -> None:
+        space = self._space()
+        held = self._held.get(space)
+        batch = [s for s in batch if held is None or s.id not in held.statements]  # held: still pending
         checked = [s for s in batch if not self.schema.spec(s.predicate).skip]
         found = await asyncio.gather(*(self._candidates(s) for s in checked))
         learned = await self._cardinalities(list(zip(checked, found, strict=True)), [s.id for s in batch])
@@ -136,10 +157,56 @@ class ValidationAgent(WorkerAgent[StatementView]):
                     clear.append((s, t, verdict.reason))
                 elif verdict.kind == "ambiguous":
                     ambiguous.append((s, t))
-        for s, t, reason in clear + await self._judge(ambiguous):
+        for s, t, reason in clear:
             await self._record(s, t, reason)
-        await self.api.mark_processed(self.source, [s.id for s in batch])
-        self.counters["processed"] += len(batch)
+        waiting = {s.id for s, _ in ambiguous}
+        done = [s.id for s in batch if s.id not in waiting]
+        if done:
+            await self.api.mark_processed(self.source, done)
+            self.counters["processed"] += len(done)
+        if ambiguous:
+            self._hold(space, ambiguous)
+        held = self._held.get(space)
+        if held is not None and (len(held.pairs) >= max(1, self.settings.llm_max_pairs)
+                                 or time.monotonic() - held.since >= self.settings.validation_judge_wait):
+            await self._flush(space)
+
+    async def finish(self) -> int:
+        """The held pairs of every space judged now, whatever the wait."""
+        total = 0
+        try:
+            for space in list(self._held):
+                self.api = self._api if space == "" else InSpace(self._api, space)
+                total += await self._flush(space)
+        finally:
+            self.api = self._api
+        return total
+
+    def _space(self) -> str:
+        # The space the current pass works in ("" for a memory without spaces).
+        return self.api.space if isinstance(self.api, InSpace) else ""
+
+    def _hold(self, space: str, pairs: list[tuple[StatementView, StatementView]]) -> None:
+        held = self._held.get(space)
+        if held is None:
+            held = self._held[space] = _Held(since=time.monotonic())
+            # Wake the loop when the wait is over, whether or not a write or a poll comes first.
+            asyncio.get_running_loop().call_later(self.settings.validation_judge_wait, self._wake.set)
+        held.pairs.extend(pairs)
+        held.statements.update((s.id, s) for s, _ in pairs)
+
+    async def _flush(self, space: str) -> int:
+        """Judge the held pairs of ``space`` (``self.api`` bound to it), record them, mark their statements
+        done; the number of statements done. Taken off the held list first: if judging fails they are
+        still pending in the store and the next pass finds them again."""
+        held = self._held.pop(space, None)
+        if held is None:
+            return 0
+        for s, t, reason in await self._judge(held.pairs):
+            await self._record(s, t, reason)
+        await self.api.mark_processed(self.source, list(held.statements))
+        self.counters["processed"] += len(held.statements)
+        return len(held.statements)
 
     async def _cardinalities(
         self, pairs: list[tuple[StatementView, list[StatementView]]], batch_ids: list[str]

@@ -18,6 +18,7 @@ from mnemonet.cli.console import LineReader, TerminalHistory, bounded_file_reade
 from mnemonet.cli.session import CliSession
 from mnemonet.model.api import MemoryAPI
 from mnemonet.p2p.membership import Member, MemberState
+from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
 from mnemonet.settings import Settings
 
 T = TypeVar("T")
@@ -99,14 +100,22 @@ async def wait_for_store(node: CliNode, within: float, write: Callable[[str], No
 
 
 async def attach_cli(node: CliNode, stop: asyncio.Event, script: Path | None = None, *,
-                     stdin: TextIO | None = None, out: TextIO | None = None) -> None:
+                     stdin: TextIO | None = None, out: TextIO | None = None, credential: str = "") -> None:
     """Run the CLI on a started node until ``/quit``, end of input, or ``stop`` (Ctrl-C).
 
     With ``script`` (a file, or ``-`` for stdin), or when stdin is not a terminal, lines come from
     there and are echoed after the prompt, so a transcript reads like an interactive session.
+    ``credential`` is a client token the session's routed admin calls carry (the demo owner's).
     """
-    stdin = stdin or sys.stdin
-    write = printer(out or sys.stdout)
+    held = set_client_credential(credential)
+    try:
+        await _run_cli(node, stop, script, stdin or sys.stdin, out or sys.stdout)
+    finally:
+        reset_client_credential(held)
+
+
+async def _run_cli(node: CliNode, stop: asyncio.Event, script: Path | None, stdin: TextIO, out: TextIO) -> None:
+    write = printer(out)
     settings = node.settings
     interactive = script is None and stdin.isatty()
     await wait_for_store(node, settings.cli_store_wait, write, stop)

@@ -9,7 +9,7 @@ from mnemonet.model.records import check_name
 
 @dataclass(frozen=True)
 class CommandSpec:
-    """A slash command: its name, its argument (if any) and one line of help."""
+    """A slash command: its name, its argument (if any; in brackets when optional) and one line of help."""
 
     name: str
     arg: str
@@ -27,6 +27,8 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("concept", "NAME", "statements about a concept, superseded ones marked"),
         CommandSpec("peers", "", "members of the network: capabilities and state"),
         CommandSpec("stats", "", "counts of the store and the active language model"),
+        CommandSpec("settle", "[SECONDS]", "wait until the workers have done all the work of this space "
+                    "(extraction, inference, validation, consolidation), at most SECONDS"),
         CommandSpec("source", "NAME", "speak as another source from now on (default: user)"),
         CommandSpec("space", "NAME", "work in another memory space from now on, created if new (default: default)"),
         CommandSpec("spaces", "", "the memory spaces of the network"),
@@ -87,7 +89,7 @@ def parse_line(line: str, max_chars: int, max_name_chars: int) -> Command | None
     if spec is None:
         raise ValueError(f"command: unknown /{name}; /help lists the commands")
     arg = arg.strip()
-    if spec.arg and not arg:
+    if spec.arg and not spec.arg.startswith("[") and not arg:
         raise ValueError(f"{spec.name}: usage /{spec.name} {spec.arg}")
     if not spec.arg and arg:
         raise ValueError(f"{spec.name}: takes no argument (usage /{spec.name})")

@@ -7,6 +7,7 @@ traceback only ever goes to the log.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -119,6 +120,8 @@ class CliSession:
             return render.peers(self._health())
         if name == "stats":
             return render.stats(await self.api.stats())
+        if name == "settle":
+            return await self._settle(arg)
         if name == "source":
             self.source = arg
             return [f"now speaking as {arg!r}"]
@@ -129,6 +132,37 @@ class CliSession:
         if name == "help":
             return render.help_lines()
         raise AssertionError(f"unhandled command {name!r}")  # parse_line only returns known names
+
+    async def _settle(self, arg: str) -> list[str]:
+        """Wait until the space's backlog (``stats``) is empty, at most the given or default seconds.
+
+        The workers run on other peers and only the store knows what they have left, so this polls it;
+        a worker that never comes (no inference peer, say) shows as a timeout naming what is left.
+        """
+        settings = self._settings
+        within = settings.cli_settle_timeout
+        if arg:
+            try:
+                within = float(arg)
+            except ValueError:
+                within = -1.0
+            if not 0 < within <= settings.cli_settle_max_timeout:  # also refuses nan and inf
+                raise ValueError(f"settle: SECONDS must be a number above 0 and at most "
+                                 f"{settings.cli_settle_max_timeout:g}")
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        while True:
+            backlog = (await self.api.stats()).get("backlog")
+            if not isinstance(backlog, dict):
+                return ["cannot settle: the store does not report its backlog"]
+            left = {k: v for k, v in backlog.items() if v}
+            waited = loop.time() - started
+            if not left:
+                return [f"settled: the workers have nothing left to do ({waited:.1f}s)"]
+            if waited >= within:
+                what = ", ".join(f"{k}={v}" for k, v in left.items())
+                return [f"not settled after {within:g}s: still pending {what}"]
+            await asyncio.sleep(min(settings.cli_settle_poll_interval, within - waited))
 
     async def _switch_space(self, name: str) -> list[str]:
         """Work in ``name`` from now on; a CLI node is a peer of the cluster, so it may create the space."""

@@ -137,6 +137,9 @@ Revision = Literal["correction", "change"]
 # The inference worker's source: its claims are ASSERTED_BY it and its done-markers hang off it, whether
 # the worker asked the model or the extraction inferred them in the same call (``infer_with_extraction``).
 INFERENCE_SOURCE = "inference-agent"
+# The validation and consolidation workers' sources: their done-markers are their backlogs (``stats``).
+VALIDATION_SOURCE = "validation-agent"
+CONSOLIDATION_SOURCE = "consolidation-agent"
 # ISO 8601 calendar date at the precision the text gives: "2019", "2026-10", "2026-11-17".
 _VALID_AT_RE = re.compile(r"^\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?$")
 

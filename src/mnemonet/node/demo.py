@@ -38,6 +38,10 @@ KEY_FILE = "cluster.key"
 # The demo's client token: the name is the source of what it writes (as the CLI's default source).
 DEMO_TOKEN_NAME = "user"
 DEMO_TOKEN_SCOPES = ("read", "write")
+# The person at the demo's console owns its data dir and cluster key, so its CLI acts with an admin token
+# of its own: `/space NAME` makes a new space (an admin method, served only with such a token carried).
+DEMO_OWNER_NAME = "owner"
+DEMO_OWNER_SCOPES = ("read", "write", "admin")
 
 
 def demo_cluster_key(data_dir: Path) -> str:
@@ -125,7 +129,8 @@ async def run_demo(settings: Settings, stop: asyncio.Event, script: Path | None 
             write(f"  {len(nodes)} nodes up; store node at {store.url}")
             write(f"  dashboard: {store.url}/ui#key={token}")
             write(f"  client token ({DEMO_TOKEN_NAME!r}: {', '.join(DEMO_TOKEN_SCOPES)}): {token}")
-            await attach_cli(nodes[-1], stop, script, stdin=stdin, out=out)
+            owner, _ = create_token(key, DEMO_OWNER_NAME, DEMO_OWNER_SCOPES, settings.token_ttl_default, spaces="*")
+            await attach_cli(nodes[-1], stop, script, stdin=stdin, out=out, credential=owner)
     finally:
         if nodes:
             async with progress.step("stopping the network (leave, databases stopped)"):

@@ -37,7 +37,9 @@ from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
 from mnemonet.model.records import (
+    CONSOLIDATION_SOURCE,
     INFERENCE_SOURCE,
+    VALIDATION_SOURCE,
     ClaimRecord,
     ObservationRecord,
     SourceSpec,
@@ -678,15 +680,31 @@ class MemoryService:
         return await self.graph.statements_about(name, _limit(limit), include_superseded=True)
 
     async def stats(self) -> dict[str, Any]:
+        backlog = await self._backlog()
         return {
             "graph": await self.graph.counts(),
-            "extractions_pending": await self.graph.count_pending_extractions(),
+            "extractions_pending": backlog["extraction"],
+            "backlog": backlog,
             "vectors": await self.vectors.count(),
             "vector_index_failures": self.indexer.failures,
             "llm_provider": self.llm.name,
             "llm_calls": dict(self.llm_calls),
             "llm_usage": self.llm.usage(),
             "embedder": self.embedder.model,
+        }
+
+    async def _backlog(self) -> dict[str, int]:
+        """Work the workers have not done yet in this space, counted up to ``MAX_LIMIT`` each: observations
+        waiting for extraction or inference, statements for validation, concepts due a summary. All zero
+        means the memory has settled (the CLI's ``/settle`` waits for it); a worker writes its results and
+        its done-marker together, so no item leaves one count before it shows in the next."""
+        settings = self.settings
+        return {
+            "extraction": await self.graph.count_pending_extractions(),
+            "inference": len(await self.graph.pending_observations(_worker(INFERENCE_SOURCE), MAX_LIMIT)),
+            "validation": len(await self.graph.pending_statements(_worker(VALIDATION_SOURCE), MAX_LIMIT)),
+            "consolidation": len(await self.graph.consolidation_candidates(
+                _worker(CONSOLIDATION_SOURCE), settings.consolidation_min_new_statements, MAX_LIMIT)),
         }
 
     async def revoke_token(self, token_id: str, by: str) -> bool:
