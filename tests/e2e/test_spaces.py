@@ -171,3 +171,28 @@ async def until(check: Any, within: float, what: str) -> None:
         if loop.time() > deadline:
             raise AssertionError(f"not true within {within}s: {what}")
         await asyncio.sleep(0.2)
+
+
+async def test_a_token_reads_a_shared_space_only_through_its_own(make_node: NodeFactory,
+                                                                  store_service: MemoryService) -> None:
+    store = await make_node({"store", "llm", "embed"}, providers={"store": SpacedMemory(store_service)}, **TIMERS)
+    async with HttpMemoryClient(store.url, token("ops", "read,write,admin", "*")) as admin, \
+            HttpMemoryClient(store.url, token("member", "read,write", "alpha")) as member:
+        for space in SPACES:
+            await admin.create_space(space)
+        await admin.observe("Dana works at Globex", space="beta")
+        with pytest.raises(Forbidden, match="admin"):
+            await member.share_space("alpha", "beta")
+        assert not any("Globex" in h.text for h in await member.search("where does Dana work?"))
+
+        view = await admin.share_space("alpha", "beta")
+        assert view.reads == ["beta"]
+        hits = [h for h in await member.search("where does Dana work?") if "Globex" in h.text]
+        assert hits and {h.space for h in hits} == {"beta"}
+        assert "in space beta" in (await member.remember("where does Dana work?")).text
+        with pytest.raises(Forbidden, match="may not use space 'beta'"):
+            await member.search("where does Dana work?", space="beta")  # read through alpha only, never directly
+        with pytest.raises(Forbidden, match="may not use space 'beta'"):
+            await member.observe("Dana works at Initech", space="beta")
+        audit = await admin.audit_log(20)
+        assert any(a.method == "share_space" and a.who == "ops" for a in audit)
