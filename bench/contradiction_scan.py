@@ -61,7 +61,8 @@ async def run(n: int) -> None:
     shutil.rmtree(DATA_DIR, ignore_errors=True)
     server = EmbeddedFalkorDB(DATA_DIR, appendfsync="no")  # the load is not what is measured
     await server.start()
-    graph = await GraphStore.open(Settings(falkordb_port=server.port, graph_name="contradiction_scan"))
+    graph = await GraphStore.open(Settings(falkordb_port=server.port, falkordb_password=server.password or "",
+                                              graph_name="contradiction_scan"))
     try:
         await load(graph, n)
         queries = {"optional match (mnemonet)": graph_cypher.UNRESOLVED_CONTRADICTIONS, "NOT pattern": NOT_PATTERN}

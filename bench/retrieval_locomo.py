@@ -170,7 +170,8 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
     falkor, postgres = EmbeddedFalkorDB(DATA_DIR / "falkordb"), EmbeddedPostgres(DATA_DIR / "postgres")
     await falkor.start()
     url = await postgres.start()
-    base = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port, database_url=url)
+    base = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port,
+                    falkordb_password=falkor.password or "", database_url=url)
     llm, embedder = make_language_model(base), make_embedder(base)
     labels = list(SEARCH_MODES) + ([label for label, _ in ABLATIONS] if ablate else [])
     recall: dict[tuple[str, int], list[float]] = {(label, k): [] for label in labels for k in KS}

@@ -175,7 +175,8 @@ async def run(sizes: list[int], reuse: bool) -> None:
     await falkor.start()
     url = await postgres.start()
     # Building HNSW over 100k rows takes longer than the default per-query timeout.
-    settings = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port, database_url=url,
+    settings = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port,
+                        falkordb_password=falkor.password or "", database_url=url,
                         graph_name="search_latency", vector_command_timeout=900.0)
     embedder = make_embedder(settings)
     svc = await build_memory_service(settings, make_language_model(settings), embedder, vector_schema="search_latency")

@@ -37,5 +37,18 @@ async def test_a_session_switches_spaces_and_sees_only_the_current_one(
         assert out == ["* default", "  alpha"]
         await session.run_line("/space Not-A-Space")
         assert out[-1].startswith("error: invalid input: space:")
+        await session.run_line("/space alpha")
+        await session.run_line("Dana works at Globex")
+        await session.run_line("/space default")
+        await session.run_line("/share alpha")  # default reads alpha from now on
+        assert out[-1] == "space 'default' reads alpha"
+        out.clear()
+        await session.run_line("where does Dana work?")
+        assert "Globex" in out[1] and any("in space alpha" in line for line in out)
+        out.clear()
+        await session.run_line("/spaces")
+        assert out == ["* default (reads alpha)", "  alpha"]
+        await session.run_line("/unshare alpha")
+        assert out[-1] == "space 'default' reads no other space"
     finally:
         await memory.close()

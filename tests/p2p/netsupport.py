@@ -181,6 +181,12 @@ class InMemoryStore:
     async def delete_space(self, name: str, by: str = "local") -> bool:
         raise InvalidInput("name: this in-memory store holds the default space only")
 
+    async def share_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        raise InvalidInput("name: this in-memory store holds the default space only")
+
+    async def unshare_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        raise InvalidInput("name: this in-memory store holds the default space only")
+
 
 class HangAfterWrite:
     """Wraps a store: applies ``observe`` then never answers, as a node dying mid-request looks."""

@@ -59,10 +59,10 @@ async def test_each_method_needs_its_scope(make_node: NodeFactory) -> None:
     assert written.status_code == 200 and cleared.status_code == 200
     assert store.calls.count("observe") == 1 and store.observations == {}  # the admin clear ran, nothing else did
     # Every MemoryAPI method a client may call has exactly one scope; admin covers clear, the token
-    # methods and making and deleting memory spaces.
+    # methods, and making, deleting and sharing memory spaces.
     admin_methods = {m for m, s in METHOD_SCOPE.items() if s == "admin"}
     assert admin_methods == {"clear", "revoke_token", "revoked_tokens", "audit_log", "forget", "tombstones",
-                             "create_space", "delete_space"}
+                             "create_space", "delete_space", "share_space", "unshare_space"}
 
 
 class WorkerStore(InMemoryStore):

@@ -296,3 +296,29 @@ async def test_probe_of_a_suspect_tells_it_directly() -> None:
         pass
     await prober.probe_round()
     assert cluster.nodes["n1"].membership.local.incarnation == 1  # it heard and refuted
+
+
+async def test_a_suspect_is_probed_once_more_just_before_its_suspicion_ends() -> None:
+    # n0 heard that n3 is suspect, and n3's refutation never reached it. Its last call, a direct
+    # probe before the deadline, carries the suspicion to n3 and brings the refutation back.
+    cluster = Cluster(50, seed=4)
+    n0 = cluster.nodes["n0"].membership
+
+    def suspected_at_last_call() -> None:
+        n3 = n0.get("n3")
+        assert n3 is not None
+        n0.apply({**n3.to_wire(), "state": "suspect"})
+        deadline = n0.suspicion_deadline("n3")
+        assert deadline is not None
+        cluster.clock.now = deadline - cluster.dcfg.probe_interval
+
+    suspected_at_last_call()
+    await cluster.nodes["n0"].probe_round()
+    assert cluster.state("n0", "n3") is MemberState.ALIVE and getattr(n0.get("n3"), "incarnation", None) == 1
+    # Once per suspicion: the next round probes by round-robin again.
+    suspected_at_last_call()
+    cluster.crashed.add("n3")
+    await cluster.nodes["n0"].probe_round()
+    assert len(cluster.ping_reqs) == 3 and {t for _, _, t in cluster.ping_reqs} == {"n3"}  # the last call, unanswered
+    await cluster.nodes["n0"].probe_round()
+    assert len(cluster.ping_reqs) == 3  # then round-robin again: a live member, acked directly

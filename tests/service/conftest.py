@@ -8,7 +8,7 @@ import pytest
 
 from mnemonet.embed import make_embedder
 from mnemonet.llm import make_language_model
-from mnemonet.service import MemoryService, build_memory_service
+from mnemonet.service import MemoryService, SpacedMemory, build_memory_service
 from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
@@ -34,3 +34,13 @@ async def service(service_settings: Settings, embedder, unique_name: str) -> Asy
     )
     yield svc
     await svc.close()
+
+
+@pytest.fixture
+async def spaced(service: MemoryService) -> SpacedMemory:
+    """The test's store with two spaces, ``alpha`` and ``beta``, made by an admin ``ops``."""
+    memory = SpacedMemory(service)
+    await memory.create_space("alpha", by="ops")
+    await memory.create_space("beta", by="ops")
+    return memory
+

@@ -12,14 +12,6 @@ from mnemonet.service import MemoryService, SpacedMemory, build_memory_service
 from mnemonet.settings import Settings
 
 
-@pytest.fixture
-async def spaced(service: MemoryService) -> SpacedMemory:
-    memory = SpacedMemory(service)
-    await memory.create_space("alpha", by="ops")
-    await memory.create_space("beta", by="ops")
-    return memory
-
-
 async def test_the_same_sentences_in_two_spaces_never_meet(spaced: SpacedMemory) -> None:
     a = await spaced.observe("I prefer morning meetings", "alice", idempotency_key="k1", space="alpha")
     b = await spaced.observe("I prefer morning meetings", "alice", idempotency_key="k1", space="beta")

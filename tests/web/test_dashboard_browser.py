@@ -8,10 +8,11 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlencode
 
 from cdp import browser_page
-from livenet import READ_TOKEN, NodeFactory, write_meeting_scenario
+from livenet import CLUSTER_KEY, READ_TOKEN, NodeFactory, write_meeting_scenario
 from netsupport import eventually, sees_all
 
-from mnemonet.service import MemoryService
+from mnemonet.p2p.tokens import create_token
+from mnemonet.service import MemoryService, SpacedMemory
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
@@ -151,3 +152,40 @@ async def test_contradicts_labels_on_a_busy_concept_do_not_overlap(
     assert len(drawn["others"]) == 1 + len(drinks)  # the centre and a pill per statement
     clashes = [(a, b) for i, a in enumerate(labels) for b in labels[i + 1:] + drawn["others"] if _overlap(a, b)]
     assert clashes == []
+
+
+SPACE_STATE = """JSON.stringify({
+  status: document.getElementById("status").textContent,
+  picker: document.getElementById("space-pick").hidden ? null
+    : [...document.querySelectorAll("#space option")].map(o => (o.selected ? "*" : "") + o.value),
+  feed: [...document.querySelectorAll("#feed li[data-event-type]")].map(li => li.innerText).join(" | "),
+  observations: (document.querySelector('[data-count="Observations"] .n') || {}).textContent,
+})"""
+
+
+async def test_the_space_picker_lists_the_tokens_spaces_and_shows_the_one_chosen(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    memory = SpacedMemory(service)
+    for space in ("alpha", "beta"):
+        await memory.create_space(space, by="ops")
+    store = await make_node({"store"}, providers={"store": memory}, ui_refresh_interval=0.3)
+    await memory.observe("the alpha team deploys on fridays", "user", space="alpha")
+    for text in ("the beta team deploys on mondays", "the beta team owns billing"):
+        await memory.observe(text, "user", space="beta")
+    viewer = create_token(CLUSTER_KEY, "viewer", ["read"], 3600.0, spaces="alpha,beta")[0]
+
+    async with browser_page(tmp_path / "chromium-profile") as page:
+        await page.send("Page.navigate", {"url": f"{store.url}/ui#key={viewer}"})
+        # While the page (re)loads, parts are not drawn yet: read them with .get.
+        state = json.loads(await page.wait_for(
+            SPACE_STATE, lambda v: v is not None and json.loads(v).get("picker") is not None
+            and json.loads(v).get("observations") == "1", within=15.0, what="the picker and alpha's counts"))
+        assert state["picker"] == ["*alpha", "beta"]  # the token's first space is shown first
+
+        await page.evaluate('const s = document.getElementById("space"); s.value = "beta";'
+                            's.dispatchEvent(new Event("change"))')
+        state = json.loads(await page.wait_for(
+            SPACE_STATE, lambda v: v is not None and json.loads(v).get("observations") == "2"
+            and json.loads(v).get("picker") == ["alpha", "*beta"], within=15.0, what="beta's counts after the switch"))
+        assert state["status"] == "live" and "alpha team" not in state["feed"]
+        assert "space=beta" in await page.evaluate("location.hash")

@@ -31,7 +31,9 @@ COMMANDS: dict[str, CommandSpec] = {
                     "(extraction, inference, validation, consolidation), at most SECONDS"),
         CommandSpec("source", "NAME", "speak as another source from now on (default: user)"),
         CommandSpec("space", "NAME", "work in another memory space from now on, created if new (default: default)"),
-        CommandSpec("spaces", "", "the memory spaces of the network"),
+        CommandSpec("spaces", "", "the memory spaces of the network, and which spaces each reads"),
+        CommandSpec("share", "SPACE", "let the current space read SPACE too: read-only, answers name the space"),
+        CommandSpec("unshare", "SPACE", "stop the current space reading SPACE"),
         CommandSpec("help", "", "this list"),
         CommandSpec("quit", "", "leave the network and exit (also Ctrl-D, Ctrl-C)"),
     )

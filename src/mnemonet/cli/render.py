@@ -13,6 +13,7 @@ from typing import Any
 from mnemonet.cli.commands import COMMANDS
 from mnemonet.model.api import Answer, ClaimResult, ObserveResult, RetractResult
 from mnemonet.model.ids import short_id
+from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import ContradictionView, ObservationView, StatementView
 
 # Terminal escape sequences in stored text: CSI (colours, cursor, clear screen), OSC (window
@@ -164,3 +165,10 @@ def help_lines() -> list[str]:
         *((f"/{s.name}" + (f" {s.arg}" if s.arg else ""), s.help) for s in COMMANDS.values()),
     ]
     return [f"  {usage:<18} {text}" for usage, text in rows]
+
+
+def space_line(space: SpaceView, current: bool) -> str:
+    """One space of ``/spaces``: starred when it is the one in use, with the spaces it reads."""
+    reads = f" (reads {', '.join(space.reads)})" if space.reads else ""
+    return f"{'*' if current else ' '} {space.name}{reads}"
+

@@ -128,7 +128,11 @@ class CliSession:
         if name == "space":
             return await self._switch_space(arg)
         if name == "spaces":
-            return [f"{'*' if s.name == self.space else ' '} {s.name}" for s in await self._root_api.spaces()]
+            return [render.space_line(s, current=s.name == self.space) for s in await self._root_api.spaces()]
+        if name in ("share", "unshare"):
+            change = self._root_api.share_space if name == "share" else self._root_api.unshare_space
+            view = await change(self.space, check_space(arg), self.source)
+            return [f"space {view.name!r} reads {', '.join(view.reads) or 'no other space'}"]
         if name == "help":
             return render.help_lines()
         raise AssertionError(f"unhandled command {name!r}")  # parse_line only returns known names

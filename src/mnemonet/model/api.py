@@ -289,6 +289,14 @@ class MemoryAPI(Protocol):
         """Delete a memory space and everything in it (admin); False if there was none."""
         ...
 
+    async def share_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        """Let space ``name`` read space ``reads``, read-only and not transitive (admin)."""
+        ...
+
+    async def unshare_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        """Stop space ``name`` reading space ``reads`` (admin)."""
+        ...
+
     # -- worker agents: structured writes, and reading back what a worker has done --
 
     async def record_inference(

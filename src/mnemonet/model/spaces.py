@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from mnemonet.model.errors import InvalidInput
 
@@ -44,6 +44,8 @@ class SpaceView(BaseModel):
     name: str
     created_at: int = 0
     created_by: str = ""
+    reads: list[str] = Field(default_factory=list, description="Spaces shared into this one: read-only, "
+                             "searched and answered from with it.")
 
 
 def spaced_methods() -> frozenset[str]:

@@ -45,6 +45,8 @@ class StatementView(_View):
     retracted_by: list[str] = Field(default_factory=list, description="Ids of the retractions taking it back.")
     derived_from_retracted: bool = Field(
         False, description="Everything it was derived from is retracted: it stands on nothing any more.")
+    space: str | None = Field(None, description="The space it was read from, when that is a shared one, "
+                              "not the space asked.")
 
     @property
     def withdrawn(self) -> bool:
@@ -154,3 +156,5 @@ class SearchHit(_View):
     flags: list[str] = Field(default_factory=list)
     uses: int = Field(0, description="How many searches returned it before this one (counted in batches).")
     last_used_at: int | None = Field(None, description="When a search last returned it (Unix ms), if ever.")
+    space: str | None = Field(None, description="The space it was read from, when that is a shared one, "
+                              "not the space asked.")

@@ -193,6 +193,14 @@ class _MemoryMethods:
         """Admin: delete a memory space and everything in it; False if there was none."""
         return await self._call("delete_space", {"name": name, "by": by})
 
+    async def share_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        """Admin: let space ``name`` read space ``reads`` (read-only, not transitive)."""
+        return await self._call("share_space", {"name": name, "reads": reads, "by": by})
+
+    async def unshare_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        """Admin: stop space ``name`` reading space ``reads``."""
+        return await self._call("unshare_space", {"name": name, "reads": reads, "by": by})
+
     async def record_inference(
         self, observation_id: str, claims: list[InferredClaim], source: str, *, space: str | None = None
     ) -> WriteResult:

@@ -131,6 +131,7 @@ class FailureDetector:
         self._sleep = sleep
         self._rng = rng
         self._probe_order: list[str] = []  # shuffled ids; SWIM probes round-robin over it
+        self._last_called: dict[str, int] = {}  # suspect -> the incarnation its last call was made at
         self.awareness = Awareness(config.awareness_max)
         self._incarnation = membership.local.incarnation
         membership.add_listener(self._on_change)
@@ -183,6 +184,9 @@ class FailureDetector:
         return False
 
     def _next_target(self) -> Member | None:
+        last_call = self._suspect_at_its_deadline()
+        if last_call is not None:
+            return last_call
         # Walk the shuffled list, skipping members that died or left since it
         # was built; reshuffle after each full pass (SWIM's round-robin probing).
         for _ in range(2):
@@ -192,6 +196,27 @@ class FailureDetector:
                     return member
             self._probe_order = [m.node_id for m in self.membership.alive(include_local=False)]
             self._rng.shuffle(self._probe_order)
+        return None
+
+    def _suspect_at_its_deadline(self) -> Member | None:
+        """A suspect whose suspicion ends before our next probes, probed once first: its last call.
+
+        Under heavy loss a suspect's refutation can miss a member that heard the suspicion (newer
+        news crowds it out of gossip), and that member alone declares a live member dead. Probed
+        directly, the suspect hears the suspicion (the buddy ping) and its ack carries the
+        refutation, its own news first. A crashed suspect answers nothing and dies on time: one
+        probe per suspicion and member, and only suspicions that lasted this long (most are
+        refuted well before) take one.
+        """
+        suspects = self.membership.suspects()
+        self._last_called = {m.node_id: i for m in suspects if (i := self._last_called.get(m.node_id)) is not None}
+        horizon = self._clock() + 2 * self.awareness.scale(self.config.probe_interval)
+        for member in suspects:
+            deadline = self.membership.suspicion_deadline(member.node_id)
+            if self._last_called.get(member.node_id) != member.incarnation and deadline is not None \
+                    and deadline <= horizon:
+                self._last_called[member.node_id] = member.incarnation
+                return member
         return None
 
     def _routable_peer(self, node_id: str) -> Member | None:

@@ -504,6 +504,10 @@ class Membership:
             # timers shrink only if they hear of it.
             self._queue.put({**wire, "by": by})
 
+    def suspects(self) -> list[Member]:
+        """The members suspected now."""
+        return [member for node_id in self._timed if (member := self._members[node_id]).state is MemberState.SUSPECT]
+
     def suspicion_deadline(self, node_id: str) -> float | None:
         """When a suspect will be declared dead unless it refutes (None if it is not suspect)."""
         member = self._members.get(node_id)

@@ -56,6 +56,9 @@ _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
     ("spaces", "read", "The memory spaces this token may use (an admin token: every space)."),
     ("create_space", "admin", "Create a memory space (a graph and a vector schema of its own)."),
     ("delete_space", "admin", "Delete a memory space and everything in it."),
+    ("share_space", "admin", "Let one space read another: its searches and answers include the other's items, "
+     "marked with their space (read-only, not transitive)."),
+    ("unshare_space", "admin", "Stop one space reading another."),
 )
 # Store methods for any peer (every node appends to the audit log), then each worker's own.
 _STORE_PEER = ("record_audit",)
@@ -98,5 +101,5 @@ def client_method(name: str) -> Remote | None:
 
 
 # Arguments the node fills in itself from the caller's token, whatever the body says.
-SERVER_FILLED: dict[str, frozenset[str]] = {name: frozenset({"by"}) for name in ("revoke_token", "forget",
-                                                                                "create_space", "delete_space")}
+SERVER_FILLED: dict[str, frozenset[str]] = {name: frozenset({"by"}) for name in (
+    "revoke_token", "forget", "create_space", "delete_space", "share_space", "unshare_space")}

@@ -42,7 +42,7 @@ from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
 from mnemonet.p2p.openapi import openapi_document
 from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
-from mnemonet.p2p.registry import client_method
+from mnemonet.p2p.registry import SERVER_FILLED, client_method
 from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
@@ -145,6 +145,8 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
         return str(kwargs.get("token_id", ""))
     if method in ("create_space", "delete_space"):
         return str(kwargs.get("name", ""))
+    if method in ("share_space", "unshare_space"):
+        return f"{kwargs.get('name', '')} reads {kwargs.get('reads', '')}"
     for attr in ("observation_id", "statement_id", "retraction_id", "tombstone_id"):
         if (value := getattr(result, attr, None)) is not None:
             return str(value)
@@ -263,7 +265,7 @@ def create_app(node: ServedNode) -> FastAPI:
             return _forbidden(refusal)
         if method == "remember" and caller.name:
             kwargs.setdefault("source", caller.name)  # the asker: its "I" in the question, "you" in the answer
-        if method in ("revoke_token", "forget", "create_space", "delete_space"):
+        if "by" in SERVER_FILLED.get(method, ()):
             kwargs["by"] = caller.name or "local"  # who did it is the caller, never what it says
         if "space" in method_spec(method).params:
             try:

@@ -314,11 +314,14 @@ def _one_line(text: str) -> str:
 
 
 def _provenance(s: StatementView) -> str:
-    return f"confidence {s.confidence:.2f} | from {s.source or 'unknown'} | {when(s.created_at)}"
+    shared = f" | shared from space {s.space}" if s.space else ""
+    return f"confidence {s.confidence:.2f} | from {s.source or 'unknown'} | {when(s.created_at)}{shared}"
 
 
 def _evidence(s: StatementView) -> str:
-    return f"{s.sentence()} ({s.confidence:.2f}, {s.source or 'unknown'}, {when(s.created_at)}, {short_id(s.id)})"
+    where = f" in space {s.space}" if s.space else ""  # a share: say which space the fact came from
+    return (f"{s.sentence()} ({s.confidence:.2f}, {s.source or 'unknown'}, {when(s.created_at)}, "
+            f"{short_id(s.id)}{where})")
 
 
 def speakers_of(recall: Recall, observations: list[ObservationView]) -> dict[str, str]:

@@ -31,7 +31,7 @@ from mnemonet.model.views import SearchHit
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vector_context import session_neighbours
-from mnemonet.store.vector_types import VectorHit
+from mnemonet.store.vector_types import VectorHit, tie_order
 from mnemonet.store.vectors import VectorStore
 
 _WORD = re.compile(r"\w+")
@@ -186,7 +186,8 @@ async def _nothing() -> _Reached:
 
 
 def _ordered(candidates: Iterable[Candidate], weight: Callable[[Candidate], float]) -> list[SearchHit]:
-    ranked = sorted(candidates, key=lambda c: (-weight(c), c.hit.id))
+    ranked = sorted(candidates, key=lambda c: (-weight(c), *tie_order(
+        c.hit.vector_rank, c.hit.keyword_rank, c.created_at, c.hit.id)))
     return [c.hit.model_copy(update={"score": weight(c)}) for c in ranked]
 
 

@@ -116,6 +116,8 @@ class MemoryService:
         self.retriever = Retriever(graph, vectors, embedder, settings)
         self.usage = UsageRecorder(vectors, settings)
         self.llm_calls: Counter[str] = Counter()
+        # The spaces shared into this one, (name, memory) each: set by ``SpacedMemory``; read-only here.
+        self.shared_spaces: Callable[[], Awaitable[list[tuple[str, MemoryService]]]] | None = None
 
     async def close(self) -> None:
         await self.usage.close()
@@ -572,10 +574,26 @@ class MemoryService:
         """The structured memory behind ``remember``: current statements, what they replaced, open conflicts."""
         # Scanned: remember sends the query to the language model, which may be a remote service.
         query = self._check_input(query, "query")
-        hits = await self.retriever.search(query, k=self.settings.search_k)
+        k = self.settings.search_k
+        hits = await self.retriever.search(query, k=k)
+        shared = [(name, memory, await memory.retriever.search(query, k=k)) for name, memory in await self._shared()]
+        if shared:  # the best k over this space and the ones shared into it
+            best = {h.id for h in _best([*hits, *(h for _, _, found in shared for h in found)], k)}
+            hits = [h for h in hits if h.id in best]
+            shared = [(name, memory, [h for h in found if h.id in best]) for name, memory, found in shared]
         self.usage.note(h.id for h in hits)
-        return await build_recall(self.graph, query, hits, opened_hits=self.settings.recall_opened_hits,
-                                  contradiction_scan=self.settings.recall_contradiction_scan)
+        recall = await build_recall(self.graph, query, hits, opened_hits=self.settings.recall_opened_hits,
+                                    contradiction_scan=self.settings.recall_contradiction_scan)
+        for name, memory, found in shared:
+            if found:
+                memory.usage.note(h.id for h in found)
+                other = await build_recall(memory.graph, query, found, opened_hits=self.settings.recall_opened_hits,
+                                           contradiction_scan=self.settings.recall_contradiction_scan)
+                recall = _with_shared(recall, other, name)
+        return recall
+
+    async def _shared(self) -> list[tuple[str, MemoryService]]:
+        return await self.shared_spaces() if self.shared_spaces is not None else []
 
     async def remember(self, query: str, source: str | None = None) -> Answer:
         """Answer a question from memory: the current answer first, then evidence, changes and conflicts.
@@ -618,6 +636,14 @@ class MemoryService:
         mode: SearchMode = "hybrid+graph",
     ) -> list[SearchHit]:
         query = self._check_input(query, "query", secrets=False)
+        hits = await self._search_here(query, k, kinds, since, mode)
+        for name, memory in await self._shared():  # read-only, and not on to what that space reads
+            hits += [h.model_copy(update={"space": name})
+                     for h in await memory._search_here(query, k, kinds, since, mode)]
+        return _best(hits, k)
+
+    async def _search_here(self, query: str, k: int, kinds: list[str] | None, since: int | None,
+                           mode: SearchMode) -> list[SearchHit]:
         hits = await self.retriever.search(query, k, kinds, since, mode)
         used = await vector_usage.uses_of(self.vectors, [h.id for h in hits])
         self.usage.note(h.id for h in hits)  # counted in memory; written in a batch later, off this path
@@ -893,3 +919,24 @@ def _limit(limit: int) -> int:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _best(hits: list[SearchHit], k: int) -> list[SearchHit]:
+    """The ``k`` best-scored hits of several spaces' searches (each space's scores rank alike: fused ranks)."""
+    return sorted(hits, key=lambda h: -h.score)[:k]
+
+
+def _with_shared(recall: Recall, other: Recall, space: str) -> Recall:
+    """``recall`` with what a space shared into it recalled, each statement marked with that space."""
+    def mark(statements: list[StatementView]) -> list[StatementView]:
+        return [s.model_copy(update={"space": space}) for s in statements]
+
+    return recall.model_copy(update={
+        "statements": [*recall.statements, *mark(other.statements)],
+        "superseded": [*recall.superseded, *mark(other.superseded)],
+        "contradictions": [*recall.contradictions, *(
+            c.model_copy(update={"a": mark([c.a])[0], "b": mark([c.b])[0]}) for c in other.contradictions)],
+        "observations": [*recall.observations, *other.observations],
+        "retractions": [*recall.retractions, *other.retractions],
+    })
+

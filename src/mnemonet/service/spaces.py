@@ -49,6 +49,7 @@ class SpacedMemory:
         self.settings = default.settings
         self._open: dict[str, MemoryService] = {DEFAULT_SPACE: default}
         self._lock = asyncio.Lock()
+        self._let_read_shares(default)
 
     # -- spaces -----------------------------------------------------------------
 
@@ -76,12 +77,50 @@ class SpacedMemory:
         await graph.ensure_indexes()
         vectors = await base.vectors.for_space(schema)
         await vectors.ensure_model(base.embedder.model, base.embedder.dimension)
-        return MemoryService(graph, vectors, base.llm, base.embedder, self.settings, space=name)
+        return self._let_read_shares(MemoryService(graph, vectors, base.llm, base.embedder, self.settings,
+                                                   space=name))
+
+    def _let_read_shares(self, memory: MemoryService) -> MemoryService:
+        async def shared() -> list[tuple[str, MemoryService]]:
+            # Read from the registry each time: another store node on the same databases may change it.
+            names = [row["source"] for row in await self.default.graph.shares() if row["target"] == memory.space]
+            return [(name, await self.memory(name)) for name in names]
+
+        memory.shared_spaces = shared
+        return memory
 
     async def spaces(self) -> list[SpaceView]:
-        """Every space, ``default`` first."""
+        """Every space, ``default`` first, each with the spaces shared into it."""
         rows = await self.default.graph.registered_spaces()
-        return [SpaceView(name=DEFAULT_SPACE), *(SpaceView(**r) for r in rows)]
+        reads: dict[str, list[str]] = {}
+        for share in await self.default.graph.shares():
+            reads.setdefault(share["target"], []).append(share["source"])
+        return [SpaceView(name=DEFAULT_SPACE, reads=reads.get(DEFAULT_SPACE, [])),
+                *(SpaceView(**r, reads=reads.get(r["name"], [])) for r in rows)]
+
+    async def share_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        """Let space ``name`` read space ``reads`` (admin only): its searches and answers include what
+        ``reads`` holds, marked with that space. Read-only (nothing written in ``name`` touches ``reads``;
+        workers never link across) and not transitive (not on to what ``reads`` itself reads)."""
+        name, reads = check_space(name, "name"), check_space(reads, "reads")
+        if name == reads:
+            raise InvalidInput("reads: a space reads itself already; name another space")
+        await self.memory(name)
+        await self.memory(reads)  # both must exist: NotFound names the missing one
+        await self.default.graph.record_share(name, reads, by)
+        log.info("space shared reader=%s reads=%s by=%s", name, reads, by)
+        return await self._view(name)
+
+    async def unshare_space(self, name: str, reads: str, by: str = "local") -> SpaceView:
+        """Stop space ``name`` reading space ``reads`` (admin only); nothing changes if it did not."""
+        name, reads = check_space(name, "name"), check_space(reads, "reads")
+        await self.memory(name)
+        if await self.default.graph.remove_share(name, reads):
+            log.info("space unshared reader=%s reads=%s by=%s", name, reads, by)
+        return await self._view(name)
+
+    async def _view(self, name: str) -> SpaceView:
+        return next(view for view in await self.spaces() if view.name == name)
 
     async def create_space(self, name: str, by: str = "local") -> SpaceView:
         """Create a space (admin only); creating one that exists returns it unchanged."""
@@ -114,6 +153,7 @@ class SpacedMemory:
             memory = self._open.pop(name, None) or await self._open_space(name)
             # Dropped first: if a drop fails the space stays listed, and deleting it again finishes the job.
             await self._drop(memory)
+            await self.default.graph.remove_shares_of(name)
             await self.default.graph.unregister_space(name)
         log.warning("space deleted name=%s by=%s", name, by)
         return True

@@ -143,6 +143,24 @@ class GraphStore:
         rows = (await self.driver.write(q.SPACE_DELETE, {"name": name})).rows
         return bool(rows and rows[0]["n"])
 
+    async def record_share(self, target: str, source: str, by: str) -> None:
+        """Let space ``target`` read space ``source`` (idempotent; the first record stands)."""
+        params = {"target": target, "source": source, "by": check_name(by, "by"), "now": _now_ms()}
+        await self.driver.write(q.SHARE_CREATE, params)
+
+    async def shares(self) -> list[dict[str, Any]]:
+        """Every share: ``{target, source}`` (``target`` reads ``source``)."""
+        return await self.driver.read(q.SHARES, {})
+
+    async def remove_share(self, target: str, source: str) -> bool:
+        """Stop ``target`` reading ``source``; False if it did not."""
+        rows = (await self.driver.write(q.SHARE_DELETE, {"target": target, "source": source})).rows
+        return bool(rows and rows[0]["n"])
+
+    async def remove_shares_of(self, name: str) -> None:
+        """Remove every share a space is either side of (it is being deleted)."""
+        await self.driver.write(q.SHARES_OF_SPACE_DELETE, {"name": name})
+
     async def ping(self) -> None:
         """One real read round trip to the engine (raises ``GraphUnavailable`` when it is down)."""
         await self.driver.read(q.PING, {})

@@ -553,6 +553,28 @@ MATCH (s:Space {name: $name})
 DELETE s
 RETURN count(*) AS n""".strip()
 
+# A share: space $target reads space $source (read-only, not transitive). One record per pair.
+SHARE_CREATE = """
+MERGE (sh:Share {target: $target, source: $source})
+ON CREATE SET sh.created_at = $now, sh.created_by = $by
+RETURN sh.target AS target, sh.source AS source""".strip()
+
+SHARES = """
+MATCH (sh:Share)
+RETURN sh.target AS target, sh.source AS source
+ORDER BY target, source""".strip()
+
+SHARE_DELETE = """
+MATCH (sh:Share {target: $target, source: $source})
+DELETE sh
+RETURN count(*) AS n""".strip()
+
+# A deleted space is read by no one and reads nothing.
+SHARES_OF_SPACE_DELETE = """
+MATCH (sh:Share) WHERE sh.target = $name OR sh.source = $name
+DELETE sh
+RETURN count(*) AS n""".strip()
+
 # -- retractions: taking a statement or observation back, append-only ----
 
 # One retraction per item: a second finds the first (whoever asks, whatever the reason) and writes nothing.

@@ -70,7 +70,8 @@ WITH terms AS MATERIALIZED (
 )
 SELECT e.id, e.kind, e.text, e.created_at, e.metadata, {rank} AS rank
 FROM query, (SELECT DISTINCT ON (id) * FROM found) AS e
-ORDER BY rank DESC, e.id LIMIT $2
+-- Equal ranks: the older row, then by text; the id last, as it may be random or derive from the space.
+ORDER BY rank DESC, e.created_at, e.text, e.id LIMIT $2
 """
 
 _RANKS = {

@@ -60,6 +60,17 @@ class VectorHit:
     metadata: dict[str, Any]
 
 
+def tie_order(vector_rank: int | None, keyword_rank: int | None, created_at: int, item_id: str) -> tuple[Any, ...]:
+    """How hits of equal score are ordered: by what they matched, not by their ids.
+
+    The better rank in the dense list first, then in the keyword list, then the older item; the id
+    only if all of that is equal. Ids are random (observations) or derive from the space (keyed
+    items), so ordering ties by id made the same memory rank differently in another space or store.
+    """
+    missing = float("inf")
+    return (vector_rank or missing, keyword_rank or missing, created_at, item_id)
+
+
 def quote_schema(schema: str) -> str:
     """Return the schema as a quoted SQL identifier, refusing anything but ``[a-z_][a-z0-9_]*``."""
     if not isinstance(schema, str) or not _SCHEMA_RE.match(schema):

@@ -38,6 +38,7 @@ from mnemonet.store.vector_types import (
     check_since,
     mismatch,
     quote_schema,
+    tie_order,
 )
 
 log = logging.getLogger(__name__)
@@ -400,14 +401,15 @@ class VectorStore:
 
 
 def fuse(dense: list[VectorHit], lexical: list[VectorHit], k: int, rrf_k: int) -> list[VectorHit]:
-    """Reciprocal rank fusion of two ranked lists; ties broken by id for a stable order."""
+    """Reciprocal rank fusion of two ranked lists; equal scores ordered by ``tie_order``."""
     fused: dict[str, dict[str, Any]] = {}
     for hits, rank_field in ((dense, "vector_rank"), (lexical, "keyword_rank")):
         for rank, hit in enumerate(hits, 1):
             entry = fused.setdefault(hit.id, {"hit": hit, "score": 0.0, "vector_rank": None, "keyword_rank": None})
             entry["score"] += 1.0 / (rrf_k + rank)
             entry[rank_field] = rank
-    ranked = sorted(fused.values(), key=lambda e: (-e["score"], e["hit"].id))[:k]
+    ranked = sorted(fused.values(), key=lambda e: (-e["score"], *tie_order(
+        e["vector_rank"], e["keyword_rank"], e["hit"].created_at, e["hit"].id)))[:k]
     return [
         VectorHit(
             id=e["hit"].id,

@@ -45,6 +45,13 @@ function svg(tag, attrs = {}, text) {
 
 function fragment() { return new URLSearchParams(location.hash.slice(1)); }
 function clusterKey() { return fragment().get("key") || ""; }
+// The memory space shown (#space=NAME); none: the token's first, as the node decides.
+function currentSpace() { return fragment().get("space") || ""; }
+function inSpace(path) {
+  const space = currentSpace();
+  return space ? `${path}${path.includes("?") ? "&" : "?"}space=${encodeURIComponent(space)}` : path;
+}
+function authHeaders() { const key = clusterKey(); return key ? { authorization: `Bearer ${key}` } : {}; }
 function shortId(id) { return id.length > 10 ? id.slice(0, 8) + "…" : id; }
 function clip(text, n = LABEL_CHARS) { return text.length > n ? text.slice(0, n - 1) + "…" : text; }
 // A name as lines of at most `width` characters, split at spaces (a longer word is split itself).
@@ -84,8 +91,7 @@ function showNotice(text) {
 }
 
 async function api(path) {
-  const key = clusterKey();
-  const response = await fetch(path, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+  const response = await fetch(inSpace(path), { headers: authHeaders() });
   const body = await response.json();
   if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
   return body.result;
@@ -95,8 +101,11 @@ async function api(path) {
 function connect() {
   const key = clusterKey();
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const ws = new WebSocket(`${scheme}://${location.host}/v1/ws${key ? "?key=" + encodeURIComponent(key) : ""}`);
-  ws.onopen = () => { state.attempts = 0; setStatus("live", "live"); $("auth").hidden = true; };
+  const query = new URLSearchParams();
+  if (key) query.set("key", key);
+  if (currentSpace()) query.set("space", currentSpace());
+  const ws = new WebSocket(`${scheme}://${location.host}/v1/ws${query.toString() ? "?" + query : ""}`);
+  ws.onopen = () => { state.attempts = 0; setStatus("live", "live"); $("auth").hidden = true; loadSpaces(); };
   ws.onmessage = (event) => handle(JSON.parse(event.data));
   ws.onclose = (event) => {
     if (event.code === 4401) {
@@ -113,6 +122,21 @@ function connect() {
     setStatus("reconnecting", "connecting");
     setTimeout(connect, wait);
   };
+}
+
+// The spaces this token may read, in the picker; it shows only when there is more than one.
+async function loadSpaces() {
+  const response = await fetch("/v1/spaces", {
+    method: "POST", headers: { "content-type": "application/json", ...authHeaders() }, body: "{}" });
+  if (!response.ok) return;
+  const names = (await response.json()).result.map((s) => s.name);
+  const shown = currentSpace() || names[0];
+  $("space").replaceChildren(...names.map((name) => {
+    const option = el("option", { value: name }, name);
+    option.selected = name === shown;
+    return option;
+  }));
+  $("space-pick").hidden = names.length < 2;
 }
 
 function handle(message) {
@@ -401,6 +425,15 @@ $("auth").addEventListener("submit", (event) => {
   params.set("key", $("auth-key").value);
   location.hash = params.toString();
   connect();
+});
+
+// Another space: everything on the page is that space's, so start the page afresh in it.
+$("space").addEventListener("change", (event) => {
+  const params = fragment();
+  params.set("space", event.target.value);
+  params.delete("concept");
+  location.hash = params.toString();
+  location.reload();
 });
 
 // Another #concept=NAME typed or followed while the page is open.
