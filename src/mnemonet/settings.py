@@ -556,6 +556,10 @@ class Settings(BaseSettings):
     health_timeout: float = Field(
         2.0, description="Seconds /health waits for each dependency's round trip before calling it failing."
     )
+    health_cache_ttl: float = Field(
+        1.0, ge=0, description="Seconds one /health round trip to the databases answers for: requests meanwhile "
+        "(anyone may ask, without a token) share it instead of each querying the databases; 0 checks every time."
+    )
     warm_up: bool = Field(
         True, description="Open the store and load the local models in the background as soon as the node has "
         "joined, instead of on the first call that needs them (calls meanwhile wait for the same build)."

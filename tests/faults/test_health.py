@@ -71,8 +71,10 @@ async def test_a_stopped_falkordb_fails_health_and_calls_answer_503_naming_the_g
         os.kill(server.process.pid, signal.SIGTERM)  # FalkorDB stops (as an operator or the OOM killer would)
         assert await asyncio.to_thread(server.process.wait, 30) == 0
 
-        status, body = await _health(http, store.url)
-        assert status == 503 and body["status"] == "failing", body
+        # The check before the stop answers for up to health_cache_ttl; the next one sees the graph gone.
+        settings = store.settings
+        status, body = await _until(http, store.url, "failing", settings.health_cache_ttl + settings.health_timeout + 5)
+        assert status == 503, body
         assert body["checks"]["graph"]["status"] == "failing" and body["checks"]["vectors"]["status"] == "ok"
         routed = await http.post(f"{client.url}/v1/observe", json={"text": "the kettle is red", "source": "health"})
         local = await http.post(f"{store.url}/v1/stats", json={})
@@ -105,3 +107,31 @@ async def test_an_unreachable_neo4j_is_a_named_503_not_a_bare_500(
         status, body = await _health(http, store.url)
         assert status == 503 and body["status"] == "failing", body
         assert "neo4j at" in body["checks"]["store"]["error"]
+
+
+async def test_anonymous_health_requests_share_one_round_trip_per_interval(
+    make_node: NodeFactory, postgres_url: str, unique_name: str, test_data_dir: Path
+) -> None:
+    """An unauthenticated caller cannot make the node query its databases at will: concurrent and
+    repeated ``/health`` requests within ``health_cache_ttl`` share one round trip per database."""
+    ttl = 30.0  # longer than the requests below can take, however loaded the machine
+    store = await make_node({"store", "llm", "embed"}, data_dir=test_data_dir / unique_name, llm="offline",
+                            database_url=postgres_url, graph_name=unique_name, health_cache_ttl=ttl)
+    async with httpx.AsyncClient(trust_env=False, timeout=60.0) as http:
+        await _until(http, store.url, "ok", OPEN_WITHIN)
+        service: Any = store.providers.ready("store")
+        checks = 0
+        real_health = service.health
+
+        async def counted_health(timeout: float) -> dict[str, dict[str, Any]]:
+            nonlocal checks
+            checks += 1
+            return await real_health(timeout)
+
+        service.health = counted_health
+        started = time.monotonic()
+        answers = await asyncio.gather(*(_health(http, store.url) for _ in range(40)))
+        answers += [await _health(http, store.url) for _ in range(20)]
+        assert time.monotonic() - started < ttl, "the requests outlasted the interval; the count means nothing"
+        assert {(status, body["status"]) for status, body in answers} == {(200, "ok")}
+        assert checks <= 1, f"{checks} round trips for 60 requests within {ttl}s"

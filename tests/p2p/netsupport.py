@@ -49,7 +49,14 @@ FAST = dict(host="127.0.0.1", port=0, cluster_key=CLUSTER_KEY, profile="test")
 
 
 def fast_settings(**overrides: Any) -> Settings:
-    """Test settings: loopback, free port, the test key, fast timers."""
+    """Test settings: loopback, free port, the test key, fast timers.
+
+    ``Settings`` ignores names it does not know (so stray ``MNEMONET_*`` variables only warn); a test's
+    misspelt override would silently test the default, so unknown names are refused here.
+    """
+    unknown = sorted(set(overrides) - set(Settings.model_fields))
+    if unknown:
+        raise TypeError(f"not settings: {', '.join(unknown)}")
     return Settings(**{**FAST, **overrides})
 
 

@@ -124,6 +124,8 @@ class PeerNode:
         self._rpc: RpcClient | None = None
         self._router: Router | None = None
         self._store_open: asyncio.Task[None] | None = None  # /health opening the store in the background
+        self._health_check: asyncio.Task[dict[str, Any]] | None = None  # shared by /health requests
+        self._health_checked_at = 0.0
 
     # -- parts that exist once started ------------------------------------------------
     @property
@@ -264,9 +266,10 @@ class PeerNode:
             self._data_dir_lock.release()  # after the servers stopped: the next owner finds none running
 
     async def _cancel_tasks(self) -> None:
-        if self._store_open is not None:
-            self._tasks.append(self._store_open)
-            self._store_open = None
+        for pending in (self._store_open, self._health_check):
+            if pending is not None and not pending.done():
+                self._tasks.append(pending)
+        self._store_open = self._health_check = None
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -343,6 +346,24 @@ class PeerNode:
         }
 
     async def health_checks(self) -> dict[str, Any]:
+        """The newest ``_check_health`` result, run again once it is ``health_cache_ttl`` old.
+
+        ``/health`` answers anyone, so requests share one check in flight and its result for the TTL:
+        a caller without a token cannot make the node query its databases at will.
+        """
+        check = self._health_check
+        stale = time.monotonic() - self._health_checked_at >= self.settings.health_cache_ttl
+        if check is None or (check.done() and stale):
+            check = self._health_check = asyncio.create_task(self._check_health(), name=f"health-{self.node_id}")
+            check.add_done_callback(self._health_checked)
+        return await asyncio.shield(check)
+
+    def _health_checked(self, check: asyncio.Task[dict[str, Any]]) -> None:
+        self._health_checked_at = time.monotonic()
+        if check.cancelled() or check.exception() is not None:
+            self._health_check = None  # a failed check is not kept: the next request runs its own
+
+    async def _check_health(self) -> dict[str, Any]:
         """``status`` (ok/degraded/failing) and ``checks``: each local database from a real round trip.
 
         A store not opened yet is opened in the background (the first call would
