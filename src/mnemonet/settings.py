@@ -144,6 +144,15 @@ class Settings(BaseSettings):
     neo4j_password: str = Field("", description="Neo4j password (no default is baked in).")
     neo4j_database: str = Field("neo4j", description="Neo4j database name.")
     graph_query_timeout: float = Field(30.0, description="Seconds before a graph query is abandoned.")
+    graph_group_commit_max: int = Field(
+        32, ge=1, description="Most concurrent observation, extraction and inference writes sent to the graph in "
+        "one round trip, fsynced once (group commit; 1: each write alone). Each caller is answered only once the "
+        "group holding its write has returned.",
+    )
+    graph_group_commit_wait: float = Field(
+        0.002, ge=0, description="Longest wait, in seconds, of a graph write for concurrent ones to share its round "
+        "trip and fsync (0: none; writes arriving while a group is in the engine are grouped regardless).",
+    )
     graph_read_limit_max: int = Field(1000, description="Largest `limit` a graph read accepts.")
     graph_ids_per_read_max: int = Field(1000, description="Most ids one graph read by ids accepts.")
     graph_raw_query_max_chars: int = Field(20_000, description="Longest raw read-only Cypher text accepted.")
