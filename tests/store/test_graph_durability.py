@@ -37,7 +37,8 @@ def _record(i: int) -> ObservationRecord:
 @pytest.mark.parametrize("grouped", [False, True], ids=["one-by-one", "group-commit"])
 async def test_writes_survive_restart(data_dir: Path, crash: bool, grouped: bool) -> None:
     """Group commit keeps the promise: every write it acknowledged was fsynced in its group first."""
-    settings = Settings(data_dir=data_dir, graph_name="durable")
+    # The five writes go as one group once all are queued (the wait only bounds it, it is never waited out).
+    settings = Settings(data_dir=data_dir, graph_name="durable", graph_group_commit_max=5, graph_group_commit_wait=30.0)
     store = await GraphStore.open(settings)
     try:
         await store.ensure_indexes()

@@ -17,6 +17,7 @@ from mnemonet.store.graph_group import WriteGroup
 
 # Every record names "user": a concept each write of a group gets-or-creates, so a group whose writes did
 # not see each other's would make it twice.
+# A wait (the default is none), so that writes queued in one pass of the event loop go as one group.
 SETTINGS = Settings(graph_group_commit_max=32, graph_group_commit_wait=0.002)
 
 
