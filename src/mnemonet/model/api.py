@@ -33,6 +33,28 @@ class ObserveResult(BaseModel):
     extraction_error: str | None = None
 
 
+class ImportLine(BaseModel):
+    """What became of one line of an imported file: ``ok`` (written now), ``duplicate`` (written before,
+    by an earlier run or a retried request: nothing written twice), ``refused`` (its content, with the reason)
+    or ``unreadable`` (not an item of the format)."""
+
+    line: int
+    status: Literal["ok", "duplicate", "refused", "unreadable"]
+    observation_id: str | None = None
+    pending: bool = False
+    reason: str | None = None
+
+
+class ImportReport(BaseModel):
+    """The lines of one import request, in file order, and their counts."""
+
+    lines: list[ImportLine]
+    ok: int
+    duplicate: int
+    refused: int
+    unreadable: int
+
+
 class ClaimResult(BaseModel):
     statement_id: str
     created: bool
@@ -206,6 +228,18 @@ class MemoryAPI(Protocol):
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
         basis: list[str] | None = None, space: str | None = None,
     ) -> ClaimResult: ...
+
+    async def import_file(
+        self, content: str, format: Literal["jsonl", "locomo", "chat"] = "jsonl", *, text_field: str = "text",
+        source_field: str = "source", default_source: str = "import", as_source: str | None = None,
+        space: str | None = None, defer_extraction: StrictBool = False,
+    ) -> ImportReport:
+        """Observe every line of a file's text, each under the key ``import:<sha256 of the text>:<line>`` (the
+        keys ``run_node.py import`` gives the same file), so a retried request writes nothing twice and skips
+        nothing; a line refused for its content is reported with its number and the rest go on.
+        ``as_source``: every line must be said by it (over HTTP the node sets it to the token's name unless
+        the token may speak for others)."""
+        ...
 
     async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None) -> RetractResult:
         """Take a statement or observation back by appending a retraction by ``source``; nothing is deleted.

@@ -24,7 +24,8 @@ import httpx
 
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.spaces import check_space
-from mnemonet.node.import_sources import FORMATS, Item, Unreadable, file_identity, read_items
+from mnemonet.node.import_sources import file_identity, read_items
+from mnemonet.service.import_formats import FORMATS, Item, Unreadable, import_key
 from mnemonet.settings import Settings, flag_type, load_settings
 
 FLAGS = ("import_concurrency", "import_progress_interval", "import_max_retries", "import_retry_backoff")
@@ -168,7 +169,7 @@ async def run_import(
                 tally.unreadable += 1
                 print(f"line {item.line}: unreadable: {item.reason}", file=err)
                 continue
-            resp = await _observe(http, url.rstrip("/"), f"import:{identity}:{item.line}", item, settings,
+            resp = await _observe(http, url.rstrip("/"), import_key(identity, item.line), item, settings,
                                  space, defer_extraction)
             if resp.status_code == 200:
                 result = resp.json()["result"]

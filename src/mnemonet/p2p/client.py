@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import httpx
 
@@ -21,6 +21,7 @@ from mnemonet.model.api import (
     ClaimResult,
     ConsolidationWork,
     ForgetReport,
+    ImportReport,
     InferredClaim,
     LinkKind,
     ObserveResult,
@@ -91,6 +92,16 @@ class _MemoryMethods:
         """Assert a claim; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+
+    async def import_file(
+        self, content: str, format: Literal["jsonl", "locomo", "chat"] = "jsonl", *, text_field: str = "text",
+        source_field: str = "source", default_source: str = "import", as_source: str | None = None,
+        space: str | None = None, defer_extraction: bool = False,
+    ) -> ImportReport:
+        """Import a file's text, each line under its import key (a retried call writes nothing twice)."""
+        return await self._scall(space, "import_file", _drop_none(
+            content=content, format=format, text_field=text_field, source_field=source_field,
+            default_source=default_source, as_source=as_source, defer_extraction=defer_extraction or None))
 
     async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None) -> RetractResult:
         """Take a statement or observation back (a retry finds the standing retraction)."""

@@ -34,6 +34,9 @@ _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
     ("observe", "write", "Record what happened or what someone said; statements are extracted from it "
      "(inline, or later by the inference worker with defer_extraction)."),
     ("claim", "write", "Assert one statement as the source (it may supersede or contradict earlier ones)."),
+    ("import_file", "write", "Observe every line of a file's text (jsonl, locomo, chat) under the keys run_node.py "
+     "import gives it, so a retry writes nothing twice; each line's outcome: ok, duplicate, refused (why), "
+     "unreadable. Bounded: import_request_max_lines, import_request_max_chars."),
     ("remember", "read", "Answer a question from the memory, leading with the current answer, with provenance."),
     ("recall", "read", "The statements, changes, conflicts and observations behind an answer, unwritten."),
     ("search", "read", "Hybrid (vector + keyword) search over observations, statements and concepts."),
@@ -86,7 +89,8 @@ REGISTRY: dict[str, Remote] = {
 }
 
 # Short names clients may use for a method: the ones the CLI and the MCP tools show.
-ALIASES: dict[str, str] = {"recent": "get_recent_observations", "contradictions": "get_unresolved_contradictions"}
+ALIASES: dict[str, str] = {"recent": "get_recent_observations", "contradictions": "get_unresolved_contradictions",
+                           "import": "import_file"}
 
 
 def declared(name: str) -> Remote | None:
@@ -103,3 +107,4 @@ def client_method(name: str) -> Remote | None:
 # Arguments the node fills in itself from the caller's token, whatever the body says.
 SERVER_FILLED: dict[str, frozenset[str]] = {name: frozenset({"by"}) for name in (
     "revoke_token", "forget", "create_space", "delete_space", "share_space", "unshare_space")}
+SERVER_FILLED["import_file"] = frozenset({"as_source"})

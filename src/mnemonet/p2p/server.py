@@ -136,6 +136,13 @@ def check_source(caller: Token, kwargs: dict[str, Any]) -> str | None:
     return None
 
 
+def _import_as(caller: Token, kwargs: dict[str, Any]) -> None:
+    """An import's lines are said by the token's name unless it may speak for others (``check_source``, per line:
+    a line naming another speaker is refused alone). Lines naming no speaker are ``default_source``'s, as in
+    ``run_node.py import``, so the same file gets the same observations through either."""
+    kwargs["as_source"] = caller.name if caller.name and not caller.allows("speak-for") else None
+
+
 AUDITED_SCOPES = frozenset({"write", "admin"})
 
 
@@ -147,6 +154,8 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
         return str(kwargs.get("name", ""))
     if method in ("share_space", "unshare_space"):
         return f"{kwargs.get('name', '')} reads {kwargs.get('reads', '')}"
+    if method == "import_file":
+        return f"{result.ok} lines written, {result.duplicate} already there"
     for attr in ("observation_id", "statement_id", "retraction_id", "tombstone_id"):
         if (value := getattr(result, attr, None)) is not None:
             return str(value)
@@ -263,6 +272,8 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error("bad_input", "body must be a JSON object of keyword arguments")
         if method in ("observe", "claim", "retract") and (refusal := check_source(caller, kwargs)) is not None:
             return _forbidden(refusal)
+        if method == "import_file":
+            _import_as(caller, kwargs)
         if method == "remember" and caller.name:
             kwargs.setdefault("source", caller.name)  # the asker: its "I" in the question, "you" in the answer
         if "by" in SERVER_FILLED.get(method, ()):

@@ -26,6 +26,7 @@ from mnemonet.model.api import (
     ClaimResult,
     ConsolidationWork,
     ForgetReport,
+    ImportReport,
     InferredClaim,
     LinkKind,
     ObserveResult,
@@ -63,6 +64,7 @@ from mnemonet.model.views import (
     WriteResult,
 )
 from mnemonet.service.answer import accept_phrasing, compose, contradicted_origins, speakers_of
+from mnemonet.service.importer import import_text
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 from mnemonet.service.recall import build_recall, settle
 from mnemonet.service.retrieval import Retriever, SearchMode
@@ -175,6 +177,25 @@ class MemoryService:
             statements=await self.graph.statements_from_observation(obs_id),
             extraction_error="the language model gave no usable result" if state == "failed" else None,
         )
+
+    async def import_file(
+        self, content: str, format: Literal["jsonl", "locomo", "chat"] = "jsonl", *, text_field: str = "text",
+        source_field: str = "source", default_source: str = "import", as_source: str | None = None,
+        defer_extraction: bool = False,
+    ) -> ImportReport:
+        """Observe every line of a file's text under its import key; each line's outcome (``service/importer``)."""
+        if not isinstance(defer_extraction, bool):
+            raise InvalidInput("defer_extraction: must be true or false")
+        if as_source is not None:
+            as_source = check_name(as_source, "as_source")
+
+        async def observe(text: str, source: str, key: str, metadata: dict[str, str], defer: bool) -> ObserveResult:
+            return await self.observe(text, source, idempotency_key=key, metadata=metadata or None,
+                                      defer_extraction=defer)
+
+        return await import_text(observe, self.settings, content, format, text_field=text_field,
+                                 source_field=source_field, default_source=default_source, as_source=as_source,
+                                 defer_extraction=defer_extraction)
 
     async def complete_extraction(self, observation_id: str) -> ObserveResult:
         """Extract an observation whose extraction is pending (the inference worker calls this).

@@ -36,6 +36,7 @@ from mnemonet.store.cypher_guard import check_read_only
 from mnemonet.store.dialects.base import GraphDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 from mnemonet.store.graph_errors import UnknownReference, WriteConflict
+from mnemonet.store.graph_group import WriteGroup
 from mnemonet.store.graph_params import (
     EXTRACTOR_KEY,
     claim_params,
@@ -67,6 +68,14 @@ class GraphStore:
         self.settings = settings  # passed in, never read from the environment here: the caller's limits hold
         self.server: EmbeddedFalkorDB | None = None  # set by open() when it started one
         self._lock: datadir.DataDirLock | None = None  # the data dir's lock, when open() took it
+        # Per-observation writes share round trips and fsyncs when concurrent (graph_group.py).
+        self._group = WriteGroup(driver, max_size=settings.graph_group_commit_max,
+                                 wait=settings.graph_group_commit_wait)
+
+    @property
+    def write_groups(self) -> WriteGroup:
+        """The group commit of this graph's per-observation writes (its ``groups``/``writes`` counters)."""
+        return self._group
 
     @classmethod
     async def open(cls, settings: Settings) -> GraphStore:
@@ -184,13 +193,21 @@ class GraphStore:
         except WriteConflict:
             return (await self.driver.write(cypher, params)).nodes_created
 
+    async def _grouped_write_once_or_conflict(self, cypher: str, params: dict[str, Any]) -> int:
+        """``_write_once_or_conflict`` through the group commit: with concurrent writers, one round trip and
+        one fsync for several writes; each is still its own statement and its own outcome."""
+        try:
+            return (await self._group.write(cypher, params)).nodes_created
+        except WriteConflict:
+            return (await self._group.write(cypher, params)).nodes_created
+
     async def write_observation(self, obs: ObservationRecord) -> WriteResult:
         """Write an observation with its source, concepts and statements in one atomic round trip."""
         if not isinstance(obs, ObservationRecord):
             raise InvalidInput("observation: must be an ObservationRecord")
         params = observation_params(obs, _now_ms())
         cypher = q.observation_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
-        created = await self._write_once_or_conflict(cypher, params) > 0
+        created = await self._grouped_write_once_or_conflict(cypher, params) > 0
         return WriteResult(
             id=obs.id, created=created, statement_ids=[s["id"] for s in params["statements"]],
             concept_ids=[c["id"] for c in params["concepts"]],
@@ -246,7 +263,7 @@ class GraphStore:
             raise InvalidInput("statements: must be a tuple of StatementSpec")
         params = inference_params(observation_id, source, statements, _now_ms())
         cypher = q.inference_write(bool(statements), False, bool(statements))
-        outcome = await self.driver.write(cypher, params)
+        outcome = await self._group.write(cypher, params)
         created = outcome.relationships_created > 0
         if not created and not await self.driver.read(q.GET_OBSERVATIONS, {"ids": [observation_id]}):
             raise UnknownReference("observation_id", [observation_id])
@@ -277,7 +294,7 @@ class GraphStore:
             raise UnknownReference("observation_id", [observation_id])
         params = extraction_params(observation_id, concepts, statements, topics, found[0].created_at, _now_ms(), error)
         cypher = q.extraction_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
-        outcome = await self.driver.write(cypher, params)
+        outcome = await self._group.write(cypher, params)
         return WriteResult(id=observation_id, created=outcome.relationships_created > 0,
                            statement_ids=[x.id for x in statements], concept_ids=[c["id"] for c in params["concepts"]])
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from mnemonet.store.graph_errors import GraphStoreError
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,11 @@ class GraphDriver(Protocol):
 
     async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
         """Run one statement atomically in write mode."""
+        ...
+
+    async def write_many(self, writes: Sequence[tuple[str, dict[str, Any]]]) -> list[WriteOutcome | GraphStoreError]:
+        """Run several statements in order, each atomically, in as few round trips and durable flushes as the
+        engine allows; a statement's failure is its own entry (``GraphStoreError``) and stops none of the others."""
         ...
 
     async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -10,9 +10,11 @@ serialised here; the embedded server has one writer process (its store node).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 from falkordb.asyncio import FalkorDB
+from falkordb.asyncio.query_result import QueryResult
 from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path
@@ -109,6 +111,39 @@ class FalkorDriver:
     async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
         async with self._write_lock:
             result = await self._run(cypher, params, read_only=False)
+        return WriteOutcome(self._rows(result), int(result.nodes_created), int(result.relationships_created))
+
+    async def write_many(self, writes: Sequence[tuple[str, dict[str, Any]]]) -> list[WriteOutcome | GraphStoreError]:
+        """Run several writes in one MULTI/EXEC: one round trip, one append-only-file entry, so with
+        ``appendfsync always`` one fsync covers them all before any is acknowledged.
+
+        Each ``GRAPH.QUERY`` stays atomic on its own and sees the ones before it (the server runs a
+        transaction's queries one after another); one that fails is rolled back alone and its error
+        is its own result, the others commit (a Redis transaction does not abort on a command's error).
+        """
+        if not writes:
+            return []
+        async with self._write_lock:
+            try:
+                async with asyncio.timeout(self._timeout):
+                    pipe = self._db.connection.pipeline(transaction=True)
+                    for cypher, params in writes:
+                        pipe.execute_command("GRAPH.QUERY", self._graph_name,
+                                             self._graph._build_params_header(params) + cypher, "--compact")
+                    replies = await pipe.execute(raise_on_error=False)
+                    return [await self._outcome(reply) for reply in replies]
+            except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+                raise GraphUnavailable(f"{self._where}: {exc}") from exc
+            except RedisError as exc:  # the transaction itself failed (e.g. refused before EXEC)
+                raise GraphStoreError(f"falkordb: {exc}") from exc
+            except TimeoutError as exc:
+                raise GraphUnavailable(f"{self._where}: no answer within {self._timeout}s") from exc
+
+    async def _outcome(self, reply: Any) -> WriteOutcome | GraphStoreError:
+        if isinstance(reply, Exception):
+            return GraphStoreError(f"falkordb: {reply}")
+        result = QueryResult(self._graph)
+        await result.parse(reply)
         return WriteOutcome(self._rows(result), int(result.nodes_created), int(result.relationships_created))
 
     async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ duplicate CREATE into ``WriteConflict``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from neo4j import READ_ACCESS, AsyncGraphDatabase, AsyncManagedTransaction, unit_of_work
@@ -90,6 +91,17 @@ class Neo4jDriver:
             raise GraphStoreError(f"neo4j: {exc.message}") from exc
         except _UNREACHABLE as exc:
             raise GraphUnavailable(f"{self._where}: {exc}") from exc
+
+    async def write_many(self, writes: Sequence[tuple[str, dict[str, Any]]]) -> list[WriteOutcome | GraphStoreError]:
+        """One write after another, each its own transaction (Neo4j groups commits itself): no shared
+        round trip here, the seam is kept so the store runs the same code on both engines."""
+        outcomes: list[WriteOutcome | GraphStoreError] = []
+        for cypher, params in writes:
+            try:
+                outcomes.append(await self.write(cypher, params))
+            except GraphStoreError as exc:
+                outcomes.append(exc)
+        return outcomes
 
     async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         @unit_of_work(timeout=self._timeout)

@@ -1,0 +1,113 @@
+"""The formats a bulk import takes (``run_node.py import``, ``POST /v1/import``): numbered items to observe.
+
+Every item carries the line (or, for LoCoMo, the turn) it came from, so a
+refusal names where to look, and the idempotency key of ``file identity +
+line`` makes a re-run after a crash write nothing twice and skip nothing.
+The command line and the HTTP method parse the same text the same way, so
+the same file gets the same keys through either.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Literal
+
+Format = Literal["jsonl", "locomo", "chat"]
+FORMATS: tuple[Format, ...] = ("jsonl", "locomo", "chat")
+_CHAT_LINE = re.compile(r"^\s*([^:\n]{1,80}?)\s*:\s*(.+?)\s*$")
+
+
+@dataclass(frozen=True)
+class Item:
+    """One observation to write: where it came from, its text, speaker and metadata."""
+
+    line: int
+    text: str
+    source: str
+    metadata: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A line that is not an item of the format (reported, never silently skipped)."""
+
+    line: int
+    reason: str
+
+
+def content_identity(data: bytes) -> str:
+    """SHA-256 of a file's bytes: the same file gives the same keys wherever it lies; an edited one, new keys."""
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def import_key(identity: str, line: int) -> str:
+    """The idempotency key of one imported line."""
+    return f"import:{identity}:{line}"
+
+
+def parse_items(text: str, fmt: Format, *, text_field: str = "text", source_field: str = "source",
+                default_source: str = "import") -> Iterator[Item | Unreadable]:
+    """The items of a file's text in order, with unreadable lines in their place (``ValueError`` for a
+    LoCoMo text that is not LoCoMo as a whole)."""
+    if fmt == "jsonl":
+        return _jsonl(text, text_field, source_field, default_source)
+    if fmt == "chat":
+        return _chat(text, default_source)
+    if fmt == "locomo":
+        return _locomo(text)
+    raise ValueError(f"format: expected one of {FORMATS}, got {fmt!r}")
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    # Numbered as a file read in text mode numbers them (universal newlines), not as str.splitlines(),
+    # which also splits at form feeds and other separators: the keys must not depend on who reads the file.
+    for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
+        if line.strip():
+            yield number, line
+
+
+def _jsonl(text: str, text_field: str, source_field: str, default_source: str) -> Iterator[Item | Unreadable]:
+    for number, line in _lines(text):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield Unreadable(number, f"not JSON: {exc.msg}")
+            continue
+        if not isinstance(row, dict) or not isinstance(row.get(text_field), str):
+            yield Unreadable(number, f"no string field {text_field!r}")
+            continue
+        source = row.get(source_field)
+        yield Item(number, row[text_field], source if isinstance(source, str) and source else default_source)
+
+
+def _chat(text: str, default_source: str) -> Iterator[Item | Unreadable]:
+    """``Speaker: text`` per line; a line without a speaker is said by ``default_source``."""
+    for number, line in _lines(text):
+        m = _CHAT_LINE.match(line)
+        yield Item(number, m.group(2), m.group(1)) if m else Item(number, line.strip(), default_source)
+
+
+def _locomo(text: str) -> Iterator[Item | Unreadable]:
+    """Every turn of every conversation, numbered from 1 in file order; metadata as the retrieval bench keeps it."""
+    try:
+        samples = json.loads(text)
+        number = 0
+        out = []
+        for sample in samples:
+            conv = sample["conversation"]
+            sessions = sorted((int(m.group(1)), v) for k, v in conv.items()
+                              if (m := re.fullmatch(r"session_(\d+)", k)) and isinstance(v, list))
+            for n, session in sessions:
+                for turn in session:
+                    number += 1
+                    out.append(Item(number, str(turn["text"]), str(turn["speaker"]), {
+                        "dia_id": str(turn["dia_id"]), "session": f"{sample['sample_id']}:session_{n}",
+                        "session_date": str(conv.get(f"session_{n}_date_time", "")),
+                    }))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # the whole file is one JSON document
+        raise ValueError(f"not a LoCoMo file ({type(exc).__name__}: {exc})") from exc
+    yield from out
