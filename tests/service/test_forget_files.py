@@ -21,7 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 from netsupport import CLUSTER_KEY, client_token, eventually, node_factory
 
 from mnemonet.llm import make_language_model
-from mnemonet.model.errors import Forbidden
+from mnemonet.model.errors import Forbidden, InvalidInput
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.tokens import create_token
 from mnemonet.service import build_memory_service
@@ -152,6 +152,13 @@ async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_d
 
                     with pytest.raises(Forbidden, match="admin"):
                         await writer.forget(whole_space=True, space=SPACE)
+                    # An erasure never falls back on the token's first space: it must be named.
+                    team_admin = HttpMemoryClient(node.url, create_token(CLUSTER_KEY, "dpo", ["read", "admin"], 3600,
+                                                                         spaces=f"{SPACE},other")[0])
+                    async with team_admin:
+                        with pytest.raises(InvalidInput, match="name it"):
+                            await team_admin.forget(whole_space=True)
+                    assert SPACE in {s.name for s in await admin.spaces()}
                     report = await admin.forget(whole_space=True, space=SPACE, by="someone-else")
                     assert report.kind == "space" and report.space == SPACE and report.by == "dpo"
                     assert (report.observations, report.statements, report.concepts, report.sources) == (
