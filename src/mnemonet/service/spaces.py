@@ -192,16 +192,17 @@ class SpacedMemory:
                 retractions=held["Retraction"], sources=held["Source"], vectors=await memory.vectors.count(),
                 at=at, by=who,
             )
-            # Recorded first, dropped next: if a drop fails the space stays listed, and erasing it again
-            # finishes the job under the same tombstone.
+            # Recorded first, unregistered last: if a drop or a compaction fails (a rewrite past
+            # forget_compaction_timeout) the space stays listed, and erasing it again finishes the job
+            # under the same tombstone.
             await self.default.graph.forget(tombstone, {})
             await self._drop(memory)
             await self.default.graph.remove_shares_of(name)
-            await self.default.graph.unregister_space(name)
             # The dropped graph's query log (telemetry stream) goes with the rewrite; then the dropped
             # schema's files and the log segments that held its rows.
             graph_compacted = await memory.graph.compact()
             vectors_compacted = await vector_erase.flush_log(memory.vectors)
+            await self.default.graph.unregister_space(name)
         log.warning("space erased name=%s observations=%d statements=%d by=%s", name, tombstone.observations,
                     tombstone.statements, who)
         return ForgetReport(
