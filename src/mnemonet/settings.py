@@ -337,6 +337,16 @@ class Settings(BaseSettings):
         "in the query (speaker-aware matching at read time; 0 turns it off). Observations are indexed as "
         "'source: text', but BM25 gives a name found in every turn of its speaker little weight.",
     )
+    search_recency_weight: float = Field(
+        0.0, ge=0, description="Weight of recency as a third list in hybrid search's rank fusion: the fused "
+        "candidates newest first, each adding weight/(rrf_k + rank) (1 = as strong as k-NN or keyword; 0 = off). "
+        "Off by default: on LoCoMo it lowered recall@5 (0.624 -> 0.606 at 0.3; bench/README.md).",
+    )
+    search_use_weight: float = Field(
+        0.0, ge=0, description="Weight of use as a fourth list in hybrid search's rank fusion: candidates that "
+        "earlier searches returned, most returned first (0 = off). Off by "
+        "default: on LoCoMo it lowered recall@5 (0.624 -> 0.612 at 0.3; bench/README.md).",
+    )
 
     # -- worker agents (inference, validation, consolidation) ------------------
     worker_poll_interval: float = Field(

@@ -170,7 +170,9 @@ class InMemoryStore:
                              reason=reason, source=source, created_at=int(time.time() * 1000))
 
     async def forget(self, observation_id: str | None = None, source: str | None = None,
-                     by: str = "local") -> ForgetReport:
+                     by: str = "local", whole_space: bool = False) -> ForgetReport:
+        if whole_space:
+            raise InvalidInput("space: this in-memory store holds the default space only")
         gone = [k for k, o in self.observations.items() if k == observation_id or o.source == source]
         for key in gone:
             del self.observations[key]

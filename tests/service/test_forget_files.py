@@ -13,15 +13,17 @@ import asyncio
 import sys
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
-from netsupport import client_token, eventually, node_factory
+from netsupport import CLUSTER_KEY, client_token, eventually, node_factory
 
 from mnemonet.llm import make_language_model
-from mnemonet.model.errors import Forbidden
+from mnemonet.model.errors import Forbidden, InvalidInput
 from mnemonet.p2p.client import HttpMemoryClient
+from mnemonet.p2p.tokens import create_token
 from mnemonet.service import build_memory_service
 from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
@@ -102,6 +104,109 @@ async def test_forget_a_source_leaves_none_of_its_text_in_the_data_directories(
             assert found_in(root / "falkordb", ENGINE_RESIDUE) == ["appendonlydir/appendonly.aof.2.base.rdb"]
             rows = await service.graph.read_query("MATCH (t:Tombstone) RETURN t.kind AS kind, t.by AS by")
             assert rows == [{"kind": "source", "by": "dpo"}]
+        finally:
+            await service.close()
+    finally:
+        await config.aclose()
+        await asyncio.gather(falkordb.stop(), postgres.stop())
+
+
+# A whole space's texts, its speaker and its words: each must be gone from every file of both servers.
+SPACE_TEXTS = ("Quenthorpe keeps the Brindlemoss ledger", "Quenthorpe meets Ostrovane at dawn")
+SPACE_ERASED = (*SPACE_TEXTS, "quenthorpe", "brindlemoss", "ostrovane")
+SPACE = "secrets"
+
+
+async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_default(
+    test_data_dir: Path, unique_name: str, embedder: object,
+) -> None:
+    root = test_data_dir / f"forget-space-{unique_name}"
+    falkordb, postgres = EmbeddedFalkorDB(root / "falkordb"), EmbeddedPostgres(root / "postgres")
+    _, url = await asyncio.gather(falkordb.start(), postgres.start())
+    config = falkordb.client()
+    try:
+        await config.config_set("rdbcompression", "no")
+        settings = Settings(llm="offline", falkordb_port=falkordb.port, falkordb_password=falkordb.password or "",
+                            graph_name=unique_name, database_url=url)
+        service = await build_memory_service(settings, make_language_model(settings), embedder,  # type: ignore[arg-type]
+                                             vector_schema=unique_name)
+        try:
+            async with node_factory() as make:
+                node = await make({"store"}, providers={"store": service})
+                # Tokens of every space, so the writer is refused for its scope alone.
+                writer = HttpMemoryClient(node.url, create_token(CLUSTER_KEY, "writer", ["read", "write"], 3600,
+                                                                 spaces="*")[0])
+                admin = HttpMemoryClient(node.url, create_token(CLUSTER_KEY, "dpo", ["read", "write", "admin",
+                                                                                    "speak-for"], 3600, spaces="*")[0])
+                async with writer, admin:
+                    await admin.create_space(SPACE)
+                    await admin.create_space("other")
+                    for text in SPACE_TEXTS:
+                        await admin.observe(text, source="quenthorpe", space=SPACE)
+                    await admin.observe("Alice lives in Paris", source="alice")
+                    await admin.observe("Bob lives in Paris too", source="bob", space="other")
+                    for needle in (*SPACE_ERASED, KEPT):
+                        assert found_in(root / "falkordb", needle), f"{needle} not in the AOF before forget"
+                        assert found_in(root / "postgres", needle), f"{needle} not in PostgreSQL's files before"
+                    held = (await admin.stats(space=SPACE))["graph"]
+
+                    with pytest.raises(Forbidden, match="admin"):
+                        await writer.forget(whole_space=True, space=SPACE)
+                    # An erasure never falls back on the token's first space: it must be named.
+                    team_admin = HttpMemoryClient(node.url, create_token(CLUSTER_KEY, "dpo", ["read", "admin"], 3600,
+                                                                         spaces=f"{SPACE},other")[0])
+                    async with team_admin:
+                        with pytest.raises(InvalidInput, match="name it"):
+                            await team_admin.forget(whole_space=True)
+                    assert SPACE in {s.name for s in await admin.spaces()}
+                    report = await admin.forget(whole_space=True, space=SPACE, by="someone-else")
+                    assert report.kind == "space" and report.space == SPACE and report.by == "dpo"
+                    assert (report.observations, report.statements, report.concepts, report.sources) == (
+                        held["Observation"], held["Statement"], held["Concept"], held["Source"])
+                    assert report.observations == 2 and report.vectors >= 2
+                    assert report.graph_compacted and report.vectors_compacted
+                    assert SPACE not in {s.name for s in await admin.spaces()}
+                    # The tombstone is in the default space (the erased one has no graph left to hold it).
+                    [tomb] = await admin.tombstones()
+                    assert (tomb.id, tomb.kind, tomb.space, tomb.by) == (report.tombstone_id, "space", SPACE, "dpo")
+                    assert (tomb.observations, tomb.statements, tomb.concepts, tomb.vectors) == (
+                        report.observations, report.statements, report.concepts, report.vectors)
+                    # Erasing it again erases nothing and leaves no second tombstone (a retry).
+                    again = await admin.forget(whole_space=True, space=SPACE)
+                    assert again.tombstone_id is None and again.observations == 0
+                    assert len(await admin.tombstones()) == 1
+                    for space in (None, "other"):
+                        hits = await admin.search("Quenthorpe Brindlemoss Ostrovane ledger dawn", k=20, space=space)
+                        assert not any(w in h.text.lower() for h in hits for w in SPACE_ERASED[2:])
+
+            graphs = await service.graph.driver._db.list_graphs()  # type: ignore[attr-defined]
+            assert f"{unique_name}__{SPACE}" not in graphs and f"{unique_name}__other" in graphs
+            for key in graphs:  # raw graph reads: no node of any graph holds the erased words
+                rows = await service.graph.for_space(key).read_query(
+                    "MATCH (n) WHERE any(v IN [n.raw_content, n.sentence, n.summary, n.name, n.source, n.subject, "
+                    "n.object] WHERE toLower(toString(v)) CONTAINS $w) RETURN count(n) AS n", {"w": "quenthorpe"})
+                assert rows == [{"n": 0}], key
+            conn = await asyncpg.connect(url)
+            try:  # pg table scans: the schema is gone, and no row of any table left holds the words
+                schemas = {r["nspname"] for r in await conn.fetch("SELECT nspname FROM pg_namespace")}
+                assert f"{unique_name}__{SPACE}" not in schemas and f"{unique_name}__other" in schemas
+                for schema in (unique_name, f"{unique_name}__other"):
+                    assert await conn.fetchval(
+                        f'SELECT count(*) FROM "{schema}".embeddings WHERE lower(text || context) LIKE $1',
+                        "%quenthorpe%") == 0
+            finally:
+                await conn.close()
+
+            def leftovers() -> list[str]:
+                return [f"{n}: {d}/{f}" for n in SPACE_ERASED for d in ("falkordb", "postgres")
+                        for f in found_in(root / d, n)]
+
+            try:
+                await eventually(lambda: not leftovers(), 30.0, "the erased space's text gone from the data dirs")
+            except AssertionError:
+                pytest.fail(f"still on disk: {leftovers()}")
+            assert found_in(root / "falkordb", KEPT), "the control text must still be found in the rewritten AOF"
+            assert found_in(root / "postgres", KEPT), "the control text must still be found in PostgreSQL's files"
         finally:
             await service.close()
     finally:

@@ -80,6 +80,9 @@ async def test_deleting_a_space_removes_its_graph_and_vectors(
     racing = await spaced.memory("beta")  # a write in flight while the space is deleted
     assert await spaced.delete_space("beta", by="ops") is True
     assert await spaced.delete_space("beta", by="ops") is False
+    # Deleting is erasing: one tombstone in the default space, with what the space held.
+    [tomb] = await spaced.tombstones()
+    assert (tomb.kind, tomb.space, tomb.by, tomb.observations) == ("space", "beta", "ops", 1)
     with pytest.raises(NotFound):
         await spaced.search("fridays", space="beta")
     assert [s.name for s in await spaced.spaces()] == ["default", "alpha"]

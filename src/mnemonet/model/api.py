@@ -101,7 +101,8 @@ class ForgetReport(BaseModel):
     """What ``forget`` erased (counts, never content) and whether the files were compacted so the bytes are
     gone. ``tombstone_id`` is None when there was nothing to erase (a retry after the erasure)."""
 
-    kind: Literal["observation", "source"]
+    kind: Literal["observation", "source", "space"]
+    space: str = Field("default", description="The space the erasure ran in; for kind 'space', the space erased.")
     tombstone_id: str | None = None
     observations: int = 0
     statements: int = 0
@@ -248,10 +249,12 @@ class MemoryAPI(Protocol):
 
     async def forget(
         self, observation_id: str | None = None, source: str | None = None, by: str = "local", *,
-        space: str | None = None
+        whole_space: StrictBool = False, space: str | None = None
     ) -> ForgetReport:
         """Admin only: erase one observation, or every observation and statement of a source, with what is
-        derived only from them, from the graph, the vector index and their files; leaves a tombstone."""
+        derived only from them, or with ``whole_space`` the whole of ``space`` (its graph, its vector schema,
+        the space itself), from the graph, the vector index and their files; leaves a tombstone (for a
+        whole space, in the default space)."""
         ...
 
     async def tombstones(self, limit: int = 50, *, space: str | None = None) -> list[TombstoneView]:
@@ -320,7 +323,8 @@ class MemoryAPI(Protocol):
         ...
 
     async def delete_space(self, name: str, by: str = "local") -> bool:
-        """Delete a memory space and everything in it (admin); False if there was none."""
+        """Delete a memory space and everything in it (admin); False if there was none. The same erasure as
+        ``forget(whole_space=True, space=name)`` (compacted, a tombstone left), reported as a bool."""
         ...
 
     async def share_space(self, name: str, reads: str, by: str = "local") -> SpaceView:

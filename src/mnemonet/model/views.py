@@ -108,10 +108,12 @@ class RetractionView(_View):
 
 
 class TombstoneView(_View):
-    """What a ``forget`` erased: what kind of request, how many of each, when (Unix ms) and by whom; no content."""
+    """What a ``forget`` erased: what kind of request, in which space (for kind ``space``, the space erased),
+    how many of each, when (Unix ms) and by whom; no content."""
 
     id: str
     kind: str
+    space: str = "default"
     observations: int = 0
     statements: int = 0
     concepts: int = 0

@@ -109,10 +109,12 @@ class _MemoryMethods:
 
     async def forget(
         self, observation_id: str | None = None, source: str | None = None, by: str = "local", *,
-        space: str | None = None
+        whole_space: bool = False, space: str | None = None
     ) -> ForgetReport:
-        """Admin: erase an observation or all a source wrote (over HTTP, ``by`` is the token's name)."""
-        return await self._scall(space, "forget", _drop_none(observation_id=observation_id, source=source, by=by))
+        """Admin: erase an observation, all a source wrote, or (``whole_space``) the space itself (over HTTP,
+        ``by`` is the token's name)."""
+        kwargs = _drop_none(observation_id=observation_id, source=source, by=by)
+        return await self._scall(space, "forget", {**kwargs, "whole_space": True} if whole_space else kwargs)
 
     async def tombstones(self, limit: int = 50, *, space: str | None = None) -> list[TombstoneView]:
         """Admin: tombstones of erasures, newest first."""

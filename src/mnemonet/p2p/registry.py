@@ -52,13 +52,14 @@ _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
     ("revoked_tokens", "admin", "Ids of revoked client tokens, newest first."),
     ("audit_log", "admin", "Audit records of client writes and admin calls, newest first."),
     ("retract", "write", "Take a statement or observation back: never current again, the history kept."),
-    ("forget", "admin", "Erase an observation or all a source wrote, and what derives only from it; "
-     "a tombstone stays."),
+    ("forget", "admin", "Erase an observation, all a source wrote, or (whole_space) a whole space, and what "
+     "derives only from it, compacting the files so the bytes are gone; a tombstone stays."),
     ("tombstones", "admin", "Tombstones of erasures (what kind, how many, when, by whom; never content), "
      "newest first."),
     ("spaces", "read", "The memory spaces this token may use (an admin token: every space)."),
     ("create_space", "admin", "Create a memory space (a graph and a vector schema of its own)."),
-    ("delete_space", "admin", "Delete a memory space and everything in it."),
+    ("delete_space", "admin", "Delete a memory space and everything in it: forget with whole_space, "
+     "answered true/false."),
     ("share_space", "admin", "Let one space read another: its searches and answers include the other's items, "
      "marked with their space (read-only, not transitive)."),
     ("unshare_space", "admin", "Stop one space reading another."),

@@ -278,6 +278,9 @@ def create_app(node: ServedNode) -> FastAPI:
             kwargs.setdefault("source", caller.name)  # the asker: its "I" in the question, "you" in the answer
         if "by" in SERVER_FILLED.get(method, ()):
             kwargs["by"] = caller.name or "local"  # who did it is the caller, never what it says
+        if method == "forget" and kwargs.get("whole_space") is True and "space" not in kwargs:
+            # The token's first space is every other call's default; an erasure names what it erases.
+            return _error("bad_input", "forget: whole_space erases the space named by space; name it")
         if "space" in method_spec(method).params:
             try:
                 space = check_space(kwargs.setdefault("space", caller.home_space))

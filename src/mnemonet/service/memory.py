@@ -543,7 +543,7 @@ class MemoryService:
         if total > self.settings.forget_max_items:
             raise InvalidInput(f"forget: {total} items exceed forget_max_items ({self.settings.forget_max_items}); "
                                "erase observation by observation, or raise the setting")
-        report = ForgetReport(kind=kind, at=_now_ms(), by=who)
+        report = ForgetReport(kind=kind, space=self.space, at=_now_ms(), by=who)
         if not erased:
             return report
         retractions = [r.id for r in await self.graph.all_retractions_of(sorted(erased))]
@@ -554,7 +554,8 @@ class MemoryService:
         observation_ids = sorted(observations)
         statement_ids = sorted(erased - set(observations))
         tombstone = TombstoneView(
-            id=derived_id("tomb", kind, *sorted(erased)), kind=kind, observations=len(observation_ids),
+            id=derived_id("tomb", kind, *sorted(erased)), kind=kind, space=self.space,
+            observations=len(observation_ids),
             statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
             sources=len(sources), vectors=vectors, at=report.at, by=who,
         )
@@ -567,7 +568,7 @@ class MemoryService:
         log.warning("forget kind=%s observations=%d statements=%d concepts=%d by=%s", kind, tombstone.observations,
                     tombstone.statements, tombstone.concepts, who)
         return report.model_copy(update={
-            **tombstone.model_dump(exclude={"id", "kind", "at", "by"}), "tombstone_id": tombstone.id,
+            **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
             "contexts_scrubbed": scrubbed, "graph_compacted": graph_compacted,
             "vectors_compacted": vectors_compacted,
         })

@@ -20,7 +20,9 @@ from mnemonet.embed.base import Embedder
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.views import SearchHit, StatementView
 from mnemonet.service.graph_rank import Candidate, GraphRanker
+from mnemonet.service.priors import with_priors
 from mnemonet.settings import Settings
+from mnemonet.store import vector_usage
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vector_types import VectorHit, check_kinds, check_since
 from mnemonet.store.vectors import VectorStore
@@ -67,6 +69,7 @@ class Retriever:
             raw = await self.vectors.hybrid(
                 query, await embed() if self.embedder.computes_locally else embed, pool, kinds_list, since
             )
+            raw = await self._with_priors(raw)
         if mode == "hybrid+graph" and raw:
             candidates = [Candidate.of(_to_hit(h, mode), h) for h in raw]
             ranking = await self.ranker.rank(query, candidates, kinds_list, since)
@@ -75,6 +78,14 @@ class Retriever:
         else:
             hits = await self._resolve([[_to_hit(h, mode) for h in raw]], k)
         return _normalise(hits[:k])
+
+    async def _with_priors(self, raw: list[VectorHit]) -> list[VectorHit]:
+        """Recency and use fused in as two more ranked lists, when their settings weigh them (priors.py)."""
+        s = self.settings
+        if s.search_recency_weight <= 0 and s.search_use_weight <= 0:
+            return raw
+        uses = await vector_usage.uses_of(self.vectors, [h.id for h in raw]) if s.search_use_weight > 0 else {}
+        return with_priors(raw, uses, s.search_recency_weight, s.search_use_weight, s.rrf_k)
 
     async def _embed_query(self, query: str) -> list[float]:
         [vector] = await self.embedder.embed([query], kind="query")

@@ -16,14 +16,20 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mnemonet.llm.base import LanguageModel
+from mnemonet.model.api import ForgetReport
 from mnemonet.model.errors import Conflict, InvalidInput, NotFound
+from mnemonet.model.ids import derived_id
+from mnemonet.model.records import check_name
 from mnemonet.model.spaces import DEFAULT_SPACE, SpaceView, check_space
+from mnemonet.model.views import TombstoneView
 from mnemonet.service.memory import MemoryService
+from mnemonet.store import vector_erase
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vectors import VectorStore
 
@@ -143,20 +149,66 @@ class SpacedMemory:
         return SpaceView(**row)
 
     async def delete_space(self, name: str, by: str = "local") -> bool:
-        """Delete a space and everything in it, graph and vectors (admin only); False if there was none."""
-        name = check_space(name, "name")
+        """Delete a space and everything in it (admin only): the erasure of ``forget(whole_space=True)``,
+        compacted and tombstoned; False if there was none."""
+        return (await self._erase_space(check_space(name, "name"), by)).tombstone_id is not None
+
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local", *,
+        whole_space: bool = False, space: str | None = None,
+    ) -> ForgetReport:
+        """``MemoryService.forget`` in ``space``; with ``whole_space``, erase that space itself (admin only).
+
+        A whole space goes as a deleted space does (its graph and vector schema dropped, its shares
+        ended, unregistered), then both engines' files are compacted as ``forget`` of a source does, so
+        its bytes are gone; a tombstone in the default space says which space, how many of each, when
+        and by whom. Erasing a space that is not there (a retry) removes nothing and writes no tombstone.
+        """
+        if not whole_space:
+            return await (await self.memory(space)).forget(observation_id, source, by)
+        if observation_id is not None or source is not None:
+            raise InvalidInput("forget: whole_space erases the space named by space; give no observation_id or source")
+        if space is None or check_space(space) == DEFAULT_SPACE:
+            raise InvalidInput("space: name the space to erase; the default space cannot be erased whole "
+                               "(it holds the registry of spaces and the tombstones)")
+        return await self._erase_space(space, by)
+
+    async def _erase_space(self, name: str, by: str) -> ForgetReport:
+        who = check_name(by, "by")
         if name == DEFAULT_SPACE:
             raise InvalidInput("name: the default space cannot be deleted (clear empties it)")
         async with self._lock:
-            if name not in {r["name"] for r in await self.default.graph.registered_spaces()}:
-                return False
+            registered = {r["name"]: r for r in await self.default.graph.registered_spaces()}.get(name)
+            if registered is None:
+                return ForgetReport(kind="space", space=name, at=_now_ms(), by=who)
             memory = self._open.pop(name, None) or await self._open_space(name)
-            # Dropped first: if a drop fails the space stays listed, and deleting it again finishes the job.
+            await memory.usage.close()  # its pending use counts land before the drop, not after it
+            held = await memory.graph.counts()
+            at = _now_ms()
+            # One tombstone per space created: a retry after a failure below finds it and writes none.
+            tombstone = TombstoneView(
+                id=derived_id("tomb", "space", name, str(registered["created_at"])), kind="space", space=name,
+                observations=held["Observation"], statements=held["Statement"], concepts=held["Concept"],
+                retractions=held["Retraction"], sources=held["Source"], vectors=await memory.vectors.count(),
+                at=at, by=who,
+            )
+            # Recorded first, unregistered last: if a drop or a compaction fails (a rewrite past
+            # forget_compaction_timeout) the space stays listed, and erasing it again finishes the job
+            # under the same tombstone.
+            await self.default.graph.forget(tombstone, {})
             await self._drop(memory)
             await self.default.graph.remove_shares_of(name)
+            # The dropped graph's query log (telemetry stream) goes with the rewrite; then the dropped
+            # schema's files and the log segments that held its rows.
+            graph_compacted = await memory.graph.compact()
+            vectors_compacted = await vector_erase.flush_log(memory.vectors)
             await self.default.graph.unregister_space(name)
-        log.warning("space deleted name=%s by=%s", name, by)
-        return True
+        log.warning("space erased name=%s observations=%d statements=%d by=%s", name, tombstone.observations,
+                    tombstone.statements, who)
+        return ForgetReport(
+            **tombstone.model_dump(exclude={"id"}), tombstone_id=tombstone.id,
+            graph_compacted=graph_compacted, vectors_compacted=vectors_compacted,
+        )
 
     @staticmethod
     async def _drop(memory: MemoryService) -> None:
@@ -217,3 +269,7 @@ class SpacedMemory:
 
         call.__name__ = name
         return call
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

@@ -503,7 +503,8 @@ class GraphStore:
         statement; False if that tombstone exists already (the same erasure ran)."""
         counts = {k: getattr(tombstone, k) for k in
                   ("observations", "statements", "concepts", "retractions", "sources", "vectors")}
-        params = {"id": check_id(tombstone.id, "id"), "kind": tombstone.kind, "counts": counts, "now": tombstone.at,
+        params = {"id": check_id(tombstone.id, "id"), "kind": tombstone.kind, "space": tombstone.space,
+                  "counts": counts, "now": tombstone.at,
                   "by": check_name(tombstone.by, "by"),
                   **{k: [check_id(i, k) for i in erase.get(k, [])]
                      for k in ("observations", "statements", "concepts", "retractions", "sources")}}

@@ -634,9 +634,9 @@ RETURN c.id AS id, collect(DISTINCT u.id) AS users""".strip()
 FORGET = """
 OPTIONAL MATCH (existing:Tombstone {id: $id})
 WITH count(existing) AS existing_found WHERE existing_found = 0
-CREATE (t:Tombstone {id: $id, kind: $kind, observations: $counts.observations, statements: $counts.statements,
-        concepts: $counts.concepts, retractions: $counts.retractions, sources: $counts.sources,
-        vectors: $counts.vectors, at: $now, by: $by})
+CREATE (t:Tombstone {id: $id, kind: $kind, space: $space, observations: $counts.observations,
+        statements: $counts.statements, concepts: $counts.concepts, retractions: $counts.retractions,
+        sources: $counts.sources, vectors: $counts.vectors, at: $now, by: $by})
 WITH t
 OPTIONAL MATCH (s:Statement) WHERE s.id IN $statements
 DETACH DELETE s
@@ -657,7 +657,7 @@ RETURN t.id AS id""".strip()
 
 TOMBSTONES = """
 MATCH (t:Tombstone)
-RETURN t.id AS id, t.kind AS kind, t.observations AS observations, t.statements AS statements,
+RETURN t.id AS id, t.kind AS kind, coalesce(t.space, 'default') AS space, t.observations AS observations, t.statements AS statements,
        t.concepts AS concepts, t.retractions AS retractions, t.sources AS sources, t.vectors AS vectors,
        t.at AS at, t.by AS by
 ORDER BY at DESC, id DESC

@@ -75,6 +75,17 @@ async def compact(store: VectorStore) -> bool:
     async with store.acquire() as conn:
         for table in ("embeddings", "keyword_lexemes", "keyword_totals", "usage"):
             await conn.execute(f"VACUUM FULL {q}.{table}", timeout=timeout)
+    return await flush_log(store)
+
+
+async def flush_log(store: VectorStore) -> bool:
+    """A WAL switch and a checkpoint, so the segments holding erased rows are deleted.
+
+    Enough alone after ``drop`` (a dropped schema's files are truncated when the drop commits and
+    unlinked at the checkpoint); False when the role may not checkpoint.
+    """
+    timeout = store.settings.forget_compaction_timeout
+    async with store.acquire() as conn:
         try:
             await conn.execute("SELECT pg_switch_wal()", timeout=timeout)
             await conn.execute("CHECKPOINT", timeout=timeout)
