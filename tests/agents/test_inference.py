@@ -107,3 +107,30 @@ async def test_without_the_setting_extraction_infers_nothing(service: MemoryServ
     works = await service.observe("I work at Acme", source="alice")
     assert await service.graph.statements_by_source(InferenceAgent.source, [works.observation_id]) == []
     assert [o.id for o in await service.pending_observations(InferenceAgent.source)] == [works.observation_id]
+
+
+async def test_one_call_writes_what_extraction_and_a_separate_inference_write(
+    agent_settings: Settings, agents_embedder: Any, unique_name: str
+) -> None:
+    """The combined call is a cheaper way to the same memory: the same statements, on the same concepts."""
+    texts = ["I prefer morning meetings", "actually I hate mornings, afternoon is better", "I work at Acme",
+             "Bob moved to Rome last year"]
+
+    async def memory(together: bool) -> set[tuple[str, str, bool]]:
+        name = f"{unique_name}_{'one' if together else 'two'}"
+        settings = agent_settings.model_copy(update={"infer_with_extraction": together, "graph_name": name})
+        svc = await build_memory_service(settings, make_language_model(settings), agents_embedder,
+                                         vector_schema=name)
+        try:
+            for text in texts:
+                await svc.observe(text)
+            await InferenceAgent(svc, settings, Ownership.solo("w1")).drain()
+            return {(s.sentence(), s.source or "", s.negated) for s in await svc.graph.recent_statements(50)}
+        finally:
+            await svc.clear()
+            await svc.close()
+
+    one, two = await memory(True), await memory(False)
+    assert one == two
+    # "mornings" is the concept "morning" the first observation made, in both: the dislike meets the preference.
+    assert ("user dislikes morning", "user", False) in one

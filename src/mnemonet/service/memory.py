@@ -41,6 +41,7 @@ from mnemonet.model.records import (
     INFERENCE_SOURCE,
     VALIDATION_SOURCE,
     ClaimRecord,
+    ConceptSpec,
     ObservationRecord,
     SourceSpec,
     StatementLink,
@@ -249,7 +250,7 @@ class MemoryService:
             # Before the extraction's done-marker: until it is written the inference worker skips the
             # observation (extraction pending), after it the claims are there, so the worker never
             # infers it a second time in between.
-            await self._write_inferred(obs_id, extraction.inferred)
+            await self._write_inferred(obs_id, extraction.inferred, tuple(extraction.concepts))
         statements = tuple(
             _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
         )
@@ -265,16 +266,18 @@ class MemoryService:
             concepts=[c.name for c in extraction.concepts],
         )
 
-    async def _write_inferred(self, obs_id: str, inferred: list[Triple]) -> None:
+    async def _write_inferred(self, obs_id: str, inferred: list[Triple], concepts: tuple[ConceptSpec, ...]) -> None:
         """The claims the extraction inferred, written as the inference worker's with its done-marker (the
         ids ``record_inference`` would give them, so a worker racing on the same observation is absorbed).
+        ``concepts``: the extraction's, so the claims name the concepts it does although they are written
+        first (a claim on "mornings" written alone made a concept the extraction's "morning" then took).
         A failure leaves the observation to the worker, which then asks the model itself."""
         worker = _worker(INFERENCE_SOURCE)
         statements = tuple(
             _statement(derived_id("st", worker.name, obs_id, str(i)), t) for i, t in enumerate(inferred)
         )
         try:
-            result = await self.graph.write_inference(obs_id, statements, worker)
+            result = await self.graph.write_inference(obs_id, statements, worker, concepts)
             if result.created and statements:
                 await self._index_statements(await self.graph.get_statements(result.statement_ids))
         except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
