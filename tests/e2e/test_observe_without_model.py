@@ -3,7 +3,8 @@
 A store+embed node (its language model is the p2p proxy to llm peers), an
 inference node, a client node; no llm node. Observations are acknowledged as
 pending; when an llm node joins, the inference worker has each extracted
-exactly once (one done-marker, one set of statements) within 30 s.
+exactly once (one done-marker, one set of statements) within 30 s, its claims
+inferred in the same call.
 """
 
 from __future__ import annotations
@@ -66,6 +67,15 @@ async def test_observe_with_no_llm_peer_is_acknowledged_then_extracted_once_when
     assert sentences == set(texts)
     # The marker commits before the reply reaches the worker: let the replies land.
     await eventually(lambda: inference.worker_stats()[0]["extracted"] == 3, 10.0, "the worker counted 3")
+    # The store knows the inference node, so each late extraction inferred the claims in the same call
+    # (infer_with_extraction auto): each once, derived from its observation, and no separate infer call.
+    claims = {s.sentence(): s.derived_from for s in await store_service.get_recent_statements(20)
+              if s.source == "inference-agent"}
+    assert claims == {"Initech employs Dana": [results[0].observation_id],
+                      "Erin located in Oslo": [results[1].observation_id],
+                      "Frank interested in jazz": [results[2].observation_id]}
+    assert await store_service.pending_observations("inference-agent") == []
+    assert store_service.llm_calls["infer"] == 0 and inference.worker_stats()[0]["processed"] == 0
     # A retried observe now returns the extraction, without another one.
     again = await client.client.observe(texts[0], source="alice", idempotency_key="k0")
     assert not again.created and not again.pending

@@ -117,6 +117,9 @@ class MemoryService:
         self.retriever = Retriever(graph, vectors, embedder, settings)
         self.usage = UsageRecorder(vectors, settings)
         self.llm_calls: Counter[str] = Counter()
+        # Whether an inference worker runs over this memory (``infer_with_extraction: auto``): the node sets
+        # it from its membership; a memory on its own knows of none.
+        self.inference_runs: Callable[[], bool] = lambda: False
         # The spaces shared into this one, (name, memory) each: set by ``SpacedMemory``; read-only here.
         self.shared_spaces: Callable[[], Awaitable[list[tuple[str, MemoryService]]]] | None = None
 
@@ -173,7 +176,7 @@ class MemoryService:
                                        raw=record if result.created else None)
         return ObserveResult(
             observation_id=obs_id, created=result.created,
-            statements=await self.graph.statements_from_observation(obs_id),
+            statements=await self._observed(obs_id, source_spec.name),
             extraction_error="the language model gave no usable result" if state == "failed" else None,
         )
 
@@ -191,9 +194,14 @@ class MemoryService:
         obs = found[0]
         if await self.graph.extraction_state(observation_id) != "pending":
             return ObserveResult(observation_id=observation_id, created=False,
-                                 statements=await self.graph.statements_from_observation(observation_id))
+                                 statements=await self._observed(observation_id, obs.source or "user"))
         return await self._extract(observation_id, obs.text, obs.source or "user", obs.created_at or None,
                                    created=False, final=True)
+
+    async def _observed(self, obs_id: str, source: str) -> list[StatementView]:
+        """What the observation itself says: its speaker's statements, not the claims a worker (or the
+        extraction on the inference worker's behalf) derived from it, as the first answer gave them."""
+        return [s for s in await self.graph.statements_from_observation(obs_id) if s.source == source]
 
     async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
         """Oldest observations waiting for their extraction, past the inline grace period."""
@@ -231,7 +239,7 @@ class MemoryService:
         """
         raw_entries = [] if raw is None else [_raw_entry(raw)]
         try:
-            infer = self.settings.infer_with_extraction
+            infer = self._infer_with_extraction()
             extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
         except LanguageModelUnavailable as exc:
             log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
@@ -265,6 +273,11 @@ class MemoryService:
             observation_id=obs_id, created=created, statements=stored,
             concepts=[c.name for c in extraction.concepts],
         )
+
+    def _infer_with_extraction(self) -> bool:
+        """Whether this extraction infers the claims too (one call instead of the worker's second)."""
+        mode = self.settings.infer_with_extraction
+        return mode == "on" or (mode == "auto" and self.inference_runs())
 
     async def _write_inferred(self, obs_id: str, inferred: list[Triple], concepts: tuple[ConceptSpec, ...]) -> None:
         """The claims the extraction inferred, written as the inference worker's with its done-marker (the
