@@ -3,16 +3,19 @@ consolidation, a client."""
 
 from __future__ import annotations
 
-import asyncio
-import time
-from collections.abc import Awaitable, Callable
-
-from netsupport import NodeFactory, eventually, sees_all
+from netsupport import NodeFactory, eventually, sees_all, until
 
 from mnemonet.model.api import MemoryAPI
 from mnemonet.service import MemoryService
+from mnemonet.settings import Settings
 
-WORKER_TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05)
+# request_timeout: an observe (extraction, its claims, their embeddings on the CPU) may take seconds on a
+# loaded machine; the test profile's 5 s timed out at load 15.
+WORKER_TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05, request_timeout=60.0)
+_DEFAULTS = Settings()
+# Consolidation cycles in 60 s without writes at the default timers: one once writes have been quiet for
+# consolidation_quiet_period, then one per worker pass (every worker_poll_interval) while it stays quiet.
+IDLE_CYCLES = 1 + int((60 - _DEFAULTS.consolidation_quiet_period) // _DEFAULTS.worker_poll_interval)
 
 
 
@@ -59,15 +62,6 @@ async def test_meeting_preferences_change_across_nodes(make_node: NodeFactory, s
     assert (remote["worker"], remote["llm_calls"]) == ("inference", 0)
 
 
-async def until(check: Callable[[], Awaitable[bool]], within: float, what: str) -> None:
-    """Wait until the async ``check()`` holds (polled); fail the test after ``within`` seconds."""
-    deadline = time.monotonic() + within
-    while not await check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not true within {within}s: {what}")
-        await asyncio.sleep(0.1)
-
-
 async def stale_summaries(api: MemoryAPI) -> tuple[int, list[str]]:
     """(current summaries, the superseded facts any of them still states)."""
     statements = await api.get_recent_statements(limit=200)
@@ -79,11 +73,10 @@ async def stale_summaries(api: MemoryAPI) -> tuple[int, list[str]]:
 async def test_consolidation_never_resurrects_a_superseded_preference(
     make_node: NodeFactory, store_service: MemoryService
 ) -> None:
-    # The README's meeting example plus two statements, with consolidation on and its intervals short:
-    # summaries are due after 3 new statements and 0.3 s of quiet (README defaults: 5 and 30 s); requests
-    # may wait long on a loaded machine.
-    timers = dict(WORKER_TIMERS, consolidation_quiet_period=0.3, consolidation_max_interval=1.0,
-                  consolidation_min_new_statements=3, request_timeout=60.0)
+    # The README's meeting example plus two statements, with consolidation on at its default threshold (5 new
+    # statements) and its timers short: a cycle after 0.3 s of quiet (default 30 s), passes every 0.5 s
+    # (default 5 s). Requests may wait long on a loaded machine.
+    timers = dict(WORKER_TIMERS, consolidation_quiet_period=0.3, consolidation_max_interval=1.0)
     store = await make_node({"store", "llm", "embed"}, providers={"store": store_service}, **timers)
     workers = [await make_node({name}, seed=store, **timers) for name in ("inference", "validation", "consolidation")]
     client = await make_node({"cli"}, seed=store, **timers)
@@ -109,9 +102,10 @@ async def test_consolidation_never_resurrects_a_superseded_preference(
         return count >= 1 and not stale
 
     await until(settled, 60.0, "a current summary that states no superseded fact")
-    # Idle: let consolidation run several more cycles; nothing it writes may bring the old preference back.
+    # Idle for what 60 s are at the default timers: nothing consolidation writes may bring the old preference back.
     passes = counters("consolidation")["passes"]
-    await eventually(lambda: counters("consolidation")["passes"] >= passes + 5, 60.0, "five more consolidation cycles")
+    await eventually(lambda: counters("consolidation")["passes"] >= passes + IDLE_CYCLES, 60.0,
+                     f"{IDLE_CYCLES} more consolidation cycles (60 s idle at the defaults)")
     count, stale = await stale_summaries(client.client)
     assert count >= 1 and stale == []
     summaries = [s for s in await client.client.get_recent_statements(limit=200) if s.summary]

@@ -13,13 +13,13 @@ from netsupport import NodeFactory, eventually, sees_all
 
 from mnemonet.agents import InferenceAgent
 from mnemonet.service import MemoryService
-from mnemonet.settings import Settings
 
-POLL = 0.5
-TIMERS = dict(llm="offline", worker_poll_interval=POLL, worker_event_debounce=0.05)
+# request_timeout: an observe (extraction, claims, embeddings on the CPU) may take seconds on a loaded machine.
+POLL, REQUEST_TIMEOUT = 0.5, 60.0
+TIMERS = dict(llm="offline", worker_poll_interval=POLL, worker_event_debounce=0.05, request_timeout=REQUEST_TIMEOUT)
 SOURCE = InferenceAgent.source
 # A worker pass is a routed call or two (each ends within request_timeout) after a poll at the latest.
-PASS_BOUND = Settings.model_fields["request_timeout"].default + 2 * POLL
+PASS_BOUND = 2 * REQUEST_TIMEOUT + 2 * POLL
 
 
 async def _claims(service: MemoryService) -> dict[str, list[str]]:
