@@ -38,9 +38,11 @@ async def test_the_extraction_infers_once_the_store_knows_an_inference_node(
     assert await _claims(store_service) == {}  # no inference node: nothing inferred
     assert [o.id for o in await store_service.pending_observations(SOURCE)] == [before.observation_id]
     assert dict(store_service.llm_calls) == {"observe": 1}
+    assert (await client.client.stats())["extraction_infers"] is False
 
     inference = await make_node({"inference"}, seed=store, **TIMERS)
     await eventually(lambda: sees_all([store, client, inference]), 5.0, "the inference node joined")
+    assert (await client.client.stats())["extraction_infers"] is True
 
     async def inferred() -> bool:
         return not await store_service.pending_observations(SOURCE)

@@ -731,6 +731,8 @@ class MemoryService:
             "vector_index_failures": self.indexer.failures,
             "llm_provider": self.llm.name,
             "llm_calls": dict(self.llm_calls),
+            # Whether an observe now infers the claims in its extraction call (infer_with_extraction).
+            "extraction_infers": self._infer_with_extraction(),
             "llm_usage": self.llm.usage(),
             "embedder": self.embedder.model,
         }
