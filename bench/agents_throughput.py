@@ -17,8 +17,9 @@ validation node and ``mixed`` observations written through ``observe``
 observation, everything included: extraction (``observe``), inference (the
 worker's ``infer`` and any claim parsing in ``record_inference``) and
 validation (``judge_pairs``, cardinality questions) -- four times, with
-``infer_with_extraction`` off (extraction and inference separate calls) and on
-(one call extracts and infers), each with ``validation_judge_wait`` 0 (every
+``infer_with_extraction`` off (extraction and inference separate calls) and at
+its default, auto (the store node sees the inference node, so one call extracts
+and infers), each with ``validation_judge_wait`` 0 (every
 pass judges its own ambiguous pairs: the behaviour before the wait existed)
 and at its default (pairs held across passes). ``--calls-only`` skips the
 throughput runs. The load average is printed beside the table.
@@ -195,11 +196,11 @@ async def throughput(falkor: EmbeddedFalkorDB, pg_url: str, n: int, rounds: int,
     return out
 
 
-async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int, together: bool,
+async def llm_calls_run(falkor: EmbeddedFalkorDB, pg_url: str, n: int, mode: str,
                         judge_wait: float) -> dict[str, int]:
     """Calls by purpose (and the contradictions found) for ``n`` observations, one node of each worker;
-    ``together``: ``infer_with_extraction`` on; ``judge_wait``: the validation node's ``validation_judge_wait``."""
-    service = await _service(falkor, pg_url, infer_with_extraction=together)
+    ``mode``: the store's ``infer_with_extraction``; ``judge_wait``: the validation node's ``validation_judge_wait``."""
+    service = await _service(falkor, pg_url, infer_with_extraction=mode)
     nodes = await _network(service, ["inference", "validation"], validation_judge_wait=judge_wait)
     try:
         for i in range(n):
@@ -249,10 +250,11 @@ async def main() -> None:
     try:
         rates = {} if args.calls_only else await throughput(
             falkor, pg_url, args.n, args.rounds, embedders, data / "workers" if args.worker_processes else None)
-        waits = (0.0, Settings().validation_judge_wait)
+        defaults = Settings()
+        waits = (0.0, defaults.validation_judge_wait)
         runs = {} if args.throughput_only else {
-            (together, wait): await llm_calls_run(falkor, pg_url, args.mixed, together, wait)
-            for together in (False, True) for wait in waits}
+            (mode, wait): await llm_calls_run(falkor, pg_url, args.mixed, mode, wait)
+            for mode in ("off", defaults.infer_with_extraction) for wait in waits}
     finally:
         await pg.stop()
         await falkor.stop()
@@ -280,10 +282,10 @@ async def main() -> None:
     print("\n| infer_with_extraction | validation_judge_wait | extraction | inference | validation | total "
           "| contradictions |")
     print("|---|---|---|---|---|---|---|")
-    for (together, wait), c in runs.items():
+    for (mode, wait), c in runs.items():
         total = c["extraction"] + c["inference"] + c["validation"]
         cells = [f"{c[k]} ({c[k] / n:.2f})" for k in ("extraction", "inference", "validation")]
-        print(f"| {'on' if together else 'off'} | {wait:g} s | {' | '.join(cells)} | {total} ({total / n:.2f}) "
+        print(f"| {mode} | {wait:g} s | {' | '.join(cells)} | {total} ({total / n:.2f}) "
               f"| {c['contradictions']} |")
 
 

@@ -98,6 +98,9 @@ def judge(scenario: Scenario, answer_text: str) -> Outcome:
 async def play(scenario: Scenario, service: MemoryService) -> Outcome:
     """Observe the lines in order, let the workers finish, ask the question."""
     settings = service.settings
+    # An inference worker runs here, as in the demo: with the default (auto) each extraction infers the
+    # claims in the same call, as a store node that sees an inference node does.
+    service.inference_runs = lambda: True
     for source, text in scenario.lines:
         await service.observe(text, source=source)
     llm = service.llm

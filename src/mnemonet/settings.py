@@ -32,6 +32,7 @@ from mnemonet.profiles import PROFILES, ProfileName
 # A PostgreSQL memory size such as 512MB.
 MEMORY_SIZE_PATTERN = r"^[1-9][0-9]{0,6}(kB|MB|GB)$"
 DEFAULT_SHARED_BUFFERS = "512MB"
+_BOOL_WORDS = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}
 
 
 class Settings(BaseSettings):
@@ -56,6 +57,17 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _key_from_file(self) -> Settings:
         return _read_cluster_key_file(self)
+
+    @field_validator("infer_with_extraction", mode="before")
+    @classmethod
+    def _on_off(cls, value: object) -> object:
+        # The setting was a bool (MNEMONET_INFER_WITH_EXTRACTION=true): those values keep their meaning.
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        if isinstance(value, str):
+            word = value.strip().lower()
+            return _BOOL_WORDS.get(word, word)
+        return value
 
     @field_validator("capabilities")
     @classmethod
@@ -364,10 +376,11 @@ class Settings(BaseSettings):
     worker_event_debounce: float = Field(
         0.05, description="Seconds a worker waits after a wake-up event so a burst of writes is read in one pass."
     )
-    infer_with_extraction: bool = Field(
-        False, description="Extraction also infers the observation's claims in the same language-model call and "
-        "writes them as the inference worker's (one call per observation instead of two); on where an inference "
-        "worker runs.",
+    infer_with_extraction: Literal["auto", "on", "off"] = Field(
+        "auto", description="Whether extraction also infers the observation's claims in the same language-model "
+        "call and writes them as the inference worker's (one call per observation instead of two; bench/README.md): "
+        "auto: when the store node knows a live inference worker (without one no claims are inferred, as before); "
+        "on: always; off: the worker asks the model itself. true/false read as on/off.",
     )
     extraction_grace: float = Field(
         30.0, description="Seconds an observation's inline extraction may take before the inference worker treats it "

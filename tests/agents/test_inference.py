@@ -76,7 +76,7 @@ async def test_record_inference_refuses_bad_input(service: MemoryService) -> Non
 async def test_one_model_call_extracts_and_infers_when_asked(
     agent_settings: Settings, agents_embedder: Any, unique_name: str
 ) -> None:
-    settings = agent_settings.model_copy(update={"infer_with_extraction": True})
+    settings = agent_settings.model_copy(update={"infer_with_extraction": "on"})
     llm = make_language_model(settings)
     svc = await build_memory_service(settings, llm, agents_embedder, vector_schema=unique_name)
     try:
@@ -102,8 +102,66 @@ async def test_one_model_call_extracts_and_infers_when_asked(
         await svc.close()
 
 
-async def test_without_the_setting_extraction_infers_nothing(service: MemoryService, agent_settings: Settings) -> None:
-    assert agent_settings.infer_with_extraction is False  # the default
-    works = await service.observe("I work at Acme", source="alice")
-    assert await service.graph.statements_by_source(InferenceAgent.source, [works.observation_id]) == []
-    assert [o.id for o in await service.pending_observations(InferenceAgent.source)] == [works.observation_id]
+@pytest.mark.parametrize(("mode", "worker_runs", "together"), [
+    ("auto", False, False),  # the default, and no inference worker known: claims are the worker's to make
+    ("auto", True, True),  # the default where one runs: one call
+    ("off", True, False),
+    ("on", False, True),
+])
+async def test_extraction_infers_the_claims_where_an_inference_worker_runs(
+    agent_settings: Settings, agents_embedder: Any, unique_name: str, mode: str, worker_runs: bool, together: bool,
+) -> None:
+    assert Settings.model_fields["infer_with_extraction"].default == "auto"
+    settings = agent_settings.model_copy(update={"infer_with_extraction": mode})
+    llm = make_language_model(settings)
+    svc = await build_memory_service(settings, llm, agents_embedder, vector_schema=unique_name)
+    svc.inference_runs = lambda: worker_runs  # what a node reads from its membership
+    try:
+        works = await svc.observe("I work at Acme", source="alice")
+        claims = await svc.graph.statements_by_source(InferenceAgent.source, [works.observation_id])
+        assert [c.sentence() for c in claims] == (["Acme employs alice"] if together else [])
+        pending = [o.id for o in await svc.pending_observations(InferenceAgent.source)]
+        assert pending == ([] if together else [works.observation_id])
+        assert llm.usage()["calls"] == 1
+    finally:
+        await svc.clear()
+        await svc.close()
+
+
+@pytest.mark.parametrize(("given", "mode"), [(True, "on"), (False, "off"), ("true", "on"), ("0", "off"),
+                                             ("auto", "auto"), ("ON", "on")])
+def test_infer_with_extraction_reads_the_old_true_and_false(given: object, mode: str) -> None:
+    assert Settings(infer_with_extraction=given).infer_with_extraction == mode
+
+
+def test_infer_with_extraction_refuses_other_words() -> None:
+    with pytest.raises(ValueError, match="infer_with_extraction"):
+        Settings(infer_with_extraction="sometimes")
+
+
+async def test_one_call_writes_what_extraction_and_a_separate_inference_write(
+    agent_settings: Settings, agents_embedder: Any, unique_name: str
+) -> None:
+    """The combined call is a cheaper way to the same memory: the same statements, on the same concepts."""
+    texts = ["I prefer morning meetings", "actually I hate mornings, afternoon is better", "I work at Acme",
+             "Bob moved to Rome last year"]
+
+    async def memory(together: bool) -> set[tuple[str, str, bool]]:
+        name = f"{unique_name}_{'one' if together else 'two'}"
+        mode = "on" if together else "off"
+        settings = agent_settings.model_copy(update={"infer_with_extraction": mode, "graph_name": name})
+        svc = await build_memory_service(settings, make_language_model(settings), agents_embedder,
+                                         vector_schema=name)
+        try:
+            for text in texts:
+                await svc.observe(text)
+            await InferenceAgent(svc, settings, Ownership.solo("w1")).drain()
+            return {(s.sentence(), s.source or "", s.negated) for s in await svc.graph.recent_statements(50)}
+        finally:
+            await svc.clear()
+            await svc.close()
+
+    one, two = await memory(True), await memory(False)
+    assert one == two
+    # "mornings" is the concept "morning" the first observation made, in both: the dislike meets the preference.
+    assert ("user dislikes morning", "user", False) in one

@@ -43,6 +43,9 @@ REQUEST_TIMEOUT: float = Settings.model_fields["request_timeout"].default
 WORKER_TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.1, worker_batch_size=10,
                      request_timeout=REQUEST_TIMEOUT)
 SOURCE = InferenceAgent.source
+# The workers' split of a backlog is what is tested: with the default (auto) the store infers each claim in
+# its extraction call once it knows an inference node, and the workers would have nothing to split.
+STORE_SETTINGS = dict(infer_with_extraction="off")
 
 
 

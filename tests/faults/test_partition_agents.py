@@ -34,8 +34,10 @@ WRITERS = 8
 async def shared_store(falkordb_server, postgres_url: str, unique_name: str
                        ) -> AsyncIterator[tuple[MemoryService, MemoryService]]:
     """Two store nodes' services over this test's one graph and vector schema (one model and embedder)."""
+    # The workers' split of a backlog is what is tested: with the default (auto) the stores would infer each
+    # claim in the extraction call, and the workers would have nothing to split.
     settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
-                        database_url=postgres_url)
+                        database_url=postgres_url, infer_with_extraction="off")
     llm, embedder = make_language_model(settings), make_embedder(settings)
     first = await build_memory_service(settings, llm, embedder, vector_schema=unique_name)
     second = await build_memory_service(settings, llm, embedder, vector_schema=unique_name)

@@ -200,7 +200,10 @@ async def netns_network(netns_pair: NetnsPair, falkordb_server: EmbeddedFalkorDB
     logs = test_data_dir / f"netns-{unique_name}"
     logs.mkdir(parents=True)
     driver = FalkorDriver(falkordb_server.host, falkordb_server.port, unique_name)
+    # The workers' split of a backlog is what is tested: with the default (auto) the store nodes would infer
+    # each claim in the extraction call, and the workers would have nothing to split.
     common = {**os.environ, "PYTHONPATH": str(REPO / "src"), "MNEMONET_CLUSTER_KEY": KEY,
+              "MNEMONET_INFER_WITH_EXTRACTION": "off",
               "MNEMONET_DATABASE_URL": postgres_url, "MNEMONET_GRAPH_NAME": unique_name,
               "MNEMONET_FALKORDB_PORT": str(relay_port), "MNEMONET_LOG_LEVEL": "WARNING",
               **{f"MNEMONET_{name.upper()}": str(value) for name, value in TIMERS.items()}}

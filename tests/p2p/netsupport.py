@@ -224,6 +224,16 @@ async def eventually(check: Callable[[], bool], within: float, what: str, step: 
     return time.monotonic() - start
 
 
+async def until(check: Callable[[], Awaitable[bool]], within: float, what: str, step: float = 0.1) -> float:
+    """``eventually`` for an async ``check()`` (one that asks a node); polled every ``step`` seconds."""
+    start = time.monotonic()
+    while not await check():
+        if time.monotonic() - start > within:
+            raise AssertionError(f"not true within {within}s: {what}")
+        await asyncio.sleep(step)
+    return time.monotonic() - start
+
+
 NodeFactory = Callable[..., Awaitable[PeerNode]]
 
 

@@ -65,10 +65,12 @@ async def test_observe_without_a_model_is_kept_acknowledged_and_pending(
     assert [h.id for h in hits] == [result.observation_id]
 
 
+@pytest.mark.parametrize("together", [False, True], ids=["no-worker-known", "inference-worker-known"])
 async def test_pending_extraction_is_done_exactly_once_when_the_model_returns(
-    switchable: tuple[MemoryService, SwitchableModel],
+    switchable: tuple[MemoryService, SwitchableModel], together: bool
 ) -> None:
     svc, model = switchable
+    svc.inference_runs = lambda: together  # as a node sets it from its membership (infer_with_extraction auto)
     obs = await svc.observe("Dana works at Initech", source="alice", idempotency_key="k1")
     assert obs.pending
     still = await svc.complete_extraction(obs.observation_id)  # the model is still down
@@ -91,7 +93,31 @@ async def test_pending_extraction_is_done_exactly_once_when_the_model_returns(
     assert (await svc.stats())["extractions_pending"] == 0
     assert await svc.pending_extractions() == []
     counts = (await svc.stats())["graph"]
-    assert counts["Statement"] == 1
+    # With an inference worker about, the one late extraction call inferred its claim too, once.
+    claims = await svc.graph.statements_by_source("inference-agent", [obs.observation_id])
+    assert [(c.sentence(), c.derived_from) for c in claims] == (
+        [("Initech employs Dana", [obs.observation_id])] if together else [])
+    assert counts["Statement"] == 1 + len(claims)
+
+
+@pytest.mark.parametrize("together", [False, True], ids=["worker-infers", "extraction-infers"])
+async def test_a_repeat_returns_the_observations_own_statements_not_the_inferred_claims(
+    switchable: tuple[MemoryService, SwitchableModel], together: bool
+) -> None:
+    svc, model = switchable
+    svc.inference_runs = lambda: together
+    model.down = None
+    first = await svc.observe("Dana works at Initech", source="alice", idempotency_key="k1")
+    if not together:  # the inference worker's own call
+        await svc.record_inference(first.observation_id, await svc.infer("Dana works at Initech", "alice"),
+                                   "inference-agent")
+    [claim] = await svc.graph.statements_by_source("inference-agent", [first.observation_id])
+    assert claim.sentence() == "Initech employs Dana"
+    retried = await svc.observe("Dana works at Initech", source="alice", idempotency_key="k1")
+    again = await svc.complete_extraction(first.observation_id)
+    assert [s.sentence() for s in first.statements] == ["Dana works at Initech"]
+    assert [s.id for s in retried.statements] == [s.id for s in again.statements] == [s.id for s in first.statements]
+    assert model.extractions == 1
 
 
 async def test_a_retried_observe_finishes_a_pending_extraction(

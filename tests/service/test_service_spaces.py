@@ -130,3 +130,17 @@ async def test_in_space_binds_every_per_space_call(spaced: SpacedMemory) -> None
     assert [o.text for o in await alpha.get_recent_observations()] == ["the alpha build is green"]
     assert await spaced.get_recent_observations() == []
     assert [s.name for s in await alpha.spaces()] == ["default", "alpha", "beta"]  # not a per-space method
+
+
+async def test_every_space_infers_with_extraction_once_the_node_knows_an_inference_worker(
+    spaced: SpacedMemory,
+) -> None:
+    workers = False
+    spaced.default.inference_runs = lambda: workers  # as the node sets it: read at each extraction
+    alpha = await spaced.memory("alpha")
+    before = await alpha.observe("I work at Acme", source="alice")
+    assert await alpha.graph.statements_by_source("inference-agent", [before.observation_id]) == []
+    workers = True  # an inference node joined: the workers serve every space
+    after = await alpha.observe("I live in Rome", source="alice")
+    [claim] = await alpha.graph.statements_by_source("inference-agent", [after.observation_id])
+    assert claim.sentence() == "alice located in Rome" and (await alpha.stats())["extraction_infers"] is True

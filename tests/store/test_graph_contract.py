@@ -198,6 +198,20 @@ async def test_concepts_reused_case_insensitively_and_through_aliases(graph_stor
     assert {s.object for s in await graph_store.statements_about("AM Meetings")} == {"Morning meetings"}
 
 
+async def test_inferred_claims_take_the_concepts_their_extraction_names(graph_store: GraphStore) -> None:
+    await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "morning")))
+    mornings = ConceptSpec(name="mornings", aliases=("morning",))
+    unused = ConceptSpec(name="afternoon")  # names none of the claims' concepts: not written here
+    result = await graph_store.write_inference("o1", (st("s2", "user", "likes", "mornings", negated=True),), WORKER,
+                                               (mornings, unused))
+    assert result.created
+    [claim] = await graph_store.get_statements(["s2"])
+    assert (claim.object, claim.source, claim.derived_from) == ("morning", "inference", ["o1"])
+    assert sorted(c.name for c in await graph_store.concepts()) == ["morning", "user"]
+    again = await graph_store.write_inference("o1", (st("s2", "user", "likes", "mornings", negated=True),), WORKER)
+    assert again.created is False  # done once per worker
+
+
 async def test_concurrent_writers_share_one_concept(graph_store: GraphStore) -> None:
     await asyncio.gather(*(
         graph_store.write_observation(obs(f"o{i}", st(f"s{i}", "Tea", "is", "hot")))

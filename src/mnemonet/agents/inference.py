@@ -4,9 +4,11 @@ One language-model call per observation (``MemoryAPI.infer``), one store
 write (``record_inference``) that stores every claim and the done-marker
 together, so an observation is either fully done or still pending.
 
-With ``infer_with_extraction`` the extraction call infers the claims too and
-the store writes them as this worker's, so an observation extracted that way
-is already done here and costs no second call.
+Where this worker runs (``infer_with_extraction`` auto: the store node sees
+it in its membership) the extraction call infers the claims too and the store
+writes them as this worker's, so an observation extracted that way is already
+done here and costs no second call; what the store extracted before it knew
+of a worker, or with the setting off, is inferred here.
 
 It also finishes extractions: an observation kept while no language model
 answered is extracted here (``complete_extraction``, exactly once in the

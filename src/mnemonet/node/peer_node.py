@@ -135,6 +135,10 @@ class PeerNode:
             raise RuntimeError("node is not started")
         return self._membership
 
+    def runs(self, capability: str) -> bool:
+        """True if a routable member (this node included) has ``capability``; False before ``start``."""
+        return self._membership is not None and bool(self._membership.alive(capability))
+
     @property
     def cluster(self) -> Cluster:
         """The membership protocol I/O (after ``start``)."""

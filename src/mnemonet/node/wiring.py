@@ -60,7 +60,7 @@ class LocalProviders:
         self._node = node
         self._ready: dict[str, object] = dict(given)
         if "store" in given:
-            self._ready["store"] = _with_spaces(given["store"])
+            self._ready["store"] = self._serving(_with_spaces(given["store"]))
         self._built: list[str] = []
         self._failed: dict[str, str] = {}
         self._builds: dict[str, asyncio.Task[object]] = {}  # builds under way, one per capability
@@ -152,7 +152,17 @@ class LocalProviders:
         await asyncio.to_thread(importlib.import_module, "mnemonet.service")
         from mnemonet.service import SpacedMemory, build_memory_service
 
-        return SpacedMemory(await build_memory_service(self._settings, await self._llm(), await self._embedder()))
+        return self._serving(SpacedMemory(await build_memory_service(self._settings, await self._llm(),
+                                                                      await self._embedder())))
+
+    def _serving(self, store: object) -> object:
+        """The store told whether an inference worker runs (``infer_with_extraction: auto``): a live member
+        with the capability, this node included, read at each extraction."""
+        from mnemonet.service import SpacedMemory
+
+        if isinstance(store, SpacedMemory):
+            store.default.inference_runs = lambda: self._node.runs("inference")
+        return store
 
     async def _llm(self) -> Any:
         if self.has("llm"):

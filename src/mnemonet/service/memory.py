@@ -42,6 +42,7 @@ from mnemonet.model.records import (
     INFERENCE_SOURCE,
     VALIDATION_SOURCE,
     ClaimRecord,
+    ConceptSpec,
     ObservationRecord,
     SourceSpec,
     StatementLink,
@@ -118,6 +119,9 @@ class MemoryService:
         self.retriever = Retriever(graph, vectors, embedder, settings)
         self.usage = UsageRecorder(vectors, settings)
         self.llm_calls: Counter[str] = Counter()
+        # Whether an inference worker runs over this memory (``infer_with_extraction: auto``): the node sets
+        # it from its membership; a memory on its own knows of none.
+        self.inference_runs: Callable[[], bool] = lambda: False
         # The spaces shared into this one, (name, memory) each: set by ``SpacedMemory``; read-only here.
         self.shared_spaces: Callable[[], Awaitable[list[tuple[str, MemoryService]]]] | None = None
 
@@ -174,7 +178,7 @@ class MemoryService:
                                        raw=record if result.created else None)
         return ObserveResult(
             observation_id=obs_id, created=result.created,
-            statements=await self.graph.statements_from_observation(obs_id),
+            statements=await self._observed(obs_id, source_spec.name),
             extraction_error="the language model gave no usable result" if state == "failed" else None,
         )
 
@@ -211,9 +215,14 @@ class MemoryService:
         obs = found[0]
         if await self.graph.extraction_state(observation_id) != "pending":
             return ObserveResult(observation_id=observation_id, created=False,
-                                 statements=await self.graph.statements_from_observation(observation_id))
+                                 statements=await self._observed(observation_id, obs.source or "user"))
         return await self._extract(observation_id, obs.text, obs.source or "user", obs.created_at or None,
                                    created=False, final=True)
+
+    async def _observed(self, obs_id: str, source: str) -> list[StatementView]:
+        """What the observation itself says: its speaker's statements, not the claims a worker (or the
+        extraction on the inference worker's behalf) derived from it, as the first answer gave them."""
+        return [s for s in await self.graph.statements_from_observation(obs_id) if s.source == source]
 
     async def pending_extractions(self, limit: int = 100) -> list[ObservationView]:
         """Oldest observations waiting for their extraction, past the inline grace period."""
@@ -251,7 +260,7 @@ class MemoryService:
         """
         raw_entries = [] if raw is None else [_raw_entry(raw)]
         try:
-            infer = self.settings.infer_with_extraction
+            infer = self._infer_with_extraction()
             extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
         except LanguageModelUnavailable as exc:
             log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
@@ -270,7 +279,7 @@ class MemoryService:
             # Before the extraction's done-marker: until it is written the inference worker skips the
             # observation (extraction pending), after it the claims are there, so the worker never
             # infers it a second time in between.
-            await self._write_inferred(obs_id, extraction.inferred)
+            await self._write_inferred(obs_id, extraction.inferred, tuple(extraction.concepts))
         statements = tuple(
             _statement(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
         )
@@ -286,16 +295,23 @@ class MemoryService:
             concepts=[c.name for c in extraction.concepts],
         )
 
-    async def _write_inferred(self, obs_id: str, inferred: list[Triple]) -> None:
+    def _infer_with_extraction(self) -> bool:
+        """Whether this extraction infers the claims too (one call instead of the worker's second)."""
+        mode = self.settings.infer_with_extraction
+        return mode == "on" or (mode == "auto" and self.inference_runs())
+
+    async def _write_inferred(self, obs_id: str, inferred: list[Triple], concepts: tuple[ConceptSpec, ...]) -> None:
         """The claims the extraction inferred, written as the inference worker's with its done-marker (the
         ids ``record_inference`` would give them, so a worker racing on the same observation is absorbed).
+        ``concepts``: the extraction's, so the claims name the concepts it does although they are written
+        first (a claim on "mornings" written alone made a concept the extraction's "morning" then took).
         A failure leaves the observation to the worker, which then asks the model itself."""
         worker = _worker(INFERENCE_SOURCE)
         statements = tuple(
             _statement(derived_id("st", worker.name, obs_id, str(i)), t) for i, t in enumerate(inferred)
         )
         try:
-            result = await self.graph.write_inference(obs_id, statements, worker)
+            result = await self.graph.write_inference(obs_id, statements, worker, concepts)
             if result.created and statements:
                 await self._index_statements(await self.graph.get_statements(result.statement_ids))
         except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
@@ -737,6 +753,8 @@ class MemoryService:
             "vector_index_failures": self.indexer.failures,
             "llm_provider": self.llm.name,
             "llm_calls": dict(self.llm_calls),
+            # Whether an observe now infers the claims in its extraction call (infer_with_extraction).
+            "extraction_infers": self._infer_with_extraction(),
             "llm_usage": self.llm.usage(),
             "embedder": self.embedder.model,
         }

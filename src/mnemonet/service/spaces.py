@@ -83,8 +83,9 @@ class SpacedMemory:
         await graph.ensure_indexes()
         vectors = await base.vectors.for_space(schema)
         await vectors.ensure_model(base.embedder.model, base.embedder.dimension)
-        return self._let_read_shares(MemoryService(graph, vectors, base.llm, base.embedder, self.settings,
-                                                   space=name))
+        memory = MemoryService(graph, vectors, base.llm, base.embedder, self.settings, space=name)
+        memory.inference_runs = lambda: self.default.inference_runs()  # the workers serve every space
+        return self._let_read_shares(memory)
 
     def _let_read_shares(self, memory: MemoryService) -> MemoryService:
         async def shared() -> list[tuple[str, MemoryService]]:

@@ -249,19 +249,23 @@ class GraphStore:
                 raise UnknownReference("claim.derived_from", missing)
 
     async def write_inference(
-        self, observation_id: str, statements: tuple[StatementSpec, ...], source: SourceSpec
+        self, observation_id: str, statements: tuple[StatementSpec, ...], source: SourceSpec,
+        concepts: tuple[ConceptSpec, ...] = (),
     ) -> WriteResult:
         """Write a worker's claims about an observation with its done-marker, in one atomic round trip.
 
         ``created`` is False when the source had already processed the observation
         (nothing is written then); ``UnknownReference`` if the observation does not exist.
+        ``concepts``: the observation's extracted concepts, when the claims come with its extraction.
         """
         check_id(observation_id, "observation_id")
         if not isinstance(source, SourceSpec):
             raise InvalidInput("source: must be a SourceSpec")
         if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
             raise InvalidInput("statements: must be a tuple of StatementSpec")
-        params = inference_params(observation_id, source, statements, _now_ms())
+        if not isinstance(concepts, tuple) or not all(isinstance(x, ConceptSpec) for x in concepts):
+            raise InvalidInput("concepts: must be a tuple of ConceptSpec")
+        params = inference_params(observation_id, source, statements, _now_ms(), concepts)
         cypher = q.inference_write(bool(statements), False, bool(statements))
         outcome = await self._group.write(cypher, params)
         created = outcome.relationships_created > 0

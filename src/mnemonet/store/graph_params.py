@@ -160,13 +160,22 @@ def observation_params(obs: ObservationRecord, now: int) -> dict[str, Any]:
 
 
 def inference_params(
-    observation_id: str, source: SourceSpec, statements: tuple[StatementSpec, ...], now: int
+    observation_id: str, source: SourceSpec, statements: tuple[StatementSpec, ...], now: int,
+    concepts: tuple[ConceptSpec, ...] = (),
 ) -> dict[str, Any]:
-    """Parameters for ``graph_cypher.inference_write``: claims DERIVED_FROM an existing observation."""
+    """Parameters for ``graph_cypher.inference_write``: claims DERIVED_FROM an existing observation.
+
+    ``concepts``: how the observation's extraction named the claims' concepts (name, kind, aliases), so a
+    claim lands on the concept its extraction does ("mornings" on "morning"); specs naming none of the
+    claims' concepts are left out, and so are components (the extraction writes those)."""
     ids = [s.id for s in statements]
     if len(set(ids)) != len(ids):
         raise InvalidInput("claims: statement ids must be distinct")
     plan = ConceptPlan()
+    used = {normalise_name(n) for st in statements for n in (st.subject, st.object)}
+    for spec in concepts:
+        if used & {normalise_name(n) for n in (spec.name, *spec.aliases)}:
+            plan.add(spec.name, spec.kind, spec.aliases, False, "concept.name")
     for st in statements:
         plan.add(st.subject, "thing", (), False, "statement.subject")
         plan.add(st.object, "thing", (), False, "statement.object")
