@@ -18,13 +18,14 @@ from mnemonet.p2p.client import P2PMemoryClient
 from mnemonet.p2p.cluster import Cluster, membership_config
 from mnemonet.p2p.envelope import Codec, Envelope, Kind
 from mnemonet.p2p.events import EventBus
+from mnemonet.p2p.http_server import HttpServer
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget
 from mnemonet.p2p.membership import Member, Membership, MemberState
 from mnemonet.p2p.metrics import NodeMetrics
 from mnemonet.p2p.neighbours import Neighbours
 from mnemonet.p2p.routing import Router
 from mnemonet.p2p.rpc import RpcClient, RpcServer
-from mnemonet.p2p.server import HttpServer, create_app
+from mnemonet.p2p.server import create_app
 from mnemonet.p2p.tokens import TokenVerifier
 from mnemonet.p2p.transport import Transport, error_payload
 from mnemonet.p2p.web_guard import own_names
