@@ -12,6 +12,7 @@ from netsupport import NodeFactory, eventually, sees_all
 from mnemonet.model.api import MemoryAPI
 from mnemonet.service import MemoryService
 
+NETWORK = "memory"  # agents between real nodes: ownership and exactly-once are the point, not the sockets
 WORKER_TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05)
 
 
