@@ -25,195 +25,22 @@ import argparse
 import asyncio
 import math
 import random
-import selectors
 import time
-from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
-from mnemonet.p2p.detector import DetectorConfig, FailureDetector, detection_bound
-from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
+from mnemonet.p2p.detector import DetectorConfig, detection_bound
+from mnemonet.p2p.membership import MembershipConfig, MemberState
+from mnemonet.p2p.simulation import GOSSIP_FANOUT, GOSSIP_INTERVAL, SimCluster, run_virtual
 from mnemonet.settings import Settings
 
 MAX_PIGGYBACK: int = Settings.model_fields["gossip_max_piggyback"].default
-GOSSIP_INTERVAL: float = Settings.model_fields["gossip_interval"].default
-GOSSIP_FANOUT: int = Settings.model_fields["gossip_fanout"].default
 LATENCY = (0.001, 0.010)  # one-way delay range in seconds, uniform
 WARMUP = 3.0  # seconds of steady state before the join and the crash
 STALL_FRACTION = 0.1  # members whose event loop stalls in the stall runs
 STALL_SECONDS = 2.0  # each stall blocks the loop this long ...
 STALL_GAP = (1.0, 3.0)  # ... then the loop runs freely for a uniform pause in this range
 
-
-# -- discrete-event scheduler ---------------------------------------------------
-
-class _VirtualSelector(selectors.SelectSelector):
-    """Never blocks: 'waiting' for the next timer just moves the clock there."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.now = 0.0
-
-    def select(self, timeout: float | None = None) -> list[Any]:
-        if timeout is None:
-            raise RuntimeError("simulation deadlock: nothing scheduled")
-        self.now += max(0.0, timeout)
-        return []
-
-
-class VirtualTimeLoop(asyncio.SelectorEventLoop):
-    """An event loop whose time() is simulated; no real sleeping happens."""
-
-    def __init__(self) -> None:
-        self._virtual = _VirtualSelector()
-        super().__init__(self._virtual)
-
-    def time(self) -> float:
-        return self._virtual.now
-
-
-# -- in-memory network ----------------------------------------------------------
-
-@dataclass
-class SimNode:
-    membership: Membership
-    detector: FailureDetector
-    tasks: list[asyncio.Task[None]] = field(default_factory=list)
-
-
-class SimNetwork:
-    """Delivers messages between SimNodes with latency and independent random loss."""
-
-    def __init__(self, loss: float, rng: random.Random) -> None:
-        self.loss = loss
-        self.rng = rng
-        self.nodes: dict[str, SimNode] = {}
-        self.crashed: set[str] = set()
-        self.stalled_until: dict[str, float] = {}  # node -> end of its current event-loop stall
-        self.sent: Counter[str] = Counter()
-
-    def stall_end(self, node: str) -> float:
-        """When ``node``'s event loop next runs (now if it is not stalled)."""
-        now = asyncio.get_running_loop().time()
-        return max(now, self.stalled_until.get(node, now))
-
-    async def wait_unstalled(self, node: str) -> None:
-        """A handler on a stalled node runs only once its loop is free again."""
-        end = self.stall_end(node)
-        if end > asyncio.get_running_loop().time():
-            await asyncio.sleep(end - asyncio.get_running_loop().time())
-
-    def sleeper(self, node: str) -> Any:
-        """``node``'s asyncio.sleep: a timer cannot fire while the node's loop is blocked."""
-        async def sleep(seconds: float) -> None:
-            await asyncio.sleep(seconds)
-            await self.wait_unstalled(node)
-        return sleep
-
-    def deliver(self, node: str, updates: list[dict[str, Any]]) -> None:
-        """Gossip reaches ``node``: merged now, or, if its loop is blocked, when it runs again.
-
-        Then after its own timers (asyncio runs due timers before the tasks
-        that read what arrived meanwhile): a stalled member's suspicion that
-        expired during the stall becomes a verdict before the refutation that
-        came in the meantime is read.
-        """
-        apply = self.nodes[node].membership.apply_many
-        end = self.stall_end(node)
-        loop = asyncio.get_running_loop()
-        if end > loop.time():
-            loop.call_at(end, lambda: loop.call_soon(apply, updates))
-        else:
-            apply(updates)
-
-    async def send(self, src: str, dst: str) -> bool:
-        """Carry one message; False (after no delay) if it is lost."""
-        self.sent[src] += 1
-        if dst in self.crashed or dst not in self.nodes or self.rng.random() < self.loss:
-            return False
-        await asyncio.sleep(self.rng.uniform(*LATENCY))
-        return dst not in self.crashed
-
-
-class SimTransport:
-    """A node's ProbeTransport over the SimNetwork; a lost message costs its timeout."""
-
-    def __init__(self, net: SimNetwork, me: str) -> None:
-        self.net = net
-        self.me = me
-
-    def _in_time(self, deadline: float) -> bool:
-        # A reply that lands while our own loop is blocked is read when it runs
-        # again; by then the timeout has fired too (taken as lost, pessimistically).
-        return asyncio.get_running_loop().time() <= deadline and self.net.stall_end(self.me) <= deadline
-
-    async def _expire(self, deadline: float) -> None:
-        await asyncio.sleep(max(0.0, deadline - asyncio.get_running_loop().time()))
-        await self.net.wait_unstalled(self.me)
-
-    def _late(self, node: str, deadline: float, handler: Any) -> bool:
-        """True if ``node`` is stalled past ``deadline``: ``handler`` then runs when its loop is free."""
-        end = self.net.stall_end(node)
-        if end <= deadline:
-            return False
-        asyncio.get_running_loop().call_at(end, handler)
-        return True
-
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]],
-                   timeout: float) -> list[dict[str, Any]] | None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        if await self.net.send(self.me, target.node_id):
-            handle = self.net.nodes[target.node_id].detector.handle_ping
-            if not self._late(target.node_id, deadline, lambda: handle(piggyback)):
-                await self.net.wait_unstalled(target.node_id)
-                ack = handle(piggyback)
-                if await self.net.send(target.node_id, self.me) and self._in_time(deadline):
-                    return ack
-        await self._expire(deadline)
-        return None
-
-    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
-                       timeout: float) -> bool | None:
-        deadline = asyncio.get_running_loop().time() + timeout
-        if await self.net.send(self.me, via.node_id):
-            handle = self.net.nodes[via.node_id].detector.handle_ping_req
-            late = self._late(via.node_id, deadline,
-                              lambda: asyncio.ensure_future(handle(target.node_id, piggyback)))
-            if not late:
-                await self.net.wait_unstalled(via.node_id)
-                acked = await handle(target.node_id, piggyback)
-                if await self.net.send(via.node_id, self.me) and self._in_time(deadline):
-                    return acked  # an ack, or a nack: the helper works
-        await self._expire(deadline)
-        return None
-
-    async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        if not await self.net.send(self.me, target.node_id):
-            return None
-        await self.net.wait_unstalled(target.node_id)
-        remote = self.net.nodes[target.node_id].detector.handle_push_pull(snapshot)
-        return remote if await self.net.send(target.node_id, self.me) else None
-
-
-async def gossip_loop(net: SimNetwork, node: SimNode, rng: random.Random) -> None:
-    """Mirror of the network layer's gossip: piggyback queue to a few random peers each interval."""
-    membership = node.membership
-    sleep = net.sleeper(membership.local.node_id)
-    while True:
-        await sleep(GOSSIP_INTERVAL)
-        if not membership.pending_broadcasts():
-            continue  # nothing to say; skip listing the peers
-        peers = membership.alive(include_local=False)
-        for peer in rng.sample(peers, min(GOSSIP_FANOUT, len(peers))):
-            updates = membership.take_piggyback()
-            if not updates:
-                break
-            if await net.send(membership.local.node_id, peer.node_id):
-                net.deliver(peer.node_id, updates)
-
-
-# -- cluster --------------------------------------------------------------------
 
 def configs(max_piggyback: int, lifeguard: bool) -> tuple[MembershipConfig, DetectorConfig]:
     """The settings' defaults; Lifeguard off is suspicion_max_mult = 1 and awareness_max = 1."""
@@ -222,74 +49,16 @@ def configs(max_piggyback: int, lifeguard: bool) -> tuple[MembershipConfig, Dete
     return MembershipConfig(max_piggyback=max_piggyback, suspicion_max_mult=1.0), DetectorConfig(awareness_max=1)
 
 
-class SimCluster:
-    def __init__(self, n: int, loss: float, seed: int, max_piggyback: int, lifeguard: bool) -> None:
-        self.rng = random.Random(seed)
-        self.net = SimNetwork(loss, random.Random(seed + 1))
-        self.mcfg, self.dcfg = configs(max_piggyback, lifeguard)
-        # (time, observer, subject, new state, incarnation) for every change anyone sees
-        self.events: list[tuple[float, str, str, MemberState, int]] = []
-        self.raised: Counter[str] = Counter()  # suspicions each member raised itself (its probe failed)
-        self.n = n
-
-    def add(self, node_id: str) -> SimNode:
-        loop = asyncio.get_running_loop()
-        local = Member(node_id, f"http://{node_id}.sim:9000", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
-        membership = Membership(local, self.mcfg, loop.time)
-
-        def record(m: Member, old: MemberState | None) -> None:
-            self.events.append((loop.time(), node_id, m.node_id, m.state, m.incarnation))
-            if m.state is MemberState.SUSPECT and m.suspected_by == node_id:
-                self.raised[node_id] += 1
-
-        membership.add_listener(record)
-        detector = FailureDetector(membership, SimTransport(self.net, node_id), self.dcfg, loop.time,
-                                   self.net.sleeper(node_id), random.Random(self.rng.random()))
-        node = SimNode(membership, detector)
-        self.net.nodes[node_id] = node
-        return node
-
-    def start(self, node: SimNode) -> None:
-        async def staggered() -> None:
-            await self.net.sleeper(node.membership.local.node_id)(
-                self.rng.uniform(0, self.dcfg.probe_interval))  # no lock-step
-            await node.detector.run()
-        node.tasks = [asyncio.create_task(staggered()),
-                      asyncio.create_task(gossip_loop(self.net, node, random.Random(self.rng.random())))]
-
-    async def boot(self) -> None:
-        """N members that already know each other, as after their joins settled."""
-        nodes = [self.add(f"n{i}") for i in range(self.n)]
-        everyone = [node.membership.local for node in nodes]
-        for node in nodes:
-            node.membership.preload(everyone)
-            self.start(node)
-
-    def crash(self, node_id: str) -> None:
-        self.net.crashed.add(node_id)
-        for task in self.net.nodes[node_id].tasks:
-            task.cancel()
-
-    async def stop(self) -> None:
-        tasks = [t for node in self.net.nodes.values() for t in node.tasks]
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def run_sim(coro_fn: Any, *args: Any) -> dict[str, Any]:
-    loop = VirtualTimeLoop()
-    try:
-        return loop.run_until_complete(coro_fn(*args))
-    finally:
-        loop.close()
+def make_cluster(n: int, loss: float, seed: int, max_piggyback: int, lifeguard: bool) -> SimCluster:
+    mcfg, dcfg = configs(max_piggyback, lifeguard)
+    return SimCluster(n, seed=seed, mcfg=mcfg, dcfg=dcfg, loss=loss, latency=LATENCY)
 
 
 # -- scenarios ------------------------------------------------------------------
 
 async def churn(n: int, seed: int, max_piggyback: int, lifeguard: bool) -> dict[str, Any]:
     """Join one member and crash another at the same moment; time both to convergence."""
-    cluster = SimCluster(n, loss=0.0, seed=seed, max_piggyback=max_piggyback, lifeguard=lifeguard)
+    cluster = make_cluster(n, 0.0, seed, max_piggyback, lifeguard)
     await cluster.boot()
     await asyncio.sleep(WARMUP)
     t0 = asyncio.get_running_loop().time()
@@ -331,23 +100,14 @@ async def churn(n: int, seed: int, max_piggyback: int, lifeguard: bool) -> dict[
     }
 
 
-async def stall_loop(net: SimNetwork, node_id: str, rng: random.Random) -> None:
-    """Block ``node_id``'s event loop for STALL_SECONDS, again and again."""
-    loop = asyncio.get_running_loop()
-    await asyncio.sleep(rng.uniform(*STALL_GAP))
-    while True:
-        net.stalled_until[node_id] = loop.time() + STALL_SECONDS
-        await asyncio.sleep(STALL_SECONDS + rng.uniform(*STALL_GAP))
-
-
 async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: int, lifeguard: bool,
                 stalls: bool = False) -> dict[str, Any]:
     """No failures at all (members may stall); count live members declared dead anyway."""
-    cluster = SimCluster(n, loss=loss, seed=seed, max_piggyback=max_piggyback, lifeguard=lifeguard)
+    cluster = make_cluster(n, loss, seed, max_piggyback, lifeguard)
     await cluster.boot()
     loop = asyncio.get_running_loop()
     stalled = [f"n{i}" for i in range(max(1, round(n * STALL_FRACTION)))] if stalls else []
-    stallers = [asyncio.create_task(stall_loop(cluster.net, node_id, random.Random(seed + i)))
+    stallers = [asyncio.create_task(cluster.stall(node_id, STALL_SECONDS, STALL_GAP, random.Random(seed + i)))
                 for i, node_id in enumerate(stalled)]
     collapsed = False
     while loop.time() < seconds and not collapsed:
@@ -373,9 +133,9 @@ async def lossy(n: int, loss: float, seconds: float, seed: int, max_piggyback: i
 def job(kind: str, n: int, loss: float, seconds: float, seed: int, max_piggyback: int,
         lifeguard: bool) -> tuple[str, int, float, bool, dict[str, Any]]:
     if kind == "churn":
-        return kind, n, loss, lifeguard, run_sim(churn, n, seed, max_piggyback, lifeguard)
-    return kind, n, loss, lifeguard, run_sim(lossy, n, loss, seconds, seed, max_piggyback, lifeguard,
-                                             kind == "stalls")
+        return kind, n, loss, lifeguard, run_virtual(churn(n, seed, max_piggyback, lifeguard))
+    return kind, n, loss, lifeguard, run_virtual(lossy(n, loss, seconds, seed, max_piggyback, lifeguard,
+                                                       kind == "stalls"))
 
 
 def verdicts(result: dict[str, Any], raised: bool = False) -> str:

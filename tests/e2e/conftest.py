@@ -14,15 +14,22 @@ from netsupport import NodeFactory, node_factory
 
 from mnemonet.embed import make_embedder
 from mnemonet.llm import make_language_model
+from mnemonet.p2p.memory_network import MemoryNetwork
+from mnemonet.p2p.network import SOCKETS
 from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
 
 @pytest.fixture
-async def make_node() -> AsyncIterator[NodeFactory]:
-    """Start nodes on free local ports; each still running is killed after the test."""
-    async with node_factory() as make:
+async def make_node(request: pytest.FixtureRequest) -> AsyncIterator[NodeFactory]:
+    """Start nodes on free local ports; each still running is killed after the test.
+
+    A module that sets ``NETWORK = "memory"`` runs its nodes on one ``MemoryNetwork`` per test instead:
+    for tests of routing, RPC and events, where the network is not the point.
+    """
+    network = MemoryNetwork() if getattr(request.module, "NETWORK", "sockets") == "memory" else SOCKETS
+    async with node_factory(network) as make:
         yield make
 
 

@@ -37,6 +37,7 @@ from mnemonet.p2p.detector import detection_bound
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 
+NETWORK = "memory"  # agents between real nodes: ownership and exactly-once are the point, not the sockets
 BATCH = 120
 WRITERS = 16
 REQUEST_TIMEOUT: float = Settings.model_fields["request_timeout"].default

@@ -1,5 +1,5 @@
-"""The meeting scenario across separate nodes on real sockets: store+llm+embed, inference, validation,
-consolidation, a client."""
+"""The meeting scenario across separate nodes (on the in-memory network): store+llm+embed, inference,
+validation, consolidation, a client."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from mnemonet.model.api import MemoryAPI
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 
+NETWORK = "memory"  # agents between real nodes: ownership and exactly-once are the point, not the sockets
 # request_timeout: an observe (extraction, its claims, their embeddings on the CPU) may take seconds on a
 # loaded machine; the test profile's 5 s timed out at load 15.
 WORKER_TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05, request_timeout=60.0)
@@ -16,7 +17,6 @@ _DEFAULTS = Settings()
 # Consolidation cycles in 60 s without writes at the default timers: one once writes have been quiet for
 # consolidation_quiet_period, then one per worker pass (every worker_poll_interval) while it stays quiet.
 IDLE_CYCLES = 1 + int((60 - _DEFAULTS.consolidation_quiet_period) // _DEFAULTS.worker_poll_interval)
-
 
 
 async def test_meeting_preferences_change_across_nodes(make_node: NodeFactory, store_service: MemoryService) -> None:

@@ -7,6 +7,8 @@ from netsupport import NodeFactory, eventually, sees_all
 from mnemonet.p2p.client import RemoteLanguageModel
 from mnemonet.service import MemoryService
 
+NETWORK = "memory"  # routing to an llm peer and its leaving: the network is not the point
+
 
 async def test_remember_is_degraded_not_failed_when_the_llm_node_leaves(
     make_node: NodeFactory, store_service: MemoryService

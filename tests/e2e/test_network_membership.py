@@ -12,6 +12,7 @@ from mnemonet.p2p.detector import detection_bound
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.membership import Member, MemberState
 
+NETWORK = "memory"  # membership between real nodes: the protocol is the point, not the sockets
 JOIN_BOUND = 5.0  # seconds for 5 nodes on loopback with a 0.1 s gossip interval
 
 

@@ -16,6 +16,8 @@ from mnemonet.p2p.client import RemoteEmbedder, RemoteLanguageModel
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import NoCapablePeer
 
+NETWORK = "memory"  # routing, failover and events between real nodes: the network is not the point
+
 
 def _linked(a: PeerNode, *others: PeerNode) -> bool:
     return all(o.node_id in a.transport.neighbours() for o in others)

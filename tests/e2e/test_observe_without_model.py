@@ -18,6 +18,7 @@ from netsupport import NodeFactory, eventually, sees_all
 from mnemonet.p2p.client import RemoteLanguageModel
 from mnemonet.service import MemoryService
 
+NETWORK = "memory"  # extraction routed to an llm peer that joins later: the network is not the point
 # request_timeout: observe embeds on the CPU; a loaded 2-core machine can take seconds.
 TIMERS = dict(llm="offline", worker_poll_interval=0.5, worker_event_debounce=0.05, extraction_grace=0.5,
               request_timeout=30.0)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
-from netsupport import CLUSTER_KEY, NodeFactory, eventually, sees_all
+from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory, eventually, sees_all
 
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.envelope import Envelope, Kind, encode
@@ -30,7 +30,7 @@ def _record(node: PeerNode, about: PeerNode) -> Any:
 
 
 async def test_forged_gossip_leaves_membership_intact(make_node: NodeFactory) -> None:
-    a = await make_node({"store"})
+    a = await make_node({"store"}, providers={"store": InMemoryStore()})
     b = await make_node({"llm"}, seed=a)
     c = await make_node({"llm"}, seed=a)
     await eventually(lambda: sees_all([a, b, c]), 10.0, "three nodes see each other")
@@ -72,7 +72,7 @@ async def test_forged_gossip_leaves_membership_intact(make_node: NodeFactory) ->
 
 async def test_gossip_at_an_absurd_incarnation_does_not_evict_a_member(make_node: NodeFactory) -> None:
     # Issue 17, High 2: "dead at 2**63-1" evicted b for good: its refutation (2**63) was not a valid incarnation.
-    a = await make_node({"store"})
+    a = await make_node({"store"}, providers={"store": InMemoryStore()})
     b = await make_node({"llm"}, seed=a)
     await eventually(lambda: sees_all([a, b]), 10.0, "two nodes see each other")
     b_wire = _record(a, b).to_wire()

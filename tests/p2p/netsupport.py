@@ -29,6 +29,7 @@ from mnemonet.model.views import (
     TombstoneView,
 )
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.network import SOCKETS, Network
 from mnemonet.p2p.tokens import create_token
 from mnemonet.settings import Settings
 from mnemonet.store.graph_errors import UnknownReference
@@ -238,8 +239,8 @@ NodeFactory = Callable[..., Awaitable[PeerNode]]
 
 
 @contextlib.asynccontextmanager
-async def node_factory() -> AsyncIterator[NodeFactory]:
-    """Start nodes on free local ports; every node still running is killed on exit."""
+async def node_factory(network: Network = SOCKETS) -> AsyncIterator[NodeFactory]:
+    """Start nodes on ``network`` (free local ports by default); every node still running is killed on exit."""
     nodes: list[PeerNode] = []
 
     async def make(capabilities: set[str] | None = None, *, seed: PeerNode | None = None,
@@ -247,7 +248,7 @@ async def node_factory() -> AsyncIterator[NodeFactory]:
         if seed is not None:
             overrides.setdefault("bootstrap", seed.url)
         node = PeerNode(fast_settings(**overrides), capabilities if capabilities is not None else {"store"},
-                        providers)
+                        providers, network=network)
         nodes.append(node)
         await node.start()
         return node
@@ -255,9 +256,9 @@ async def node_factory() -> AsyncIterator[NodeFactory]:
     try:
         yield make
     finally:
-        for node in nodes:
-            if node.state in ("alive", "starting"):
-                await node.kill()
+        # Together: each kill waits on its own HTTP server's shutdown (uvicorn polls every 0.1 s, then
+        # sleeps 0.1 s), so one after the other a test's teardown cost that times its node count.
+        await asyncio.gather(*(node.kill() for node in nodes if node.state in ("alive", "starting")))
 
 
 def sees_all(nodes: list[PeerNode]) -> bool:

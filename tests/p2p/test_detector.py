@@ -1,4 +1,4 @@
-"""FailureDetector over an in-memory transport, in simulated lock-step protocol periods.
+"""FailureDetector over the simulated network (``mnemonet.p2p.simulation``), in lock-step protocol periods.
 
 Every period each running node runs one ``probe_round`` and the clock moves
 one ``probe_interval``. Messages are delivered at once; a message that
@@ -9,144 +9,44 @@ answered with the transport's failure value, so no test waits in real time.
 from __future__ import annotations
 
 import asyncio
-import heapq
 import random
 from typing import Any
 
 import pytest
 
 from mnemonet.p2p.detector import DetectorConfig, FailureDetector, detection_bound
-from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
+from mnemonet.p2p.membership import Member, MembershipConfig, MemberState
+from mnemonet.p2p.simulation import SimCluster, run_virtual
 
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-class Cluster:
-    """N nodes sharing one simulated clock and an in-memory network."""
-
-    def __init__(self, n: int, seed: int = 1, dcfg: DetectorConfig | None = None,
-                 mcfg: MembershipConfig | None = None) -> None:
-        self.clock = Clock()
-        self.rng = random.Random(seed)
-        self.dcfg = dcfg or DetectorConfig()
-        self.mcfg = mcfg or MembershipConfig()
-        self.crashed: set[str] = set()
-        self.cut: set[tuple[str, str]] = set()  # (from, to) links that drop everything
-        self.slow: set[str] = set()  # nodes whose acks arrive after the timeout
-        self.ping_reqs: list[tuple[str, str, str]] = []  # (prober, via, target)
-        self.verdicts: list[tuple[str, str, MemberState]] = []  # (observer, subject, new state)
-        self.nodes: dict[str, FailureDetector] = {}
-        ids = [f"n{i}" for i in range(n)]
-        for node_id in ids:
-            local = Member(node_id, f"http://{node_id}.test:1", frozenset({"store"}), 0, MemberState.ALIVE, 0.0)
-            membership = Membership(local, self.mcfg, self.clock)
-
-            def verdict(m: Member, old: MemberState | None, me: str = node_id) -> None:
-                self.verdicts.append((me, m.node_id, m.state))
-
-            membership.add_listener(verdict)
-            self.nodes[node_id] = FailureDetector(
-                membership, Transport(self, node_id), self.dcfg, self.clock, asyncio.sleep,
-                random.Random(self.rng.random()),
-            )
-        # Everyone starts knowing everyone, as after a completed join.
-        full = [d.membership.local.to_wire() for d in self.nodes.values()]
-        for detector in self.nodes.values():
-            detector.membership.apply_many(full)
-            while detector.membership.take_piggyback():
-                pass
-        self.verdicts.clear()
-
-    def up(self, src: str, dst: str) -> bool:
-        return dst in self.nodes and dst not in self.crashed and (src, dst) not in self.cut
-
-    async def period(self) -> None:
-        order = [n for n in self.nodes if n not in self.crashed]
-        self.rng.shuffle(order)
-        for node_id in order:
-            await self.nodes[node_id].probe_round()
-        self.clock.now += self.dcfg.probe_interval
-
-    def state(self, observer: str, subject: str) -> MemberState | None:
-        member = self.nodes[observer].membership.get(subject)
-        return None if member is None else member.state
-
-    def survivors(self) -> list[str]:
-        return [n for n in self.nodes if n not in self.crashed]
-
-
-class Transport:
-    """One node's ProbeTransport inside a Cluster."""
-
-    # Methods mirror ProbeTransport; the cluster decides what gets through.
-
-    def __init__(self, cluster: Cluster, me: str) -> None:
-        self.cluster = cluster
-        self.me = me
-
-    async def ping(self, target: Member, piggyback: list[dict[str, Any]],
-                   timeout: float) -> list[dict[str, Any]] | None:
-        c = self.cluster
-        if not c.up(self.me, target.node_id):
-            return None
-        ack = c.nodes[target.node_id].handle_ping(piggyback)
-        if not c.up(target.node_id, self.me):
-            return None  # the ping arrived; its ack was lost
-        if target.node_id in c.slow:
-            # The ack arrives after the timeout: too late to count as an ack,
-            # but its piggybacked updates are still merged.
-            c.nodes[self.me].membership.apply_many(ack)
-            return None
-        return ack
-
-    async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
-                       timeout: float) -> bool | None:
-        c = self.cluster
-        c.ping_reqs.append((self.me, via.node_id, target.node_id))
-        if not c.up(self.me, via.node_id):
-            return None  # the helper never heard us: no nack either
-        acked = await c.nodes[via.node_id].handle_ping_req(target.node_id, piggyback)
-        return acked if c.up(via.node_id, self.me) else None
-
-    async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        c = self.cluster
-        if not c.up(self.me, target.node_id):
-            return None
-        return c.nodes[target.node_id].handle_push_pull(snapshot)
+lockstep = SimCluster.lockstep
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 async def test_crashed_member_is_declared_dead_by_all_within_the_bound(seed: int) -> None:
-    cluster = Cluster(8, seed=seed)
-    cluster.crashed.add("n3")
+    cluster = lockstep(8, seed=seed)
+    cluster.crash("n3")
     bound = detection_bound(8, cluster.mcfg, cluster.dcfg)
     dead_at: dict[str, float] = {}
-    while cluster.clock.now <= bound and len(dead_at) < 7:
+    while cluster.clock() <= bound and len(dead_at) < 7:
         await cluster.period()
         for node in cluster.survivors():
             if cluster.state(node, "n3") is MemberState.DEAD:
-                dead_at.setdefault(node, cluster.clock.now)
+                dead_at.setdefault(node, cluster.clock())
     assert set(dead_at) == set(cluster.survivors())
     assert max(dead_at.values()) <= bound
     # Only n3 was ever suspected or declared dead.
-    assert {subject for _, subject, state in cluster.verdicts if state is not MemberState.ALIVE} == {"n3"}
+    assert {subject for _, subject, state in cluster.verdicts() if state is not MemberState.ALIVE} == {"n3"}
 
 
 async def test_dead_member_is_never_resurrected_by_stale_gossip() -> None:
-    cluster = Cluster(5, mcfg=MembershipConfig(dead_member_reap=10.0))
+    cluster = lockstep(5, mcfg=MembershipConfig(dead_member_reap=10.0))
     stale_alive = cluster.nodes["n4"].membership.local.to_wire()
     stale_snapshot = cluster.nodes["n4"].membership.snapshot()
-    cluster.crashed.add("n4")
+    cluster.crash("n4")
     for _ in range(40):  # long enough to be declared dead and reaped to a tombstone
         await cluster.period()
     for node in cluster.survivors():
-        detector = cluster.nodes[node]
+        detector = cluster.nodes[node].detector
         assert detector.handle_ping([stale_alive]) is not None
         detector.handle_push_pull(stale_snapshot)
         assert detector.membership.get("n4") is None
@@ -157,18 +57,18 @@ async def test_dead_member_is_never_resurrected_by_stale_gossip() -> None:
 
 
 async def test_slow_but_alive_member_refutes_and_stays_alive() -> None:
-    cluster = Cluster(6, seed=3)
-    cluster.slow.add("n2")
+    cluster = lockstep(6, seed=3)
+    cluster.net.slow.add("n2")
     suspected = False
     for _ in range(12):
         await cluster.period()
         suspected |= any(cluster.state(n, "n2") is MemberState.SUSPECT for n in cluster.nodes)
-    cluster.slow.clear()
+    cluster.net.slow.clear()
     for _ in range(12):
         await cluster.period()
     assert suspected
     assert cluster.nodes["n2"].membership.local.incarnation > 0  # it refuted
-    assert not [v for v in cluster.verdicts if v[1] == "n2" and v[2] is MemberState.DEAD]
+    assert not [v for v in cluster.verdicts() if v[1] == "n2" and v[2] is MemberState.DEAD]
     final_inc = cluster.nodes["n2"].membership.local.incarnation
     for node in cluster.nodes:
         member = cluster.nodes[node].membership.get("n2")
@@ -177,28 +77,28 @@ async def test_slow_but_alive_member_refutes_and_stays_alive() -> None:
 
 @pytest.mark.parametrize("indirect_probes", [3, 0])
 async def test_indirect_probes_save_a_member_whose_direct_link_drops(indirect_probes: int) -> None:
-    cluster = Cluster(6, seed=5, dcfg=DetectorConfig(indirect_probes=indirect_probes))
-    cluster.cut |= {("n0", "n1"), ("n1", "n0")}
+    cluster = lockstep(6, seed=5, dcfg=DetectorConfig(indirect_probes=indirect_probes))
+    cluster.net.cut |= {("n0", "n1"), ("n1", "n0")}
     for _ in range(15):
         await cluster.period()
-    suspicions = [v for v in cluster.verdicts if v[1] == "n1" and v[2] is not MemberState.ALIVE]
+    suspicions = [v for v in cluster.verdicts() if v[1] == "n1" and v[2] is not MemberState.ALIVE]
     if indirect_probes:
-        assert ("n0", "n1") in {(p, t) for p, _, t in cluster.ping_reqs}  # the path was used
+        assert ("n0", "n1") in {(p, t) for p, _, t in cluster.net.ping_reqs}  # the path was used
         assert suspicions == []
     else:
         assert ("n0", "n1", MemberState.SUSPECT) in suspicions  # without it, n0 suspects n1
 
 
 async def test_ping_req_for_unknown_or_dead_target_fails() -> None:
-    cluster = Cluster(3)
-    detector = cluster.nodes["n0"]
+    cluster = lockstep(3)
+    detector = cluster.nodes["n0"].detector
     assert await detector.handle_ping_req("nobody", []) is False
     detector.membership.mark_dead("n1")
     assert await detector.handle_ping_req("n1", []) is False
 
 
 async def test_suspicion_spreads_and_refutation_wins_everywhere() -> None:
-    cluster = Cluster(5)
+    cluster = lockstep(5)
     cluster.nodes["n0"].membership.suspect("n4")
     for _ in range(6):
         await cluster.period()
@@ -207,66 +107,47 @@ async def test_suspicion_spreads_and_refutation_wins_everywhere() -> None:
 
 
 async def test_push_pull_merges_both_views() -> None:
-    cluster = Cluster(3)
+    cluster = lockstep(3)
     newcomer = {"node_id": "n9", "url": "http://n9.test:1", "capabilities": [], "incarnation": 0, "state": "alive"}
     cluster.nodes["n1"].membership.apply(newcomer)
     cluster.nodes["n0"].membership.apply({**newcomer, "node_id": "n8"})
     for _ in range(30):  # n0 picks a random peer; n1 is the one that knows n9
-        await cluster.nodes["n0"].push_pull_round()
+        await cluster.nodes["n0"].detector.push_pull_round()
     assert cluster.nodes["n0"].membership.get("n9") is not None
     assert any(cluster.nodes[n].membership.get("n8") is not None for n in ("n1", "n2"))
 
 
-class VirtualSleep:
-    """An injected ``sleep`` whose sleepers wake when the test advances the clock."""
-
-    def __init__(self, clock: Clock) -> None:
-        self.clock = clock
-        self.sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
-
-    async def __call__(self, seconds: float) -> None:
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self.sleepers, (self.clock.now + seconds, len(self.sleepers) + id(future), future))
-        await future
-
-    async def run_until(self, end: float) -> None:
-        while True:
-            for _ in range(10):  # let woken tasks run up to their next sleep
-                await asyncio.sleep(0)
-            if not self.sleepers or self.sleepers[0][0] > end:
-                return
-            when, _, future = heapq.heappop(self.sleepers)
-            self.clock.now = when
-            future.set_result(None)
-
-
-async def test_run_probes_every_interval_and_push_pulls_periodically() -> None:
-    cluster = Cluster(4, dcfg=DetectorConfig(probe_interval=1.0, push_pull_interval=15.0))
-    sleep = VirtualSleep(cluster.clock)
-    base = cluster.nodes["n0"]
-    detector = FailureDetector(base.membership, base.transport, base.config, cluster.clock, sleep, random.Random(0))
+def test_run_probes_every_interval_and_push_pulls_periodically() -> None:
     calls: list[tuple[str, float]] = []
-    transport = base.transport
 
-    class Recording:
-        async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> Any:
-            calls.append(("ping", cluster.clock.now))
-            return await transport.ping(target, piggyback, timeout)
+    async def scenario() -> None:  # on the simulation's event loop, whose clock jumps to the next timer
+        cluster = SimCluster(4, dcfg=DetectorConfig(probe_interval=1.0, push_pull_interval=15.0))
+        cluster.populate()
+        base = cluster.nodes["n0"].detector
+        transport = base.transport
 
-        async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
-                           timeout: float) -> bool | None:
-            return await transport.ping_req(via, target, piggyback, timeout)
+        class Recording:
+            async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> Any:
+                calls.append(("ping", cluster.clock()))
+                return await transport.ping(target, piggyback, timeout)
 
-        async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> Any:
-            calls.append(("push_pull", cluster.clock.now))
-            return await transport.push_pull(target, snapshot)
+            async def ping_req(self, via: Member, target: Member, piggyback: list[dict[str, Any]],
+                               timeout: float) -> bool | None:
+                return await transport.ping_req(via, target, piggyback, timeout)
 
-    detector.transport = Recording()
-    task = asyncio.create_task(detector.run())
-    await sleep.run_until(30.5)
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+            async def push_pull(self, target: Member, snapshot: list[dict[str, Any]]) -> Any:
+                calls.append(("push_pull", cluster.clock()))
+                return await transport.push_pull(target, snapshot)
+
+        detector = FailureDetector(base.membership, Recording(), base.config, cluster.clock,
+                                   cluster.net.sleeper("n0"), random.Random(0))
+        task = asyncio.create_task(detector.run())
+        await asyncio.sleep(30.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    run_virtual(scenario())
     assert [t for kind, t in calls if kind == "ping"] == [float(t) for t in range(31)]
     assert [t for kind, t in calls if kind == "push_pull"] == [0.0, 15.0, 30.0]
 
@@ -289,19 +170,21 @@ def test_detector_config_rejects_nonsense() -> None:
 
 
 async def test_probe_of_a_suspect_tells_it_directly() -> None:
-    cluster = Cluster(2)  # n1 is the only member n0 can probe
+    cluster = lockstep(2)  # n1 is the only member n0 can probe
     prober = cluster.nodes["n0"]
     prober.membership.suspect("n1")
     while prober.membership.take_piggyback():  # the suspicion is no longer queued
         pass
-    await prober.probe_round()
+    await prober.detector.probe_round()
     assert cluster.nodes["n1"].membership.local.incarnation == 1  # it heard and refuted
 
 
 async def test_a_suspect_is_probed_once_more_just_before_its_suspicion_ends() -> None:
     # n0 heard that n3 is suspect, and n3's refutation never reached it. Its last call, a direct
     # probe before the deadline, carries the suspicion to n3 and brings the refutation back.
-    cluster = Cluster(50, seed=4)
+    cluster = lockstep(50, seed=4)
+    clock = cluster.manual_clock
+    assert clock is not None
     n0 = cluster.nodes["n0"].membership
 
     def suspected_at_last_call() -> None:
@@ -310,15 +193,16 @@ async def test_a_suspect_is_probed_once_more_just_before_its_suspicion_ends() ->
         n0.apply({**n3.to_wire(), "state": "suspect"})
         deadline = n0.suspicion_deadline("n3")
         assert deadline is not None
-        cluster.clock.now = deadline - cluster.dcfg.probe_interval
+        clock.now = deadline - cluster.dcfg.probe_interval
 
     suspected_at_last_call()
-    await cluster.nodes["n0"].probe_round()
+    await cluster.nodes["n0"].detector.probe_round()
     assert cluster.state("n0", "n3") is MemberState.ALIVE and getattr(n0.get("n3"), "incarnation", None) == 1
     # Once per suspicion: the next round probes by round-robin again.
     suspected_at_last_call()
-    cluster.crashed.add("n3")
-    await cluster.nodes["n0"].probe_round()
-    assert len(cluster.ping_reqs) == 3 and {t for _, _, t in cluster.ping_reqs} == {"n3"}  # the last call, unanswered
-    await cluster.nodes["n0"].probe_round()
-    assert len(cluster.ping_reqs) == 3  # then round-robin again: a live member, acked directly
+    cluster.crash("n3")
+    await cluster.nodes["n0"].detector.probe_round()
+    # The last call, unanswered:
+    assert len(cluster.net.ping_reqs) == 3 and {t for _, _, t in cluster.net.ping_reqs} == {"n3"}
+    await cluster.nodes["n0"].detector.probe_round()
+    assert len(cluster.net.ping_reqs) == 3  # then round-robin again: a live member, acked directly

@@ -10,7 +10,7 @@ import socket
 
 import httpx
 import pytest
-from netsupport import CLUSTER_KEY, NodeFactory, client_token, eventually, sees_all
+from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory, client_token, eventually, sees_all
 
 OTHER_KEY = "another-cluster-key-0123"
 KEY_ERROR = "the seed at {url} refused our cluster key (every node needs the same MNEMONET_CLUSTER_KEY)"
@@ -24,7 +24,7 @@ def _closed_port() -> int:
 
 async def test_a_wrong_cluster_key_is_named_in_the_log_and_in_health(
         make_node: NodeFactory, caplog: pytest.LogCaptureFixture) -> None:
-    seed = await make_node({"store"})
+    seed = await make_node({"store"}, providers={"store": InMemoryStore()})
     with caplog.at_level(logging.WARNING, logger="mnemonet.p2p.cluster"):
         stranger = await make_node({"cli"}, seed=seed, cluster_key=OTHER_KEY)
     expected = {"joined": False, "seeds": [seed.url], "last_error": KEY_ERROR.format(url=seed.url)}
@@ -46,7 +46,7 @@ async def test_no_node_at_the_seed_url_is_named(make_node: NodeFactory) -> None:
 
 
 async def test_a_joined_node_and_a_first_node_report_joined(make_node: NodeFactory) -> None:
-    seed = await make_node({"store"})
+    seed = await make_node({"store"}, providers={"store": InMemoryStore()})
     member = await make_node({"cli"}, seed=seed, cluster_key=CLUSTER_KEY)
     await eventually(lambda: sees_all([seed, member]), 10, "both see each other")
     assert member.health()["membership"] == {"joined": True, "seeds": [seed.url], "last_error": None}

@@ -8,11 +8,11 @@ import random
 from typing import Any
 
 import pytest
-from test_detector import Clock, Cluster
 
 from mnemonet.p2p.awareness import Awareness
 from mnemonet.p2p.detector import DetectorConfig, FailureDetector
 from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
+from mnemonet.p2p.simulation import SimClock, SimCluster, SimTransport
 from mnemonet.p2p.suspicion import Suspicion, suspicion_timeout
 
 ALIVE, SUSPECT, DEAD = MemberState.ALIVE, MemberState.SUSPECT, MemberState.DEAD
@@ -26,7 +26,7 @@ def wire(node_id: str, incarnation: int = 0, state: str = "alive", by: str | Non
     return d
 
 
-def membership(peers: int, clock: Clock, **config: Any) -> Membership:
+def membership(peers: int, clock: SimClock, **config: Any) -> Membership:
     m = Membership(Member("me", "http://me.example:9000", frozenset({"store"}), 0, ALIVE, 0.0),
                    MembershipConfig(suspicion_timeout=5.0, suspicion_log_scale=False, **config), clock)
     m.apply_many([wire(f"p{i}") for i in range(peers)])
@@ -73,7 +73,7 @@ def test_awareness_stays_within_its_range_and_scales_timeouts() -> None:
 # -- suspicion in the membership ---------------------------------------------
 
 def test_a_lone_suspicion_runs_for_the_max_timeout() -> None:
-    clock = Clock()
+    clock = SimClock()
     m = membership(6, clock)
     m.suspect("p0")
     assert m.suspicion_deadline("p0") == pytest.approx(30.0)  # 6 x 5 s: nobody confirmed
@@ -86,7 +86,7 @@ def test_a_lone_suspicion_runs_for_the_max_timeout() -> None:
 
 
 def test_independent_confirmations_shorten_the_suspicion_to_the_min_timeout() -> None:
-    clock = Clock()
+    clock = SimClock()
     m = membership(6, clock)
     m.suspect("p0")
     m.apply(wire("p0", 0, "suspect", by="me"))  # our own suspicion coming back: no confirmation
@@ -102,7 +102,7 @@ def test_independent_confirmations_shorten_the_suspicion_to_the_min_timeout() ->
 
 
 def test_our_own_failed_probe_of_a_suspect_confirms_it() -> None:
-    clock = Clock()
+    clock = SimClock()
     m = membership(6, clock)
     m.apply(wire("p0", 0, "suspect", by="p1"))
     m.suspect("p0")
@@ -110,7 +110,7 @@ def test_our_own_failed_probe_of_a_suspect_confirms_it() -> None:
 
 
 def test_a_refutation_ends_the_suspicion_and_a_new_one_starts_afresh() -> None:
-    clock = Clock()
+    clock = SimClock()
     m = membership(6, clock)
     for by in ("p1", "p2", "p3"):
         m.apply(wire("p0", 0, "suspect", by=by))
@@ -122,14 +122,14 @@ def test_a_refutation_ends_the_suspicion_and_a_new_one_starts_afresh() -> None:
 
 
 def test_small_clusters_expect_no_confirmations() -> None:
-    clock = Clock()
+    clock = SimClock()
     m = membership(3, clock)  # 4 members: fewer than k + 2 others to confirm
     m.suspect("p0")
     assert m.suspicion_deadline("p0") == pytest.approx(5.0)
 
 
 def test_turned_off_the_suspicion_timeout_is_fixed() -> None:
-    clock = Clock()
+    clock = SimClock()
     m = membership(6, clock, suspicion_max_mult=1.0)
     m.suspect("p0")
     assert m.suspicion_deadline("p0") == pytest.approx(5.0)
@@ -142,7 +142,7 @@ def test_turned_off_the_suspicion_timeout_is_fixed() -> None:
     {**wire("p0", 0, "suspect"), "by": 7},
 ])
 def test_malformed_suspecters_are_refused(update: dict[str, Any]) -> None:
-    m = membership(6, Clock())
+    m = membership(6, SimClock())
     with pytest.raises(ValueError):
         m.apply(update)
     assert state(m, "p0") is ALIVE
@@ -152,30 +152,30 @@ def test_malformed_suspecters_are_refused(update: dict[str, Any]) -> None:
 
 async def test_probes_with_silent_helpers_raise_the_score_and_stretch_timeouts() -> None:
     # n0 cannot send to anyone (its own network is at fault): its helpers never answer.
-    cluster = Cluster(6)
-    cluster.cut |= {("n0", other) for other in cluster.nodes if other != "n0"}
-    n0 = cluster.nodes["n0"]
+    cluster = SimCluster.lockstep(6)
+    cluster.net.cut |= {("n0", other) for other in cluster.nodes if other != "n0"}
+    n0 = cluster.nodes["n0"].detector
     timeouts: list[float] = []
-    ping = n0.transport.ping
 
-    async def recording_ping(target: Member, piggyback: list[dict[str, Any]], timeout: float) -> Any:
-        timeouts.append(timeout)
-        return await ping(target, piggyback, timeout)
+    class Recording(SimTransport):
+        async def ping(self, target: Member, piggyback: list[dict[str, Any]], timeout: float) -> Any:
+            timeouts.append(timeout)
+            return await super().ping(target, piggyback, timeout)
 
-    n0.transport.ping = recording_ping
+    n0.transport = Recording(cluster.net, "n0")
     for _ in range(3):
         await cluster.period()
     # +3 per failed probe (3 silent helpers), capped at awareness_max - 1; each probe waits timeout x (score + 1).
     assert n0.awareness.score == n0.config.awareness_max - 1
     assert timeouts == [n0.config.probe_timeout * f for f in (1, 4, 7)]
     # The healthy members' probes of each other succeed: their score stays at 0.
-    assert all(cluster.nodes[n].awareness.score == 0 for n in cluster.nodes if n != "n0")
+    assert all(cluster.nodes[n].detector.awareness.score == 0 for n in cluster.nodes if n != "n0")
 
 
 async def test_nacks_from_working_helpers_do_not_blame_ourselves_and_acks_heal() -> None:
-    cluster = Cluster(6)
-    cluster.crashed.add("n5")
-    n0 = cluster.nodes["n0"]
+    cluster = SimCluster.lockstep(6)
+    cluster.crash("n5")
+    n0 = cluster.nodes["n0"].detector
     for _ in range(12):
         await cluster.period()
     assert n0.awareness.score == 0  # n5's silence was confirmed by nacks: the fault is there
@@ -185,8 +185,8 @@ async def test_nacks_from_working_helpers_do_not_blame_ourselves_and_acks_heal()
 
 
 async def test_a_node_that_must_refute_raises_its_score() -> None:
-    cluster = Cluster(3)
-    n0 = cluster.nodes["n0"]
+    cluster = SimCluster.lockstep(3)
+    n0 = cluster.nodes["n0"].detector
     n0.membership.apply(wire_of(n0, "suspect"))
     assert n0.membership.local.incarnation == 1 and n0.awareness.score == 1
 
@@ -198,13 +198,13 @@ def wire_of(detector: FailureDetector, state: str) -> dict[str, Any]:
 async def test_a_node_with_its_own_trouble_does_not_declare_others_dead_at_the_min_timeout() -> None:
     mcfg = MembershipConfig(suspicion_timeout=3.0, suspicion_log_scale=False)
     for lifeguard in (True, False):
-        cluster = Cluster(6, mcfg=mcfg if lifeguard else MembershipConfig(
+        cluster = SimCluster.lockstep(6, mcfg=mcfg if lifeguard else MembershipConfig(
             suspicion_timeout=3.0, suspicion_log_scale=False, suspicion_max_mult=1.0),
             dcfg=DetectorConfig() if lifeguard else DetectorConfig(awareness_max=1))
-        cluster.cut |= {("n0", other) for other in cluster.nodes if other != "n0"}
+        cluster.net.cut |= {("n0", other) for other in cluster.nodes if other != "n0"}
         for _ in range(10):  # 10 s: well past the 3 s min timeout
             await cluster.period()
-        declared = [s for o, s, st in cluster.verdicts if o == "n0" and st is DEAD]
+        declared = [s for o, s, st in cluster.verdicts() if o == "n0" and st is DEAD]
         if lifeguard:
             assert declared == []
         else:
@@ -212,7 +212,7 @@ async def test_a_node_with_its_own_trouble_does_not_declare_others_dead_at_the_m
 
 
 async def test_an_event_loop_stall_raises_the_score_and_slows_probing() -> None:
-    clock = Clock()
+    clock = SimClock()
     stalls = {2}  # the 3rd pause overruns by 2 s, as when CPU-heavy work blocks the loop
     pauses = 0
     rounds: list[float] = []

@@ -8,18 +8,9 @@ from typing import Any
 import pytest
 
 from mnemonet.p2p.membership import Member, Membership, MembershipConfig, MemberState
+from mnemonet.p2p.simulation import SimClock
 
 ALIVE, SUSPECT, DEAD, LEFT = MemberState.ALIVE, MemberState.SUSPECT, MemberState.DEAD, MemberState.LEFT
-
-
-class Clock:
-    """A hand-driven clock."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def wire(node_id: str, incarnation: int = 0, state: str = "alive", caps: Any = None,
@@ -33,8 +24,8 @@ def wire(node_id: str, incarnation: int = 0, state: str = "alive", caps: Any = N
     }
 
 
-def make(config: MembershipConfig | None = None, clock: Clock | None = None) -> tuple[Membership, Clock]:
-    clock = clock or Clock()
+def make(config: MembershipConfig | None = None, clock: SimClock | None = None) -> tuple[Membership, SimClock]:
+    clock = clock or SimClock(100.0)
     local = Member("me", "http://me.example:9000", frozenset({"llm"}), 0, ALIVE, 0.0)
     return Membership(local, config or MembershipConfig(), clock), clock
 
@@ -452,9 +443,9 @@ def test_wire_round_trip() -> None:
 
 def test_local_member_must_be_valid_and_alive() -> None:
     with pytest.raises(ValueError):
-        Membership(Member("me", "ftp://x", frozenset(), 0, ALIVE, 0.0), MembershipConfig(), Clock())
+        Membership(Member("me", "ftp://x", frozenset(), 0, ALIVE, 0.0), MembershipConfig(), SimClock(100.0))
     with pytest.raises(ValueError):
-        Membership(Member("me", "http://x", frozenset(), 0, DEAD, 0.0), MembershipConfig(), Clock())
+        Membership(Member("me", "http://x", frozenset(), 0, DEAD, 0.0), MembershipConfig(), SimClock(100.0))
 
 
 # -- reading and listeners -----------------------------------------------------

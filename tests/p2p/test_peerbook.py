@@ -10,24 +10,17 @@ import pytest
 
 from mnemonet.p2p.membership import Member, MemberState
 from mnemonet.p2p.peerbook import PeerBook, RejoinConfig
+from mnemonet.p2p.simulation import SimClock
 
 CONFIG = RejoinConfig(backoff_initial=0.5, backoff_max=4.0, jitter=0.2, max_remembered=3, remembered_ttl=100.0)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def member(node_id: str, url: str, state: MemberState = MemberState.ALIVE) -> Member:
     return Member(node_id, url, frozenset({"store"}), 0, state, 0.0)
 
 
-def book(seeds: list[str], path: Path | None = None, clock: Clock | None = None) -> PeerBook:
-    clock = clock or Clock()
+def book(seeds: list[str], path: Path | None = None, clock: SimClock | None = None) -> PeerBook:
+    clock = clock or SimClock(1000.0)
     return PeerBook(seeds, path, CONFIG, clock, random.Random(1), wall_clock=clock)
 
 
@@ -40,7 +33,7 @@ def test_a_seed_is_due_until_an_alive_member_answers_at_it() -> None:
 
 
 def test_a_seed_answered_by_a_node_advertising_another_url_is_not_due_while_that_node_is_alive() -> None:
-    clock = Clock()
+    clock = SimClock(1000.0)
     b = book(["http://store:9000"], clock=clock)
     b.answered("http://store:9000", "n1", "me")
     clock.now += CONFIG.backoff_initial
@@ -49,7 +42,7 @@ def test_a_seed_answered_by_a_node_advertising_another_url_is_not_due_while_that
 
 
 def test_failures_back_off_doubling_up_to_the_cap_with_bounded_jitter() -> None:
-    clock = Clock()
+    clock = SimClock(1000.0)
     b = book(["http://s:1"], clock=clock)
     waits = [b.failed("http://s:1") for _ in range(6)]
     for wait, base in zip(waits, [0.5, 1.0, 2.0, 4.0, 4.0, 4.0], strict=True):
@@ -62,7 +55,7 @@ def test_failures_back_off_doubling_up_to_the_cap_with_bounded_jitter() -> None:
 
 
 def test_our_own_url_among_the_seeds_is_never_tried_again() -> None:
-    clock = Clock()
+    clock = SimClock(1000.0)
     b = book(["http://me:1", "http://s:1"], clock=clock)
     b.answered("http://me:1", "me", "me")
     clock.now += 100
@@ -71,7 +64,7 @@ def test_our_own_url_among_the_seeds_is_never_tried_again() -> None:
 
 def test_remembered_peers_survive_a_restart_in_an_atomically_written_file(tmp_path: Path) -> None:
     path = tmp_path / "peers" / "port-9000.json"
-    clock = Clock()
+    clock = SimClock(1000.0)
     b = book([], path, clock)
     b.observe([member("me", "http://me:1"), member("a", "http://a:1"),
                member("b", "http://b:1", MemberState.SUSPECT)], "me")
@@ -85,7 +78,7 @@ def test_remembered_peers_survive_a_restart_in_an_atomically_written_file(tmp_pa
 
 
 def test_peers_unseen_for_the_ttl_or_beyond_the_cap_are_forgotten(tmp_path: Path) -> None:
-    clock = Clock()
+    clock = SimClock(1000.0)
     b = book(["http://s:1"], tmp_path / "p.json", clock)
     for i in range(5):
         clock.now += 1

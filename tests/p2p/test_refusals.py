@@ -11,17 +11,10 @@ from netsupport import NodeFactory, client_token, eventually
 
 from mnemonet.p2p.envelope import Codec, Envelope, Kind
 from mnemonet.p2p.refusals import OTHERS, RefusalLog
+from mnemonet.p2p.simulation import SimClock
 from mnemonet.p2p.transport import PEER_PATH
 
 LOGGER = "test.refusals"
-
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _lines(caplog: pytest.LogCaptureFixture, logger: str = LOGGER) -> list[str]:
@@ -30,7 +23,7 @@ def _lines(caplog: pytest.LogCaptureFixture, logger: str = LOGGER) -> list[str]:
 
 def test_first_refusal_then_one_summary_per_interval_per_source(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, LOGGER)
-    clock = FakeClock()
+    clock = SimClock(1000.0)
     refusals = RefusalLog(logging.getLogger(LOGGER), interval=60.0, max_sources=2, clock=clock)
     for i in range(1000):
         refusals.refused("10.0.0.9", f"a client token for stats: bad signature #{i}")
@@ -51,7 +44,7 @@ def test_first_refusal_then_one_summary_per_interval_per_source(caplog: pytest.L
 
 def test_sources_past_the_bound_share_one_entry_and_stop_summarises(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.WARNING, LOGGER)
-    refusals = RefusalLog(logging.getLogger(LOGGER), interval=60.0, max_sources=2, clock=FakeClock())
+    refusals = RefusalLog(logging.getLogger(LOGGER), interval=60.0, max_sources=2, clock=SimClock(1000.0))
     for i in range(500):
         refusals.refused(f"10.1.{i // 256}.{i % 256}", "an envelope over HTTP: bad_mac")
     refusals.close()

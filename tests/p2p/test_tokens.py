@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from mnemonet.p2p.simulation import SimClock
 from mnemonet.p2p.tokens import (
     LOCAL_CALLER,
     TokenError,
@@ -20,16 +21,8 @@ from mnemonet.p2p.tokens import (
 KEY = "a-cluster-key"
 
 
-class Clock:
-    def __init__(self, now: float = 1_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def test_a_token_round_trips_with_its_claims_and_no_lookup() -> None:
-    clock = Clock()
+    clock = SimClock(1_000_000.0)
     text, made = create_token(KEY, "alice", ["read", "write"], 3600, now=clock)
     token = TokenVerifier(KEY, now=clock).verify(text)
     assert token == made
@@ -39,7 +32,7 @@ def test_a_token_round_trips_with_its_claims_and_no_lookup() -> None:
 
 
 def test_forged_tampered_expired_and_revoked_tokens_are_refused() -> None:
-    clock = Clock()
+    clock = SimClock(1_000_000.0)
     verifier = TokenVerifier(KEY, now=clock)
     text, token = create_token(KEY, "bob", ["read"], 60, now=clock)
     prefix, claims, signature = text.split(".")
@@ -94,7 +87,7 @@ def test_bad_names_scopes_and_ttls_are_refused_with_a_reason() -> None:
 
 
 async def test_revocations_are_read_once_per_period_and_a_failing_store_keeps_the_list() -> None:
-    clock = Clock(0.0)
+    clock = SimClock(0.0)
     fetched: list[float] = []
     answers: list[list[str] | Exception] = [[], RuntimeError("store down")]
     text, token = create_token(KEY, "carol", ["read"], 60)
@@ -129,7 +122,7 @@ def _signed(claims: dict[str, object]) -> str:
 
 
 def test_a_token_carries_its_spaces_and_the_first_is_home() -> None:
-    clock = Clock()
+    clock = SimClock(1_000_000.0)
     verifier = TokenVerifier(KEY, now=clock)
     token = verifier.verify(create_token(KEY, "alice", ["read"], 60, now=clock, spaces="alpha,beta")[0])
     assert token.spaces == ("alpha", "beta") and token.home_space == "alpha"

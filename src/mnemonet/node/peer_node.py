@@ -22,9 +22,10 @@ from mnemonet.p2p.limits import KeyedLimiter, ReadBudget
 from mnemonet.p2p.membership import Member, Membership, MemberState
 from mnemonet.p2p.metrics import NodeMetrics
 from mnemonet.p2p.neighbours import Neighbours
+from mnemonet.p2p.network import SOCKETS, Network, Server
 from mnemonet.p2p.routing import Router
 from mnemonet.p2p.rpc import RpcClient, RpcServer
-from mnemonet.p2p.server import HttpServer, create_app
+from mnemonet.p2p.server import create_app
 from mnemonet.p2p.tokens import TokenVerifier
 from mnemonet.p2p.transport import Transport, error_payload
 from mnemonet.p2p.web_guard import own_names
@@ -74,7 +75,8 @@ class PeerNode:
     """Transport, membership, routing, RPC and events of one node, plus its local providers and workers."""
 
     def __init__(self, settings: Settings, capabilities: set[str] | frozenset[str],
-                 providers: dict[str, object] | None = None, data_dir_lock: DataDirLock | None = None) -> None:
+                 providers: dict[str, object] | None = None, data_dir_lock: DataDirLock | None = None,
+                 network: Network = SOCKETS) -> None:
         unknown = set(capabilities) - CAPABILITIES
         if unknown:
             raise ValueError(f"capabilities: unknown {sorted(unknown)} (expected some of {sorted(CAPABILITIES)})")
@@ -92,7 +94,8 @@ class PeerNode:
                            if not settings.cluster_key or extra_hosts else None)
         self.codec = Codec(settings.cluster_key, max_bytes=settings.max_envelope_bytes,
                            max_age=settings.max_message_age, replay_entries=settings.replay_cache_size)
-        self.transport = Transport(self.node_id, self.codec, settings, self._dispatch)
+        self.network = network
+        self.transport = Transport(self.node_id, self.codec, settings, self._dispatch, network)
         self.events = EventBus(self.node_id, self.transport, settings.event_ttl, settings.event_dedup_size)
         self.providers = LocalProviders(settings, self.capabilities, dict(providers or {}), self)
         # A node that will start embedded servers owns its data directory for its whole life
@@ -118,7 +121,7 @@ class PeerNode:
         self._rng = random.Random()
         self._workers: list[Worker] = build_workers(self)
         self._tasks: list[asyncio.Task[Any]] = []
-        self._http: HttpServer | None = None
+        self._http: Server | None = None
         self._membership: Membership | None = None
         self._cluster: Cluster | None = None
         self._rpc: RpcClient | None = None
@@ -182,8 +185,8 @@ class PeerNode:
         app = create_app(self)
         if "store" in self.capabilities or s.ui:
             mount_dashboard(app, self)  # the web dashboard: /ui, /v1/ws, /v1/graph, /v1/stats
-        self._http = HttpServer(app, s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
-                                graceful_timeout=s.shutdown_timeout, idle_timeout=s.http_idle_timeout)
+        self._http = self.network.server(app, s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
+                                         graceful_timeout=s.shutdown_timeout, idle_timeout=s.http_idle_timeout)
         port = await self._http.start()
         self.url = (s.advertise_url or f"http://{self._advertised_host()}:{port}").rstrip("/")
         local = Member(self.node_id, self.url, self.capabilities, 0, MemberState.ALIVE, time.monotonic())

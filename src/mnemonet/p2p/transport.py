@@ -26,6 +26,7 @@ from mnemonet.p2p import handshake
 from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind
 from mnemonet.p2p.errors import RemoteError
 from mnemonet.p2p.links import AcceptedLink, DialledLink, Link, LinkClosed
+from mnemonet.p2p.network import SOCKETS, Network
 from mnemonet.p2p.refusals import RefusalLog
 from mnemonet.settings import Settings
 
@@ -73,8 +74,10 @@ def ws_url(http_url: str) -> str:
 class Transport:
     """Links, pending calls and the HTTP fallback of one node."""
 
-    def __init__(self, node_id: str, codec: Codec, settings: Settings, handler: Handler) -> None:
+    def __init__(self, node_id: str, codec: Codec, settings: Settings, handler: Handler,
+                 network: Network = SOCKETS) -> None:
         self.node_id = node_id
+        self._network = network
         self._codec = codec
         self._settings = settings
         self._handler = handler
@@ -93,8 +96,7 @@ class Transport:
     async def start(self) -> None:
         """Open the HTTP client used for joins and for peers without a link."""
         self._closing = False
-        self._http = httpx.AsyncClient(
-            trust_env=False,  # peer traffic goes direct, never through a proxy from the environment
+        self._http = self._network.http_client(
             timeout=httpx.Timeout(self._settings.control_timeout, connect=self._settings.link_connect_timeout),
             limits=httpx.Limits(max_connections=64, max_keepalive_connections=16),
         )
@@ -176,7 +178,7 @@ class Transport:
 
     async def dial(self, member: Member) -> Link:
         """Open a link to ``member`` and start reading from it; ``ConnectionError`` on failure."""
-        link = await DialledLink.open(
+        link = await self._network.dial(
             member.node_id, ws_url(self.address(member)),
             timeout=self._settings.link_connect_timeout, max_bytes=2 * self._settings.max_envelope_bytes,
         )
