@@ -305,6 +305,14 @@ class Settings(BaseSettings):
         1, ge=0, le=20, description="Turns of the same session (search_session_key, within search_session_span) "
         "before an observation that are embedded with it, so a reply is found by what it answers (0: alone).",
     )
+    index_in_background: bool = Field(
+        True, description="Embed the statements and concepts an observation yields after observe answers, in "
+        "batches of index_background_batch, rather than before (the observation's own vector stays inline); "
+        "stats backlog.vectors counts what waits. Search finds them through their observation meanwhile.",
+    )
+    index_background_batch: int = Field(
+        64, ge=1, description="Most waiting statements and concepts embedded in one background call.",
+    )
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",
     )

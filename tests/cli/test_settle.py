@@ -50,7 +50,7 @@ async def test_settle_waits_for_the_workers_of_its_space_and_says_what_is_left_o
         await asyncio.wait_for(waiting, 60)
         assert out[-1].startswith("settled: the workers have nothing left to do (")
         stats = await memory.stats(space="settling")
-        assert stats["backlog"] == {"extraction": 0, "inference": 0, "validation": 0, "consolidation": 0}
+        assert stats["backlog"] == {"vectors": 0, "extraction": 0, "inference": 0, "validation": 0, "consolidation": 0}
         assert stats["graph"]  # the space's own store answered, not the default space's
         assert (await memory.stats())["backlog"]["inference"] == 0  # nothing was written to the default space
     finally:
