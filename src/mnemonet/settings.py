@@ -311,7 +311,12 @@ class Settings(BaseSettings):
         "stats backlog.vectors counts what waits. Search finds them through their observation meanwhile.",
     )
     index_background_batch: int = Field(
-        64, ge=1, description="Most waiting statements and concepts embedded in one background call.",
+        64, ge=1, description="Most waiting statements and concepts embedded in one background call; as many "
+        "waiting send it at once.",
+    )
+    index_background_wait: float = Field(
+        1.0, ge=0, description="Seconds the first waiting statement or concept lingers for company before a "
+        "smaller background call goes.",
     )
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 from mnemonet.service import MemoryService
+from mnemonet.service.indexing import IndexEntry, VectorIndexer
 
 TEXT = "Alice works at Acme and lives in Paris."
 
@@ -48,3 +52,34 @@ async def test_close_embeds_what_waits(service: MemoryService) -> None:
     assert service.indexer.backlog == len(yielded)
     await service.indexer.close()  # as MemoryService.close does before the stores close
     assert await service.vectors.ids_missing(yielded) == []
+
+
+async def test_a_full_batch_goes_at_once_and_drained_sends_the_rest(service: MemoryService) -> None:
+    settings = service.settings.model_copy(update={"index_background_batch": 2, "index_background_wait": 600.0})
+    indexer = VectorIndexer(service.vectors, service.embedder, settings)
+    now = int(time.time() * 1000)
+    entries = [IndexEntry(f"st-linger-{i}", "statement", f"ann likes ferry number {i}", now) for i in range(3)]
+    indexer.defer(entries[:2])  # a full batch: embedded without lingering for index_background_wait
+    assert indexer._drain is not None
+    await asyncio.wait_for(asyncio.shield(indexer._drain), settings.embed_timeout * 2)
+    assert indexer.backlog == 0
+    assert await service.vectors.ids_missing([e.id for e in entries[:2]]) == []
+    indexer.defer(entries[2:])  # alone it would linger; drained() sends it now
+    assert indexer.backlog == 1
+    await asyncio.wait_for(indexer.drained(), settings.embed_timeout * 2)
+    assert await service.vectors.ids_missing([entries[2].id]) == []
+
+
+async def test_forget_and_clear_leave_no_deferred_vector_behind(service: MemoryService) -> None:
+    result = await service.observe(TEXT, source="bob")
+    statements = [s.id for s in await service.graph.statements_from_observation(result.observation_id)]
+    assert service.indexer.backlog  # the statements' vectors wait
+    await service.forget(observation_id=result.observation_id)
+    await service.indexer.drained()
+    missing = await service.vectors.ids_missing([result.observation_id, *statements])
+    assert set(missing) == {result.observation_id, *statements}, "forgotten, and not brought back by the drain"
+    await service.observe(TEXT, source="carol")
+    assert service.indexer.backlog
+    await service.clear()
+    await service.indexer.drained()
+    assert await service.vectors.count() == 0

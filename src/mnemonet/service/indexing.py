@@ -14,6 +14,7 @@ they more than doubled an observation's latency.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -56,6 +57,8 @@ class VectorIndexer:
         self.failures = 0
         self._deferred: dict[str, IndexEntry] = {}  # waiting to be embedded, oldest first
         self._drain: asyncio.Task[None] | None = None
+        self._go = asyncio.Event()  # a full batch waits, or a caller wants everything now
+        self._flush = False  # drained() asked: no more lingering
 
     @property
     def backlog(self) -> int:
@@ -63,33 +66,49 @@ class VectorIndexer:
         return len(self._deferred)
 
     def defer(self, entries: Sequence[IndexEntry]) -> None:
-        """Embed ``entries`` soon, off the caller's path, in batches of ``index_background_batch``.
+        """Embed ``entries`` soon, off the caller's path, many callers' in one call.
 
-        Like ``index_quietly``: a failure is counted and ``sync`` repairs it; entries
-        deferred while a batch is in the embedder join the next one.
+        A batch goes when ``index_background_batch`` entries wait, or ``index_background_wait``
+        seconds after its first entry came. Like ``index_quietly``: a failure is counted and
+        ``sync`` repairs it.
         """
         for e in entries:
             self._deferred.setdefault(e.id, e)
+        if len(self._deferred) >= self.settings.index_background_batch:
+            self._go.set()
         if self._deferred and (self._drain is None or self._drain.done()):
             self._drain = asyncio.get_running_loop().create_task(self._drain_deferred(), name="vector-index-drain")
 
     async def drained(self) -> None:
-        """Return once every deferred entry is embedded (or has failed)."""
-        while self._drain is not None and not self._drain.done():
-            await asyncio.shield(self._drain)
+        """Embed what is deferred now, and return once it is embedded (or has failed)."""
+        self._flush = True
+        self._go.set()
+        try:
+            while self._drain is not None and not self._drain.done():
+                await asyncio.shield(self._drain)
+        finally:
+            self._flush = False
 
     async def close(self) -> None:
         """Embed what is deferred before the stores close, so a clean stop leaves no item without a vector."""
         await self.drained()
 
     async def _drain_deferred(self) -> None:
+        s = self.settings
         while self._deferred:
-            batch = list(self._deferred.values())[: self.settings.index_background_batch]
+            if not self._go.is_set():
+                # Lingering for company: under load the engine does one call of many short texts far
+                # cheaper than several small ones (bench/README.md "Ingest").
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._go.wait(), s.index_background_wait)
+            batch = list(self._deferred.values())[: s.index_background_batch]
             try:
                 await self.index_quietly(batch)
             finally:  # out of the backlog once tried: a failure is counted and left to sync
                 for e in batch:
                     self._deferred.pop(e.id, None)
+                if not self._flush and len(self._deferred) < s.index_background_batch:
+                    self._go.clear()
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
         """Embed and store the entries that lack a vector; returns how many were written."""

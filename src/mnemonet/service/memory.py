@@ -507,6 +507,8 @@ class MemoryService:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
+        # Deferred vectors first: one written after the erase would bring back what was forgotten.
+        await self.indexer.drained()
         who = check_name(by, "by")
         kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
         sources: list[str] = []
@@ -761,6 +763,7 @@ class MemoryService:
 
     async def clear(self) -> None:
         """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
+        await self.indexer.drained()  # a deferred vector written after the erase would outlive its item
         await self.graph.clear()
         await self.vectors.clear()
 
