@@ -315,8 +315,8 @@ class Settings(BaseSettings):
         "waiting send it at once.",
     )
     index_background_wait: float = Field(
-        1.0, ge=0, description="Seconds the first waiting statement or concept lingers for company before a "
-        "smaller background call goes.",
+        1.0, ge=0, description="Seconds a waiting statement or concept lingers for the next observation's "
+        "embedding call to ride along with before a background call of its own goes.",
     )
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",

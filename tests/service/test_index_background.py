@@ -83,3 +83,16 @@ async def test_forget_and_clear_leave_no_deferred_vector_behind(service: MemoryS
     await service.clear()
     await service.indexer.drained()
     assert await service.vectors.count() == 0
+
+
+async def test_the_next_observation_carries_what_the_last_one_deferred(service: MemoryService) -> None:
+    service.indexer.settings = service.settings.model_copy(update={"index_background_wait": 600.0})
+    first = await service.observe(TEXT, source="bob")
+    deferred = await _yielded(service, first.observation_id)
+    assert service.indexer.backlog == len(deferred)
+    second = await service.observe("Bob drives a red Volvo to Berlin.", source="bob")
+    # No background call could have gone (600 s): the second turn's own call embedded them.
+    assert await service.vectors.ids_missing([second.observation_id, *deferred]) == []
+    assert service.indexer.backlog > 0  # the second turn's own statements and concepts wait now
+    await service.indexer.drained()
+    assert service.indexer.backlog == 0

@@ -5,7 +5,8 @@ commit loses nothing, because ``sync`` later finds graph items without a
 vector (``VectorStore.ids_missing``) and embeds them.
 
 What an observation yields (statements, new concepts) can wait (``defer``):
-embedded after ``observe`` answers, many observations' worth in one call.
+embedded after ``observe`` answers, in the next observation's call or, when
+none comes soon, many observations' worth in one call.
 Those short texts cost the packaged embedder about a third of a turn each
 and an observation yields ~3.7 of them (bench/README.md "Ingest"); inline
 they more than doubled an observation's latency.
@@ -55,7 +56,11 @@ class VectorIndexer:
         self.embedder = embedder
         self.settings = settings
         self.failures = 0
-        self._deferred: dict[str, IndexEntry] = {}  # waiting to be embedded, oldest first
+        # Waiting to be embedded, oldest first, each with when it was deferred (loop time).
+        self._deferred: dict[str, tuple[IndexEntry, float]] = {}
+        self._taken: dict[str, IndexEntry] = {}  # in an embedding call now (the drain's or carried by another)
+        self._settled = asyncio.Event()  # nothing taken
+        self._settled.set()
         self._drain: asyncio.Task[None] | None = None
         self._go = asyncio.Event()  # a full batch waits, or a caller wants everything now
         self._flush = False  # drained() asked: no more lingering
@@ -63,29 +68,35 @@ class VectorIndexer:
     @property
     def backlog(self) -> int:
         """Deferred entries not embedded yet."""
-        return len(self._deferred)
+        return len(self._deferred) + len(self._taken)
 
     def defer(self, entries: Sequence[IndexEntry]) -> None:
-        """Embed ``entries`` soon, off the caller's path, many callers' in one call.
+        """Embed ``entries`` soon, off the caller's path, in a call shared with other work.
 
-        A batch goes when ``index_background_batch`` entries wait, or ``index_background_wait``
-        seconds after its first entry came. Like ``index_quietly``: a failure is counted and
-        ``sync`` repairs it.
+        They ride along with the next ``index_quietly(..., carry=True)`` (an observation's own
+        vector); if none comes within ``index_background_wait`` seconds, or
+        ``index_background_batch`` entries wait, a call of their own goes. Like ``index_quietly``:
+        a failure is counted and ``sync`` repairs it.
         """
+        now = asyncio.get_running_loop().time()
         for e in entries:
-            self._deferred.setdefault(e.id, e)
+            if e.id not in self._taken:
+                self._deferred.setdefault(e.id, (e, now))
         if len(self._deferred) >= self.settings.index_background_batch:
             self._go.set()
         if self._deferred and (self._drain is None or self._drain.done()):
             self._drain = asyncio.get_running_loop().create_task(self._drain_deferred(), name="vector-index-drain")
 
     async def drained(self) -> None:
-        """Embed what is deferred now, and return once it is embedded (or has failed)."""
+        """Embed what is deferred now, and return once it is embedded (or has failed), carried calls included."""
         self._flush = True
         self._go.set()
         try:
-            while self._drain is not None and not self._drain.done():
-                await asyncio.shield(self._drain)
+            while (self._drain is not None and not self._drain.done()) or self._taken:
+                if self._drain is not None and not self._drain.done():
+                    await asyncio.shield(self._drain)
+                else:
+                    await self._settled.wait()
         finally:
             self._flush = False
 
@@ -95,20 +106,34 @@ class VectorIndexer:
 
     async def _drain_deferred(self) -> None:
         s = self.settings
+        loop = asyncio.get_running_loop()
         while self._deferred:
             if not self._go.is_set():
-                # Lingering for company: under load the engine does one call of many short texts far
-                # cheaper than several small ones (bench/README.md "Ingest").
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._go.wait(), s.index_background_wait)
-            batch = list(self._deferred.values())[: s.index_background_batch]
-            try:
-                await self.index_quietly(batch)
-            finally:  # out of the backlog once tried: a failure is counted and left to sync
-                for e in batch:
-                    self._deferred.pop(e.id, None)
-                if not self._flush and len(self._deferred) < s.index_background_batch:
-                    self._go.clear()
+                # Lingering for a call to ride along with: under load an engine call costs far more
+                # than the short texts in it (bench/README.md "Ingest").
+                _, since = next(iter(self._deferred.values()))
+                delay = since + s.index_background_wait - loop.time()
+                if delay > 0:
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._go.wait(), delay)
+                    continue  # carried away meanwhile, or due now, or a full batch
+            await self._index_taken([], s.index_background_batch)
+            if not self._flush and len(self._deferred) < s.index_background_batch:
+                self._go.clear()
+
+    async def _index_taken(self, entries: Sequence[IndexEntry], room: int) -> int:
+        """``entries`` and up to ``room`` of the oldest deferred ones in one call; failures counted."""
+        taken = [self._deferred.pop(i)[0] for i in list(self._deferred)[:max(0, room)]]
+        for e in taken:
+            self._taken[e.id] = e
+        self._settled.clear()
+        try:
+            return await self.index_quietly([*entries, *taken])
+        finally:  # out of the backlog once tried: a failure is counted and left to sync
+            for e in taken:
+                self._taken.pop(e.id, None)
+            if not self._taken:
+                self._settled.set()
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
         """Embed and store the entries that lack a vector; returns how many were written."""
@@ -153,12 +178,15 @@ class VectorIndexer:
         contexts = {i: _tail("\n".join(texts), min(s.index_context_chars, room[i])) for i, texts in before.items()}
         return {i: c for i, c in contexts.items() if c}
 
-    async def index_quietly(self, entries: Sequence[IndexEntry]) -> int:
+    async def index_quietly(self, entries: Sequence[IndexEntry], *, carry: bool = False) -> int:
         """Like ``index`` but a failure is logged and counted, never raised.
 
         Used right after a graph commit: the write is already acknowledged
-        and ``sync`` repairs the index later.
+        and ``sync`` repairs the index later. ``carry``: deferred entries fill
+        the call (up to ``index_background_batch`` texts in all).
         """
+        if carry and self._deferred:
+            return await self._index_taken(entries, self.settings.index_background_batch - len(entries))
         try:
             return await self.index(entries)
         except Exception as exc:  # provider or database down: the graph write stands

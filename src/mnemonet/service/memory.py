@@ -839,7 +839,9 @@ class MemoryService:
             for c in await self.graph.get_concepts(concept_ids)
         ]
         if self.settings.index_in_background:
-            await self.indexer.index_quietly(entries)  # first, so the engine does it before the deferred ones
+            # Carrying what earlier observations deferred: one engine call, as inline, but this
+            # observation's answer waits only for its own vector (and theirs, already due).
+            await self.indexer.index_quietly(entries, carry=True)
             self.indexer.defer(yielded)
         else:
             await self.indexer.index_quietly(entries + yielded)
