@@ -5,10 +5,19 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from mnemonet.service import MemoryService
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 
 TEXT = "Alice works at Acme and lives in Paris."
+
+
+@pytest.fixture
+def service(service: MemoryService) -> MemoryService:
+    """The package's service with the statements' and concepts' vectors deferred."""
+    service.settings = service.indexer.settings = service.settings.model_copy(update={"index_in_background": True})
+    return service
 
 
 async def _yielded(service: MemoryService, observation_id: str) -> list[str]:
@@ -20,7 +29,6 @@ async def _yielded(service: MemoryService, observation_id: str) -> list[str]:
 
 
 async def test_observe_answers_with_its_own_vector_and_the_rest_drains(service: MemoryService) -> None:
-    assert service.settings.index_in_background, "the default"
     result = await service.observe(TEXT, source="bob", metadata={"session": "s1"})
     yielded = await _yielded(service, result.observation_id)
     # The observation's own vector is written before observe answers; what it yields is queued.
@@ -86,7 +94,7 @@ async def test_forget_and_clear_leave_no_deferred_vector_behind(service: MemoryS
 
 
 async def test_the_next_observation_carries_what_the_last_one_deferred(service: MemoryService) -> None:
-    service.indexer.settings = service.settings.model_copy(update={"index_background_wait": 600.0})
+    service.indexer.settings = service.indexer.settings.model_copy(update={"index_background_wait": 600.0})
     first = await service.observe(TEXT, source="bob")
     deferred = await _yielded(service, first.observation_id)
     assert service.indexer.backlog == len(deferred)
