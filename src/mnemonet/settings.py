@@ -309,7 +309,8 @@ class Settings(BaseSettings):
         False, description="Embed the statements and concepts an observation yields after observe answers (with "
         "the next observation's call, or alone after index_background_wait) rather than before; the observation's "
         "own vector stays inline, stats backlog.vectors counts what waits, and until it is embedded a statement is "
-        "found only through its observation. Measured 1.1-1.6x sustained at 8 clients, slower at 1 (bench/README.md).",
+        "found only through its observation. Measured no reliable gain: 1.1-1.6x at 8 clients in three loaded runs, "
+        "slower in two others and at 1 client in every run (bench/README.md).",
     )
     index_background_batch: int = Field(
         64, ge=1, description="Most waiting statements and concepts embedded in one background call; as many "

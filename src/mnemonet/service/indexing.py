@@ -9,8 +9,9 @@ embedded after ``observe`` answers, in the next observation's call or, when
 none comes soon, many observations' worth in one call
 (``index_in_background``). On LoCoMo turns an observation yields ~1.6
 statements and ~2.5 new concepts, 31% of the tokens it has embedded; deferring
-them measured 1.1-1.6x at 8 concurrent writers and slower at one
-(bench/README.md "Ingest"), so it is off by default.
+them measured 1.1-1.6x at 8 concurrent writers in three loaded runs, slower
+in two others and at one writer in all (bench/README.md "Ingest"), so it is
+off by default.
 """
 
 from __future__ import annotations
