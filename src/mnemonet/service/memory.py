@@ -126,6 +126,7 @@ class MemoryService:
         self.shared_spaces: Callable[[], Awaitable[list[tuple[str, MemoryService]]]] | None = None
 
     async def close(self) -> None:
+        await self.indexer.close()
         await self.usage.close()
         await self.vectors.close()
         await self.graph.close()
@@ -313,7 +314,7 @@ class MemoryService:
         try:
             result = await self.graph.write_inference(obs_id, statements, worker, concepts)
             if result.created and statements:
-                await self._index_statements(await self.graph.get_statements(result.statement_ids))
+                await self._index_statements(await self.graph.get_statements(result.statement_ids), yielded=True)
         except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
             log.warning("inferred claims not written; the inference worker will infer them",
                         extra={"observation": obs_id, "error": str(exc)[:200]})
@@ -543,6 +544,8 @@ class MemoryService:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
+        # Deferred vectors first: one written after the erase would bring back what was forgotten.
+        await self.indexer.drained()
         who = check_name(by, "by")
         kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
         sources: list[str] = []
@@ -760,12 +763,14 @@ class MemoryService:
         }
 
     async def _backlog(self) -> dict[str, int]:
-        """Work the workers have not done yet in this space, counted up to ``MAX_LIMIT`` each: observations
-        waiting for extraction or inference, statements for validation, concepts due a summary. All zero
+        """Work not done yet in this space: this node's statements and concepts waiting for their vectors, and
+        (counted up to ``MAX_LIMIT`` each) observations waiting for extraction or inference, statements for
+        validation, concepts due a summary. All zero
         means the memory has settled (the CLI's ``/settle`` waits for it); a worker writes its results and
         its done-marker together, so no item leaves one count before it shows in the next."""
         settings = self.settings
         return {
+            "vectors": self.indexer.backlog,  # statements and concepts not embedded yet (index_in_background)
             "extraction": await self.graph.count_pending_extractions(),
             "inference": len(await self.graph.pending_observations(_worker(INFERENCE_SOURCE), MAX_LIMIT)),
             "validation": len(await self.graph.pending_statements(_worker(VALIDATION_SOURCE), MAX_LIMIT)),
@@ -798,6 +803,7 @@ class MemoryService:
 
     async def clear(self) -> None:
         """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
+        await self.indexer.drained()  # a deferred vector written after the erase would outlive its item
         await self.graph.clear()
         await self.vectors.clear()
 
@@ -866,15 +872,27 @@ class MemoryService:
     async def _index_extraction(
         self, entries: list[IndexEntry], statements: list[StatementView], concept_ids: list[str]
     ) -> None:
-        entries = entries + [_statement_entry(s) for s in statements]
-        entries += [
+        """The observation's own vector now; what it yields now or in the background (``index_in_background``)."""
+        yielded = [_statement_entry(s) for s in statements]
+        yielded += [
             IndexEntry(c.id, "concept", c.name, c.created_at)
             for c in await self.graph.get_concepts(concept_ids)
         ]
-        await self.indexer.index_quietly(entries)
+        if self.settings.index_in_background:
+            # Carrying what earlier observations deferred: one engine call, as inline, but this
+            # observation's answer waits only for its own vector (and theirs, already due).
+            await self.indexer.index_quietly(entries, carry=True)
+            self.indexer.defer(yielded)
+        else:
+            await self.indexer.index_quietly(entries + yielded)
 
-    async def _index_statements(self, statements: list[StatementView]) -> None:
-        await self.indexer.index_quietly([_statement_entry(s) for s in statements])
+    async def _index_statements(self, statements: list[StatementView], *, yielded: bool = False) -> None:
+        """``yielded``: statements an observation's extraction gave, which may wait (``index_in_background``)."""
+        entries = [_statement_entry(s) for s in statements]
+        if yielded and self.settings.index_in_background:
+            self.indexer.defer(entries)
+        else:
+            await self.indexer.index_quietly(entries)
 
 
 def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:

@@ -213,6 +213,7 @@ class SpacedMemory:
 
     @staticmethod
     async def _drop(memory: MemoryService) -> None:
+        await memory.indexer.drained()  # no deferred vector write after the drop
         await memory.graph.drop()
         await memory.vectors.drop()
 
@@ -254,6 +255,8 @@ class SpacedMemory:
         return total
 
     async def close(self) -> None:
+        for memory in list(self._open.values()):  # their deferred vectors, while the connections are open
+            await memory.indexer.close()
         # A space's stores borrow the default's connections: closing the default closes them all.
         await self.default.close()
 
