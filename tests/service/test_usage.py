@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from mnemonet.service import MemoryService
+from mnemonet.service import MemoryService, SpacedMemory
 
 
 async def test_hits_carry_uses_and_last_used_at_written_in_one_batch(service: MemoryService) -> None:
@@ -43,3 +43,12 @@ async def test_a_failed_write_keeps_the_counts_and_close_writes_them(service: Me
     [again, *_] = [h for h in await service.search("Bob Rome", k=2) if h.id == hit.id]
     assert again.uses == 1
 
+
+
+async def test_closing_a_spaced_store_writes_every_space_s_counts(spaced: SpacedMemory) -> None:
+    alpha = await spaced.memory("alpha")
+    await alpha.observe("Carol lives in Oslo", source="carol")
+    assert await alpha.search("where does Carol live", k=2)
+    assert alpha.usage.writes == 0  # counted in memory, due usage_flush_interval later
+    await spaced.close()
+    assert alpha.usage.writes == 1  # written at close, while the shared connections were still open

@@ -255,8 +255,9 @@ class SpacedMemory:
         return total
 
     async def close(self) -> None:
-        for memory in list(self._open.values()):  # their deferred vectors, while the connections are open
+        for memory in list(self._open.values()):  # deferred vectors and use counts, while the connections are open
             await memory.indexer.close()
+            await memory.usage.close()
         # A space's stores borrow the default's connections: closing the default closes them all.
         await self.default.close()
 
