@@ -361,14 +361,19 @@ class PeerNode:
         check = self._health_check
         stale = time.monotonic() - self._health_checked_at >= self.settings.health_cache_ttl
         if check is None or (check.done() and stale):
-            check = self._health_check = asyncio.create_task(self._check_health(), name=f"health-{self.node_id}")
-            check.add_done_callback(self._health_checked)
+            check = self._health_check = asyncio.create_task(self._shared_check(), name=f"health-{self.node_id}")
         return await asyncio.shield(check)
 
-    def _health_checked(self, check: asyncio.Task[dict[str, Any]]) -> None:
-        self._health_checked_at = time.monotonic()
-        if check.cancelled() or check.exception() is not None:
+    async def _shared_check(self) -> dict[str, Any]:
+        # Its time is set here, not in a done callback: a request between the task's end and its callback
+        # would see a finished check with the previous time and start a second one.
+        try:
+            result = await self._check_health()
+        except BaseException:
             self._health_check = None  # a failed check is not kept: the next request runs its own
+            raise
+        self._health_checked_at = time.monotonic()
+        return result
 
     async def _check_health(self) -> dict[str, Any]:
         """``status`` (ok/degraded/failing) and ``checks``: each local database from a real round trip.
