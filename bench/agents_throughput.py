@@ -102,21 +102,32 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def _write_people(service: MemoryService, n: int, prefix: str) -> None:
+    """``n`` observations straight into the graph: the timing is the workers', not the extraction's."""
+    for i in range(n):
+        await service.graph.write_observation(ObservationRecord(
+            id=f"{prefix}-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
+
+
+async def _timed_inference(service: MemoryService, falkor: EmbeddedFalkorDB, n: int) -> tuple[float, float, float]:
+    """Observations per second until the inference backlog of ``n`` new observations is empty, and CPU seconds
+    per observation of this process and of FalkorDB."""
+    assert falkor.process is not None
+    started, cpu, graph_cpu = time.monotonic(), time.process_time(), _cpu_seconds(falkor.process.pid)
+    await _write_people(service, n, "obs")
+    await _drained(service, InferenceAgent.source)
+    return (n / (time.monotonic() - started), (time.process_time() - cpu) / n,
+            (_cpu_seconds(falkor.process.pid) - graph_cpu) / n)
+
+
 async def inference_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: int,
                         embed: dict[str, Any]) -> tuple[float, float, float]:
     """Observations per second through ``workers`` inference nodes, and CPU seconds per observation of this
     process (every node, the offline model and the embedder) and of FalkorDB; ``embed``: the store's embedder."""
     service = await _service(falkor, pg_url, **embed)
     nodes = await _network(service, ["inference"] * workers)
-    assert falkor.process is not None
     try:
-        started, cpu, graph_cpu = time.monotonic(), time.process_time(), _cpu_seconds(falkor.process.pid)
-        for i in range(n):  # straight into the graph: the timing is the workers', not the extraction's
-            await service.graph.write_observation(ObservationRecord(
-                id=f"obs-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
-        await _drained(service, InferenceAgent.source)
-        return (n / (time.monotonic() - started), (time.process_time() - cpu) / n,
-                (_cpu_seconds(falkor.process.pid) - graph_cpu) / n)
+        return await _timed_inference(service, falkor, n)
     finally:
         for node in reversed(nodes):
             await node.stop()
@@ -157,20 +168,11 @@ async def process_run(falkor: EmbeddedFalkorDB, pg_url: str, workers: int, n: in
     store = PeerNode(Settings(**NODE), {"store", "llm", "embed"}, {"store": service})
     await store.start()
     procs: list[asyncio.subprocess.Process] = []
-    assert falkor.process is not None
     try:
         procs = await _worker_processes(store, workers, data)
-        for i in range(4 * workers):  # every worker loads its model on its first item: not in the timing
-            await service.graph.write_observation(ObservationRecord(
-                id=f"warm-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
+        await _write_people(service, 4 * workers, "warm")  # every worker loads its model on its first item
         await _drained(service, InferenceAgent.source)
-        started, cpu, graph_cpu = time.monotonic(), time.process_time(), _cpu_seconds(falkor.process.pid)
-        for i in range(n):
-            await service.graph.write_observation(ObservationRecord(
-                id=f"obs-{i}", text=f"Person{i} works at Company{i}.", source=SourceSpec(name="bench")))
-        await _drained(service, InferenceAgent.source)
-        return (n / (time.monotonic() - started), (time.process_time() - cpu) / n,
-                (_cpu_seconds(falkor.process.pid) - graph_cpu) / n)
+        return await _timed_inference(service, falkor, n)
     finally:
         for proc in procs:
             proc.terminate()
