@@ -39,8 +39,9 @@ from datetime import date
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
 from mnemonet.llm.claims import parse_canonical_claim
 from mnemonet.llm.errors import LanguageModelError
+from mnemonet.llm.offline import nlp
 from mnemonet.llm.offline.concepts import concepts_for, topics_for
-from mnemonet.llm.offline.extract import extract_triples, strip_lead_in
+from mnemonet.llm.offline.extract import extract_triples, reading_of, strip_lead_in
 from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, summarise_facts, write_answer
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import checked_triple
@@ -62,8 +63,6 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     async def warm_up(self) -> None:
         """Load the English pipeline now (seconds on a loaded machine) rather than in the first call."""
-        from mnemonet.llm.offline import nlp
-
         await asyncio.to_thread(nlp.pipeline)
 
     def _checked(self, triples: list[Triple]) -> list[Triple]:
@@ -78,7 +77,7 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     async def _read(self, text: str, speaker: str, day: date | None = None) -> list[Triple]:
         # Parsing is CPU work (~2-10 ms a sentence): off the event loop, so the node keeps serving.
-        return await asyncio.to_thread(extract_triples, text, speaker, day or self._today())
+        return await asyncio.to_thread(_read_text, text, speaker, day or self._today())
 
     async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:
         triples = self._checked(await self._read(text, source, day))
@@ -124,3 +123,8 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     async def _summarise(self, concept: str, statements: list[str], previous: str | None) -> str:
         return summarise_facts(concept, statements, previous, self.settings.llm_summary_max_chars)
+
+
+def _read_text(text: str, speaker: str, day: date) -> list[Triple]:
+    reading = reading_of(text)
+    return extract_triples(nlp.parse(reading.body), reading, speaker, day)
