@@ -4,6 +4,7 @@ for 1, 8 and 32 concurrent callers.
     .venv/bin/python bench/offline_parse.py                            # this tree
     .venv/bin/python bench/offline_parse.py --src BASE/src --src src   # a base checkout beside this one
     .venv/bin/python bench/offline_parse.py --wait 0 --wait 0.002      # offline_parse_batch_wait values
+    .venv/bin/python bench/offline_parse.py --components               # each pipeline component's share
 
 Texts: the first ``--turns`` chat turns of the LoCoMo dev file
 (``../shared/data/locomo-dev.json`` or ``--data``), each caller taking the
@@ -18,6 +19,10 @@ is ``OfflineLanguageModel.extract_observation`` (parse, rules, concepts).
 CPU is the variant process's, every thread included, per turn; wall is the
 cell's elapsed time per turn; p50 is one call's latency; batch is the mean
 number of texts per ``nlp.pipe`` call (- where the checkout does not batch).
+
+``--components`` instead times each component of the pipeline (this tree's
+``nlp.pipeline()``) over the same turns, one text at a time and in batches of
+64: CPU ms per turn, median of ``--rounds``.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 HERE = Path(__file__).resolve().parent.parent
 # ../shared/data next to the checkout, or next to the folder of worktrees that holds it.
@@ -111,6 +116,34 @@ async def _serve(src: str, wait: float | None, turns: list[tuple[str, str]]) -> 
     for line in sys.stdin:
         mode, callers = line.split()
         print(json.dumps(await variant.run(mode, int(callers))), flush=True)
+
+
+# -- the pipeline's components ----------------------------------------------------
+
+
+def components(args: argparse.Namespace) -> None:
+    """CPU per turn of each pipeline component, one text at a time and in batches of 64."""
+    sys.path.insert(0, str(HERE / "src"))
+    from mnemonet.llm.offline import nlp
+
+    texts = [t for t, _ in load_turns(args.data, args.turns)]
+    pipeline = nlp.pipeline()
+    list(pipeline.pipe(texts))  # the word caches filled, as in the variants' processes
+    times: dict[tuple[str, int], list[float]] = {}
+    for _ in range(args.rounds):
+        for batch in (1, 64):
+            docs = [pipeline.make_doc(t) for t in texts]
+            # Every component of this pipeline has pipe(); the type says only that it is callable.
+            for name, component in cast(list[tuple[str, Any]], pipeline.pipeline):
+                t0 = time.process_time()
+                docs = [component(d) for d in docs] if batch == 1 else list(component.pipe(docs, batch_size=batch))
+                times.setdefault((name, batch), []).append((time.process_time() - t0) / len(texts) * 1000)
+    print(f"load average: {_load()}; {len(texts)} LoCoMo turns, median of {args.rounds} rounds")
+    print(f"{'component':<16} {'one at a time ms':>16} {'batches of 64 ms':>16}")
+    for name in [*pipeline.pipe_names, "all"]:
+        row = [statistics.median(times[(name, b)]) if name != "all" else
+               sum(statistics.median(times[(n, b)]) for n in pipeline.pipe_names) for b in (1, 64)]
+        print(f"{name:<16} {row[0]:>16.2f} {row[1]:>16.2f}")
 
 
 # -- the driver ----------------------------------------------------------------
@@ -191,12 +224,15 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder holding locomo-dev.json")
+    parser.add_argument("--components", action="store_true", help="time each pipeline component instead")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-wait", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.wait = args.wait or [0.0]
     if args.worker:
         asyncio.run(_serve(args.worker, args.worker_wait, load_turns(args.data, args.turns)))
+    elif args.components:
+        components(args)
     else:
         drive(args)
 
