@@ -4,6 +4,7 @@ for 1, 8 and 32 concurrent callers.
     .venv/bin/python bench/offline_parse.py                            # this tree
     .venv/bin/python bench/offline_parse.py --src BASE/src --src src   # a base checkout beside this one
     .venv/bin/python bench/offline_parse.py --wait 0 --wait 0.002      # offline_parse_batch_wait values
+    .venv/bin/python bench/offline_parse.py --callers 1 --pause 0.02   # a lone writer with other work between turns
     .venv/bin/python bench/offline_parse.py --components               # each pipeline component's share
 
 Texts: the first ``--turns`` chat turns of the LoCoMo dev file
@@ -19,6 +20,9 @@ is ``OfflineLanguageModel.extract_observation`` (parse, rules, concepts).
 CPU is the variant process's, every thread included, per turn; wall is the
 cell's elapsed time per turn; p50 is one call's latency; batch is the mean
 number of texts per ``nlp.pipe`` call (- where the checkout does not batch).
+With ``--pause`` each caller idles that long between its calls (not timed),
+as a writer does that has other work between observations: back to back, a
+lone caller measures the hand-over between threads on a busy machine too.
 
 ``--components`` instead times each component of the pipeline (this tree's
 ``nlp.pipeline()``) over the same turns, one text at a time and in batches of
@@ -85,8 +89,9 @@ class Variant:
     async def _extract(self, text: str, speaker: str) -> None:
         await self.model.extract_observation(text, speaker)
 
-    async def run(self, mode: str, callers: int) -> dict[str, Any]:
-        """Every turn through ``mode`` by ``callers`` concurrent callers: CPU, wall and latency per turn."""
+    async def run(self, mode: str, callers: int, pause: float = 0.0) -> dict[str, Any]:
+        """Every turn through ``mode`` by ``callers`` concurrent callers, each idling ``pause`` seconds
+        between its calls: CPU, wall and latency per turn."""
         pending = iter(self.turns)
         latencies: list[float] = []
 
@@ -95,6 +100,8 @@ class Variant:
                 t0 = time.perf_counter()
                 await (self._parse(text) if mode == "parse" else self._extract(text, speaker))
                 latencies.append(time.perf_counter() - t0)
+                if pause:
+                    await asyncio.sleep(pause)
 
         before = self.nlp.stats() if self.batched else (0, 0)
         cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -114,8 +121,8 @@ async def _serve(src: str, wait: float | None, turns: list[tuple[str, str]]) -> 
     await variant.run("extract", 8)  # load the pipeline and fill its caches with every turn's words
     print(json.dumps({"ready": str(Path(sys.modules["mnemonet"].__file__ or "").parent)}), flush=True)
     for line in sys.stdin:
-        mode, callers = line.split()
-        print(json.dumps(await variant.run(mode, int(callers))), flush=True)
+        mode, callers, pause = line.split()
+        print(json.dumps(await variant.run(mode, int(callers), float(pause))), flush=True)
 
 
 # -- the pipeline's components ----------------------------------------------------
@@ -185,13 +192,14 @@ def drive(args: argparse.Namespace) -> None:
             variants.append((label, _start(src, wait, args)))
     for label, proc in variants:  # started together, loaded one after the other: wait for each
         print(f"{label}: model from {_ask(proc, None)['ready']}")
-    print(f"load average before: {_load()}; {args.turns} LoCoMo turns a cell, median of {args.rounds} rounds")
+    print(f"load average before: {_load()}; {args.turns} LoCoMo turns a cell, median of {args.rounds} rounds"
+          + (f", {args.pause:g} s idle between a caller's calls" if args.pause else ""))
     cells = [(mode, c) for mode in MODES for c in args.callers]
     results: dict[tuple[str, int, str], list[dict[str, Any]]] = {}
     for _ in range(args.rounds):
         for mode, callers in cells:
             for label, proc in variants:  # side by side: each cell of each variant in turn
-                results.setdefault((mode, callers, label), []).append(_ask(proc, f"{mode} {callers}"))
+                results.setdefault((mode, callers, label), []).append(_ask(proc, f"{mode} {callers} {args.pause}"))
     for _, proc in variants:
         assert proc.stdin is not None
         proc.stdin.close()
@@ -223,6 +231,7 @@ def main() -> None:
     parser.add_argument("--callers", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--turns", type=int, default=256)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--pause", type=float, default=0.0, help="seconds each caller idles between its calls")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder holding locomo-dev.json")
     parser.add_argument("--components", action="store_true", help="time each pipeline component instead")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
