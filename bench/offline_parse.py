@@ -6,6 +6,7 @@ for 1, 8 and 32 concurrent callers.
     .venv/bin/python bench/offline_parse.py --wait 0 --wait 0.002      # offline_parse_batch_wait values
     .venv/bin/python bench/offline_parse.py --callers 1 --pause 0.02   # a lone writer with other work between turns
     .venv/bin/python bench/offline_parse.py --components               # each pipeline component's share
+    .venv/bin/python bench/offline_parse.py --identical --turns 99999  # batched == one at a time, every turn
 
 Texts: the first ``--turns`` chat turns of the LoCoMo dev file
 (``../shared/data/locomo-dev.json`` or ``--data``), each caller taking the
@@ -26,7 +27,10 @@ lone caller measures the hand-over between threads on a busy machine too.
 
 ``--components`` instead times each component of the pipeline (this tree's
 ``nlp.pipeline()``) over the same turns, one text at a time and in batches of
-64: CPU ms per turn, median of ``--rounds``.
+64: CPU ms per turn, median of ``--rounds``. ``--identical`` runs the turns
+through this tree's ``extract_observation`` one at a time (batches of one)
+and then from 32 concurrent callers, and counts the turns whose extraction
+(statements, concepts, topics, inferred claims) differs.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import time
+from datetime import date
 from pathlib import Path
 from typing import Any, cast
 
@@ -153,6 +158,33 @@ def components(args: argparse.Namespace) -> None:
         print(f"{name:<16} {row[0]:>16.2f} {row[1]:>16.2f}")
 
 
+async def identical(args: argparse.Namespace) -> None:
+    """Every turn extracted one at a time and from 32 concurrent callers: the turns that differ."""
+    sys.path.insert(0, str(HERE / "src"))
+    from mnemonet.llm.offline import nlp
+    from mnemonet.llm.offline.model import OfflineLanguageModel
+    from mnemonet.settings import Settings
+
+    turns = load_turns(args.data, args.turns)
+    day = date(2026, 11, 23)  # relative dates read from one fixed day in both runs
+    alone = OfflineLanguageModel(Settings(offline_parse_batch_max=1), today=lambda: day)
+    together = OfflineLanguageModel(Settings(), today=lambda: day)
+    expected = [await alone.extract_observation(t, s, infer=True) for t, s in turns]
+    pending = iter(enumerate(turns))
+    got: list[Any] = [None] * len(turns)
+
+    async def caller() -> None:
+        for i, (text, speaker) in pending:
+            got[i] = await together.extract_observation(text, speaker, infer=True)
+
+    batches, texts = nlp.stats()
+    await asyncio.gather(*(caller() for _ in range(32)))
+    batches, texts = nlp.stats()[0] - batches, nlp.stats()[1] - texts
+    differ = sum(e != g for e, g in zip(expected, got, strict=True))
+    print(f"load average: {_load()}; {len(turns)} LoCoMo turns, {sum(len(e.statements) for e in expected)} "
+          f"statements one at a time; 32 callers: {texts / batches:.1f} texts a batch; turns that differ: {differ}")
+
+
 # -- the driver ----------------------------------------------------------------
 
 
@@ -234,6 +266,7 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=0.0, help="seconds each caller idles between its calls")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder holding locomo-dev.json")
     parser.add_argument("--components", action="store_true", help="time each pipeline component instead")
+    parser.add_argument("--identical", action="store_true", help="check batched extractions equal lone ones")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--worker-wait", type=float, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -242,6 +275,8 @@ def main() -> None:
         asyncio.run(_serve(args.worker, args.worker_wait, load_turns(args.data, args.turns)))
     elif args.components:
         components(args)
+    elif args.identical:
+        asyncio.run(identical(args))
     else:
         drive(args)
 
