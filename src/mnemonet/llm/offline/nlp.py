@@ -97,6 +97,7 @@ class _Parser:
         self.texts = 0
 
     def submit(self, text: str, max_batch: int, max_wait: float) -> Future[Doc]:
+        """Queue ``text`` (starting the thread if need be); its Doc arrives on the returned future."""
         request = _Request(text, max_batch, max_wait)
         self._queue.put(request)
         if self._thread is None:
