@@ -11,14 +11,18 @@ whose first person is then the speaker too. Measured on the gold table
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date
+from typing import TYPE_CHECKING
 
 from mnemonet.llm.base import Triple
 from mnemonet.llm.offline import lexicon as lx
-from mnemonet.llm.offline import nlp
 from mnemonet.llm.offline.mapping import Mapper, is_question
 from mnemonet.llm.offline.parser import extract_triples as rule_triples
 from mnemonet.model.records import Revision
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 _NOT_IN_SUBJECTS = (
     lx.TIME_WORDS
@@ -53,15 +57,26 @@ def revision_of(sentence: str) -> Revision | None:
     return "change" if _CHANGE.search(sentence) else None
 
 
-def extract_triples(text: str, speaker: str = "user", today: date | None = None) -> list[Triple]:
-    """Every triple ``text`` states, first person being ``speaker``, dates resolved from ``today``;
-    each carries the revision cue of its sentence (a leading "Correction:" counts for the first)."""
-    day = today or date.today()
+@dataclass(frozen=True)
+class Reading:
+    """The part of a text the parser reads, and whether the text opened with a correction cue."""
+
+    body: str
+    corrects: bool
+
+
+def reading_of(text: str) -> Reading:
+    """ "Correction: based on X, I like tea" -> body "I like tea", corrects: the lead-in and the opening
+    cues are dropped before the parse (their words would only confuse it)."""
     body = strip_lead_in(text)
     opening = _LEADING_CUE.match(body)
-    if opening:
-        body = body[opening.end():]
-    doc = nlp.parse(body)
+    return Reading(body[opening.end():], True) if opening else Reading(body, False)
+
+
+def extract_triples(doc: Doc, reading: Reading, speaker: str = "user", today: date | None = None) -> list[Triple]:
+    """Every triple the parsed ``reading`` states, first person being ``speaker``, dates resolved from
+    ``today``; each carries the revision cue of its sentence (a leading "Correction:" counts for the first)."""
+    day = today or date.today()
     mapper = Mapper(doc, speaker, day)
     out: list[Triple] = []
     for n, sent in enumerate(doc.sents):
@@ -71,7 +86,7 @@ def extract_triples(text: str, speaker: str = "user", today: date | None = None)
         if not found:
             found = [t for t in rule_triples(sent.text, speaker) if clean_subject(t.subject)]
         # An opening "No," / "Wait," / "Sorry," answers what was said before: a correction.
-        revision = "correction" if opening and n == 0 else revision_of(sent.text)
+        revision = "correction" if reading.corrects and n == 0 else revision_of(sent.text)
         if revision is not None:
             found = [t.model_copy(update={"revision": revision}) for t in found]
         out.extend(t for t in found if t not in out)
