@@ -347,6 +347,15 @@ class Settings(BaseSettings):
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",
     )
+    index_recent_vectors: int = Field(
+        2048, ge=0, description="Vectors of recently embedded texts kept in memory, so the turn an observation is "
+        "embedded in the context of is not embedded a second time (0: embed it again each time).",
+    )
+    index_derived_vectors: bool = Field(
+        False, description="Give statements extracted or inferred from an observation, and concept names, vectors "
+        "of their own. Off: they are keyword-searchable rows, found by meaning through their observation's vector "
+        "and the graph, and an observation costs one embedding (bench/README.md \"Ingest\").",
+    )
     search_concept_expansion: int = Field(
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
     )

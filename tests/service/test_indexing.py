@@ -9,7 +9,7 @@ import numpy as np
 
 from mnemonet.service import MemoryService
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
-from mnemonet.store.vector_types import embedded_text
+from mnemonet.store.vector_types import contextual_vector
 
 QUESTION = "What did you have at the dinner with your mother last night?"
 REPLY = "Lots of salads, sandwiches and a banana split sundae, my favourite."
@@ -26,8 +26,9 @@ async def test_a_reply_is_embedded_with_the_turn_it_answers(service: MemoryServi
     [first, reply] = await service.vectors.get([asked.observation_id, replied.observation_id])
     assert first.context == "", "the first turn of a session has nothing before it"
     assert reply.context == f"john: {QUESTION}", "the previous turn of its own session, not the latest write"
-    assert reply.text == f"maria: {REPLY}"
-    [contextual, alone] = await service.embedder.embed([embedded_text(reply.text, reply.context), reply.text])
+    assert reply.text == f"maria: {REPLY}" and reply.vector is not None
+    [alone, context] = await service.embedder.embed([reply.text, reply.context])
+    contextual = contextual_vector(alone, context, len(reply.text), len(reply.context))
     assert _cosine(reply.vector, contextual) > 0.999
     # The reply names no dinner or mother; with the question in its vector, the question finds it better.
     [query] = await service.embedder.embed(["What food was at the dinner with her mother?"], kind="query")

@@ -19,14 +19,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mnemonet.embed.base import Embedder
 from mnemonet.settings import Settings
 from mnemonet.store.vector_context import preceding_turns
-from mnemonet.store.vector_types import VectorItem, embedded_text
+from mnemonet.store.vector_types import VectorItem, contextual_vector
 from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -34,23 +37,29 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class IndexEntry:
-    """One graph item to embed: its id, kind, text, time and metadata."""
+    """One graph item to index: its id, kind, text, time and metadata.
+
+    ``vector`` False: a keyword-only row (found by its words and through the graph, never embedded).
+    """
 
     id: str
     kind: str
     text: str
     created_at: int
     metadata: dict[str, Any] = field(default_factory=dict)
+    vector: bool = True
 
 
 class VectorIndexer:
     """Embeds graph items that have no vector yet and writes them in one batch.
 
     An observation of a session (metadata ``search_session_key``) is embedded
-    together with the turns just before it (``index_context_turns``): a reply
-    such as "salads and sandwiches" says nothing of the question it answers,
-    and a contextual vector finds it from that question. Only the vector sees
-    the context; keyword search and hits show the observation's own text.
+    in the context of the turns just before it (``index_context_turns``): a
+    reply such as "salads and sandwiches" says nothing of the question it
+    answers, and a contextual vector finds it from that question. The context's
+    vector is usually the one the turn before got moments ago, so it costs no
+    second embedding (``contextual_vector``). Only the vector sees the context;
+    keyword search and hits show the observation's own text.
     """
 
     def __init__(self, vectors: VectorStore, embedder: Embedder, settings: Settings) -> None:
@@ -58,6 +67,8 @@ class VectorIndexer:
         self.embedder = embedder
         self.settings = settings
         self.failures = 0
+        # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         # Waiting to be embedded, oldest first, each with when it was deferred (loop time).
         self._deferred: dict[str, tuple[IndexEntry, float]] = {}
         self._taken: dict[str, IndexEntry] = {}  # in an embedding call now (the drain's or carried by another)
@@ -138,7 +149,7 @@ class VectorIndexer:
                 self._settled.set()
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
-        """Embed and store the entries that lack a vector; returns how many were written."""
+        """Embed and store the entries that have no row yet; returns how many were written."""
         if not entries:
             return 0
         unique = {e.id: e for e in entries}
@@ -146,22 +157,38 @@ class VectorIndexer:
         todo = [e for e in unique.values() if e.id in missing]
         if not todo:
             return 0
-        contexts = await self._contexts(todo)
-        texts = [embedded_text(e.text, contexts.get(e.id, "")) for e in todo]
-        vectors = await self.embedder.embed(texts, kind="passage")
-        items = [
-            VectorItem(
-                id=e.id, kind=e.kind, text=e.text, model=self.embedder.model, vector=v,
-                created_at=e.created_at, metadata=e.metadata, context=contexts.get(e.id, ""),
-            )
-            for e, v in zip(todo, vectors, strict=True)
-        ]
+        contexts = await self._contexts([e for e in todo if e.vector])
+        embedded = await self._embedded([e.text for e in todo if e.vector] + list(contexts.values()))
+        items = [self._item(e, contexts.get(e.id, ""), embedded) for e in todo]
         return await self.vectors.upsert(items)
+
+    def _item(self, e: IndexEntry, context: str, embedded: dict[str, np.ndarray]) -> VectorItem:
+        if not e.vector:
+            return VectorItem(id=e.id, kind=e.kind, text=e.text, model="", vector=None, created_at=e.created_at,
+                              metadata=e.metadata)
+        vector = contextual_vector(embedded[e.text], embedded.get(context), len(e.text), len(context))
+        return VectorItem(id=e.id, kind=e.kind, text=e.text, model=self.embedder.model, vector=vector,
+                          created_at=e.created_at, metadata=e.metadata, context=context)
+
+    async def _embedded(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Each text's passage vector: from the recent ones, the others in one embedder call."""
+        out = {t: self._recent[t] for t in texts if t in self._recent}
+        todo = list(dict.fromkeys(t for t in texts if t not in out))
+        if todo:
+            for text, made in zip(todo, await self.embedder.embed(todo, kind="passage"), strict=True):
+                out[text] = np.asarray(made, dtype=np.float32)
+        for text, vector in out.items():
+            self._recent[text] = vector
+            self._recent.move_to_end(text)
+        while len(self._recent) > self.settings.index_recent_vectors:
+            self._recent.popitem(last=False)
+        return out
 
     async def _contexts(self, entries: Sequence[IndexEntry]) -> dict[str, str]:
         """The context each observation of a session is embedded with: the end of the turns before it.
 
-        At most ``index_context_chars``, so an embedder's token limit never cuts the observation's own text.
+        At most ``index_context_chars``; with one turn (``index_context_turns``) that is the turn before
+        as it was indexed, so its vector is usually a recent one.
 
         A turn written in the same batch as its predecessor (a ``sync`` after failures) finds no context.
         """
@@ -175,9 +202,7 @@ class VectorIndexer:
             return {}
         span_ms = int(s.search_session_span * 1000)
         before = await preceding_turns(self.vectors, seeds, key, s.index_context_turns, span_ms)
-        # The embedder refuses inputs over max_text_chars; the observation's own text has priority.
-        room = {e.id: s.max_text_chars - len(e.text) - 1 for e in entries}
-        contexts = {i: _tail("\n".join(texts), min(s.index_context_chars, room[i])) for i, texts in before.items()}
+        contexts = {i: _tail("\n".join(texts), s.index_context_chars) for i, texts in before.items()}
         return {i: c for i, c in contexts.items() if c}
 
     async def index_quietly(self, entries: Sequence[IndexEntry], *, carry: bool = False) -> int:

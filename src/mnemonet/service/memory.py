@@ -36,7 +36,7 @@ from mnemonet.model.api import (
 )
 from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
-from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, is_observation_id, new_id
 from mnemonet.model.records import (
     CONSOLIDATION_SOURCE,
     INFERENCE_SOURCE,
@@ -156,7 +156,8 @@ class MemoryService:
         text = self._check_input(text, "text")
         source_spec = _source(source, "user")
         metadata = _checked_metadata(metadata)
-        obs_id = derived_id("obs", *self._id_scope, idempotency_key) if idempotency_key else new_id("obs")
+        obs_id = (derived_id(OBSERVATION_PREFIX, *self._id_scope, idempotency_key) if idempotency_key
+                  else new_id(OBSERVATION_PREFIX))
         if idempotency_key:
             await self._check_retry(obs_id, text, source_spec.name)  # a reused key with other content: 409
         record = ObservationRecord(
@@ -811,7 +812,8 @@ class MemoryService:
         """Embed recent graph items that have no vector (after a failed index write or a restart)."""
         observations = await self.graph.recent_observations(_limit(limit))
         statements = await self.graph.recent_statements(_limit(limit))
-        entries = [_observation_entry(o) for o in observations] + [_statement_entry(s) for s in statements]
+        derived = self.settings.index_derived_vectors
+        entries = [_observation_entry(o) for o in observations] + [_statement_entry(s, derived) for s in statements]
         return await self.indexer.index(entries)
 
     # -- helpers -------------------------------------------------------------
@@ -873,9 +875,10 @@ class MemoryService:
         self, entries: list[IndexEntry], statements: list[StatementView], concept_ids: list[str]
     ) -> None:
         """The observation's own vector now; what it yields now or in the background (``index_in_background``)."""
-        yielded = [_statement_entry(s) for s in statements]
+        derived = self.settings.index_derived_vectors
+        yielded = [_statement_entry(s, derived) for s in statements]
         yielded += [
-            IndexEntry(c.id, "concept", c.name, c.created_at)
+            IndexEntry(c.id, "concept", c.name, c.created_at, vector=derived)
             for c in await self.graph.get_concepts(concept_ids)
         ]
         if self.settings.index_in_background:
@@ -888,7 +891,7 @@ class MemoryService:
 
     async def _index_statements(self, statements: list[StatementView], *, yielded: bool = False) -> None:
         """``yielded``: statements an observation's extraction gave, which may wait (``index_in_background``)."""
-        entries = [_statement_entry(s) for s in statements]
+        entries = [_statement_entry(s, self.settings.index_derived_vectors) for s in statements]
         if yielded and self.settings.index_in_background:
             self.indexer.defer(entries)
         else:
@@ -916,8 +919,12 @@ def _sentence(t: Triple) -> str:
     return f"{t.subject} {'not ' if t.negated else ''}{t.predicate.replace('_', ' ')} {t.object}"
 
 
-def _statement_entry(s: StatementView) -> IndexEntry:
-    return IndexEntry(s.id, "statement", s.sentence(), s.created_at, {"source": s.source or ""})
+def _statement_entry(s: StatementView, derived_vectors: bool) -> IndexEntry:
+    """``derived_vectors`` False: a statement standing on an observation says what the observation's text
+    says, so it is found through that observation's vector and by its own words, without a vector."""
+    on_observation = any(is_observation_id(d) for d in s.derived_from)
+    return IndexEntry(s.id, "statement", s.sentence(), s.created_at, {"source": s.source or ""},
+                      vector=derived_vectors or not on_observation)
 
 
 def _raw_entry(record: ObservationRecord) -> IndexEntry:
