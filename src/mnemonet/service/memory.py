@@ -158,15 +158,14 @@ class MemoryService:
         metadata = _checked_metadata(metadata)
         obs_id = (derived_id(OBSERVATION_PREFIX, *self._id_scope, idempotency_key) if idempotency_key
                   else new_id(OBSERVATION_PREFIX))
-        if idempotency_key:
-            await self._check_retry(obs_id, text, source_spec.name)  # a reused key with other content: 409
         record = ObservationRecord(
             id=obs_id, text=text, source=source_spec, metadata=metadata or {}, created_at=_now_ms(),
             extraction_pending=True,
         )
         result = await self.graph.write_observation(record)
         if not result.created:
-            await self._check_retry(obs_id, text, source_spec.name)  # a concurrent first write won the race
+            # A retry, or a reused key with other content (409): the write of an existing id writes nothing.
+            await self._check_retry(obs_id, text, source_spec.name)
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
         if state == "pending" and defer_extraction:
             if result.created:  # searchable by its text at once; the extraction's entries come with it later
