@@ -252,18 +252,17 @@ async def wait_drained(http: httpx.AsyncClient, url: str) -> float:
 
 
 async def embedded_work(data_dir: Path) -> list[tuple[str, str, str]]:
-    """(kind, own text, embedded text) of every row of the node's vector index, read from its embedded PostgreSQL."""
+    """(kind, own text, embedded text) of every row of the node's vector index that has a vector, read from its
+    embedded PostgreSQL. A row's context is the turn before, whose vector is reused: only its own text is embedded."""
     import asyncpg
-
-    sys.path.insert(0, str(HERE / "src"))
-    from mnemonet.store.vector_types import embedded_text
 
     conn = await asyncpg.connect(host=str(data_dir / "postgres"), user="postgres", database="postgres")
     try:
-        rows = await conn.fetch("SELECT kind, text, context FROM mnemonet.embeddings ORDER BY created_at")
+        rows = await conn.fetch("SELECT kind, text FROM mnemonet.embeddings WHERE embedding IS NOT NULL "
+                                "ORDER BY created_at")
     finally:
         await conn.close()
-    return [(r["kind"], r["text"], embedded_text(r["text"], r["context"])) for r in rows]
+    return [(r["kind"], r["text"], r["text"]) for r in rows]
 
 
 def print_work(work: list[tuple[str, str, str]]) -> None:

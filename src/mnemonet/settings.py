@@ -338,22 +338,32 @@ class Settings(BaseSettings):
         "before an observation that are embedded with it, so a reply is found by what it answers (0: alone).",
     )
     index_in_background: bool = Field(
-        False, description="Embed the statements and concepts an observation yields after observe answers (with "
-        "the next observation's call, or alone after index_background_wait) rather than before; the observation's "
-        "own vector stays inline, stats backlog.vectors counts what waits, and until it is embedded a statement is "
-        "found only through its observation. Measured no reliable gain: 1.1-1.6x at 8 clients in three loaded runs, "
-        "slower in two others and at 1 client in every run (bench/README.md).",
+        True, description="Index what a write adds (embed it, write its vector row) after the write answers, many "
+        "writes' texts in one embedder call; a read first waits for the writes acknowledged before it "
+        "(index_read_wait), so what was written is found. Off: each write is indexed before it answers.",
     )
     index_background_batch: int = Field(
-        64, ge=1, description="Most waiting statements and concepts embedded in one background call; as many "
-        "waiting send it at once.",
+        64, ge=1, description="Most rows indexed in one background embedder call.",
     )
-    index_background_wait: float = Field(
-        1.0, ge=0, description="Seconds a waiting statement or concept lingers for the next observation's "
-        "embedding call to ride along with before a background call of its own goes.",
+    index_backlog_max: int = Field(
+        512, ge=1, description="Most rows waiting to be indexed; a write past it waits for room, so a sustained "
+        "writer goes at the embedder's pace instead of growing a backlog.",
+    )
+    index_read_wait: float = Field(
+        10.0, ge=0, description="Longest a search waits for the rows of writes acknowledged before it; past it the "
+        "search goes on without them (they are found once indexed).",
     )
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",
+    )
+    index_recent_vectors: int = Field(
+        2048, ge=0, description="Vectors of recently embedded texts kept in memory, so the turn an observation is "
+        "embedded in the context of is not embedded a second time (0: embed it again each time).",
+    )
+    index_derived_vectors: bool = Field(
+        False, description="Give statements extracted or inferred from an observation, and concept names, vectors "
+        "of their own. Off: they are keyword-searchable rows, found by meaning through their observation's vector "
+        "and the graph, and an observation costs one embedding (bench/README.md \"Ingest\").",
     )
     search_concept_expansion: int = Field(
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",

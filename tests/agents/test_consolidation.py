@@ -27,6 +27,7 @@ async def test_a_new_summary_supersedes_the_previous_one(service: MemoryService,
     [first] = await _summaries(service)
     assert first.subject == "user" and len(first.derived_from) == 12
     assert all(h in first.summary for h in HOBBIES[:12])  # type: ignore[operator]
+    await service.indexer.drained()  # indexed behind the write (index_in_background)
     hits = await service.vectors.keyword("chess jazz tea", 5, ["summary"], None)
     assert [h.id for h in hits] == [first.id]  # embedded as kind "summary"
 

@@ -30,6 +30,7 @@ async def test_forget_a_source_erases_its_text_everywhere_and_leaves_a_tombstone
     await service.observe("Zorbulon Quaxley prefers Glimmerwick tea", source="zorbulon")
     await service.claim("Zorbulon Quaxley likes Pravtonic music", source="zorbulon")
     kept = await service.observe("Alice lives in Paris", source="alice")
+    await service.indexer.drained()  # indexed behind the writes (index_in_background)
     for needle in ("Vexmoor", "Glimmerwick", "Pravtonic", "zorbulon"):
         assert needle.lower() in (await _everything(service)).lower()
         assert needle.lower() in (await _table_scan(service)).lower()
@@ -99,6 +100,7 @@ async def test_forget_scrubs_the_erased_text_from_other_rows_embedding_context(s
     session = {"session": "s1"}
     said = await service.observe("Brinvolt Marsh is my middle name", source="user", metadata=session)
     reply = await service.observe("Noted, thank you", source="agent", metadata=session)
+    await service.indexer.drained()  # indexed behind the write (index_in_background)
     [row] = await service.vectors.get([reply.observation_id])
     if "Brinvolt" not in row.context:
         pytest.fail("the reply was embedded without the turn before it; the scrub is not exercised")

@@ -68,6 +68,7 @@ async def test_forget_a_source_leaves_none_of_its_text_in_the_data_directories(
             await service.observe("Zorbulon lives in Vexmoor", source="zorbulon")
             await service.observe("Zorbulon prefers Glimmerwick tea", source="zorbulon")
             await service.observe("Alice lives in Paris", source="alice")
+            await service.indexer.drained()  # indexed behind the writes (index_in_background)
             for needle in (*ERASED, ENGINE_RESIDUE, KEPT):
                 assert found_in(root / "falkordb", needle), f"{needle} not in the AOF before forget"
                 assert found_in(root / "postgres", needle), f"{needle} not in PostgreSQL's files before forget"

@@ -1,106 +1,130 @@
-"""Statements and concepts embedded after observe answers (``index_in_background``), real databases and embedder."""
+"""Rows indexed behind the write (``index_in_background``): real databases and embedder."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 
-import pytest
-
+from mnemonet.embed.base import Embedder, EmbedKind
 from mnemonet.service import MemoryService
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 
 TEXT = "Alice works at Acme and lives in Paris."
 
 
-@pytest.fixture
-def service(service: MemoryService) -> MemoryService:
-    """The package's service with the statements' and concepts' vectors deferred."""
-    service.settings = service.indexer.settings = service.settings.model_copy(update={"index_in_background": True})
-    return service
+class _Gated:
+    """The session's embedder, holding every call until ``open`` is set."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.model, self.dimension, self.computes_locally = inner.model, inner.dimension, inner.computes_locally
+        self._inner = inner
+        self.open = asyncio.Event()
+        self.calls = 0
+
+    async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+        self.calls += 1
+        await self.open.wait()
+        return await self._inner.embed(texts, kind)
 
 
-async def _yielded(service: MemoryService, observation_id: str) -> list[str]:
-    """Ids of the statements and concepts the observation's extraction wrote."""
-    statements = await service.graph.statements_from_observation(observation_id)
-    concepts = {c.id for c in await service.graph.concepts(100)}
-    assert statements and concepts, "the offline model extracts statements and concepts from this text"
-    return [s.id for s in statements] + sorted(concepts)
+def _gated(service: MemoryService, **settings: object) -> _Gated:
+    """Make the service index through a gated embedder (searches still embed their queries at once)."""
+    gated = _Gated(service.embedder)
+    service.indexer.embedder = gated
+    service.indexer.settings = service.indexer.settings.model_copy(update=settings)
+    return gated
 
 
-async def test_observe_answers_with_its_own_vector_and_the_rest_drains(service: MemoryService) -> None:
+async def _rows(service: MemoryService, ids: list[str]) -> set[str]:
+    return set(ids) - set(await service.vectors.ids_missing(ids))
+
+
+async def test_observe_answers_before_its_row_and_a_search_after_it_waits_for_it(service: MemoryService) -> None:
+    gated = _gated(service)
     result = await service.observe(TEXT, source="bob", metadata={"session": "s1"})
-    yielded = await _yielded(service, result.observation_id)
-    # The observation's own vector is written before observe answers; what it yields is queued.
-    assert await service.vectors.ids_missing([result.observation_id]) == []
-    waiting = (await service.stats())["backlog"]["vectors"]
-    assert waiting == len(yielded) == service.indexer.backlog
-    assert set(await service.vectors.ids_missing(yielded)) == set(yielded)
-    # Meanwhile search finds the observation, and its statements come back through it from the graph.
-    hits = await service.search("Where does Alice work?", k=5)
+    # Answered with the graph written; its row (and its statements' and concepts') waits for the embedder.
+    assert await _rows(service, [result.observation_id]) == set()
+    assert (await service.stats())["backlog"]["vectors"] == service.indexer.backlog > 0
+    search = asyncio.ensure_future(service.search("Where does Alice work?", k=5))
+    await asyncio.sleep(0)
+    assert not search.done(), "a search waits for the rows of the writes it follows"
+    gated.open.set()
+    hits = await asyncio.wait_for(search, 60)
     assert hits[0].id == result.observation_id
-    recall = await service.recall("Where does Alice work?")
-    assert {s.id for s in recall.statements} >= {s for s in yielded if s.startswith("st-")}
-    await service.indexer.drained()
+    assert service.indexer.backlog == 0 and service.indexer.failures == 0
     assert (await service.stats())["backlog"]["vectors"] == 0
-    assert await service.vectors.ids_missing(yielded) == []
-    assert service.indexer.failures == 0
 
 
-async def test_inline_when_turned_off(service: MemoryService) -> None:
-    service.settings = service.settings.model_copy(update={"index_in_background": False})
+async def test_each_write_indexed_before_it_answers_when_turned_off(service: MemoryService) -> None:
+    service.indexer.settings = service.indexer.settings.model_copy(update={"index_in_background": False})
     result = await service.observe(TEXT, source="bob")
     assert service.indexer.backlog == 0
-    assert await service.vectors.ids_missing(await _yielded(service, result.observation_id)) == []
+    assert await _rows(service, [result.observation_id]) == {result.observation_id}
 
 
-async def test_close_embeds_what_waits(service: MemoryService) -> None:
-    result = await service.observe(TEXT, source="bob")
-    yielded = await _yielded(service, result.observation_id)
-    assert service.indexer.backlog == len(yielded)
-    await service.indexer.close()  # as MemoryService.close does before the stores close
-    assert await service.vectors.ids_missing(yielded) == []
-
-
-async def test_a_full_batch_goes_at_once_and_drained_sends_the_rest(service: MemoryService) -> None:
-    settings = service.settings.model_copy(update={"index_background_batch": 2, "index_background_wait": 600.0})
-    indexer = VectorIndexer(service.vectors, service.embedder, settings)
+async def test_writes_wait_for_room_past_the_backlog_bound_and_share_calls(service: MemoryService) -> None:
+    gated = _gated(service, index_backlog_max=3, index_background_batch=64)
     now = int(time.time() * 1000)
-    entries = [IndexEntry(f"st-linger-{i}", "statement", f"ann likes ferry number {i}", now) for i in range(3)]
-    indexer.defer(entries[:2])  # a full batch: embedded without lingering for index_background_wait
-    assert indexer._drain is not None
-    await asyncio.wait_for(asyncio.shield(indexer._drain), settings.embed_timeout * 2)
-    assert indexer.backlog == 0
-    assert await service.vectors.ids_missing([e.id for e in entries[:2]]) == []
-    indexer.defer(entries[2:])  # alone it would linger; drained() sends it now
-    assert indexer.backlog == 1
-    await asyncio.wait_for(indexer.drained(), settings.embed_timeout * 2)
-    assert await service.vectors.ids_missing([entries[2].id]) == []
+    entries = [IndexEntry(f"obs-room-{i}", "observation", f"ann: ferry number {i}", now + i) for i in range(5)]
+    await service.indexer.submit(entries[:3])  # fills the backlog: the first call takes them all
+    later = asyncio.ensure_future(service.indexer.submit(entries[3:]))
+    await asyncio.sleep(0.05)
+    assert not later.done() and service.indexer.backlog == 3, "a write past the bound waits for room"
+    gated.open.set()
+    await asyncio.wait_for(later, 60)
+    await asyncio.wait_for(service.indexer.drained(), 60)
+    assert gated.calls == 2, "what waited went in one call"
+    assert await _rows(service, [e.id for e in entries]) == {e.id for e in entries}
 
 
-async def test_forget_and_clear_leave_no_deferred_vector_behind(service: MemoryService) -> None:
+async def test_a_read_waits_at_most_index_read_wait(service: MemoryService) -> None:
+    gated = _gated(service, index_read_wait=0.2)
+    await service.observe("Alice works at Acme.", source="bob")
+    hits = await asyncio.wait_for(service.search("Where does Alice work?", k=5), 30)
+    assert hits == [], "past the bound the search goes on without the row still queued"
+    gated.open.set()
+    await service.indexer.drained()
+    assert await service.search("Where does Alice work?", k=5)
+
+
+async def test_close_indexes_what_waits(service: MemoryService) -> None:
+    gated = _gated(service)
+    result = await service.observe(TEXT, source="bob")
+    assert service.indexer.backlog
+    gated.open.set()
+    await service.indexer.close()  # as MemoryService.close does before the stores close
+    assert await _rows(service, [result.observation_id]) == {result.observation_id}
+
+
+async def test_forget_and_clear_leave_no_queued_row_behind(service: MemoryService) -> None:
+    gated = _gated(service)
     result = await service.observe(TEXT, source="bob")
     statements = [s.id for s in await service.graph.statements_from_observation(result.observation_id)]
-    assert service.indexer.backlog  # the statements' vectors wait
+    assert service.indexer.backlog
+    gated.open.set()
     await service.forget(observation_id=result.observation_id)
     await service.indexer.drained()
-    missing = await service.vectors.ids_missing([result.observation_id, *statements])
-    assert set(missing) == {result.observation_id, *statements}, "forgotten, and not brought back by the drain"
+    assert await _rows(service, [result.observation_id, *statements]) == set(), "forgotten, not brought back"
+    gated.open.clear()
     await service.observe(TEXT, source="carol")
     assert service.indexer.backlog
-    await service.clear()
+    clearing = asyncio.ensure_future(service.clear())
+    await asyncio.sleep(0.05)
+    assert not clearing.done(), "clear waits for what is queued before it erases"
+    gated.open.set()
+    await asyncio.wait_for(clearing, 60)
     await service.indexer.drained()
     assert await service.vectors.count() == 0
 
 
-async def test_the_next_observation_carries_what_the_last_one_deferred(service: MemoryService) -> None:
-    service.indexer.settings = service.indexer.settings.model_copy(update={"index_background_wait": 600.0})
-    first = await service.observe(TEXT, source="bob")
-    deferred = await _yielded(service, first.observation_id)
-    assert service.indexer.backlog == len(deferred)
-    second = await service.observe("Bob drives a red Volvo to Berlin.", source="bob")
-    # No background call could have gone (600 s): the second turn's own call embedded them.
-    assert await service.vectors.ids_missing([second.observation_id, *deferred]) == []
-    assert service.indexer.backlog > 0  # the second turn's own statements and concepts wait now
-    await service.indexer.drained()
-    assert service.indexer.backlog == 0
+async def test_an_indexer_of_its_own_drains_in_calls_of_at_most_the_batch(service: MemoryService) -> None:
+    gated = _Gated(service.embedder)
+    indexer = VectorIndexer(service.vectors, gated, service.settings.model_copy(update={"index_background_batch": 2}))
+    now = int(time.time() * 1000)
+    entries = [IndexEntry(f"obs-batch-{i}", "observation", f"bob: train number {i}", now + i) for i in range(5)]
+    await indexer.submit(entries)
+    gated.open.set()
+    await asyncio.wait_for(indexer.drained(), 60)
+    assert gated.calls == 3  # 2 + 2 + 1
+    assert await _rows(service, [e.id for e in entries]) == {e.id for e in entries}

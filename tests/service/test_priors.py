@@ -45,7 +45,7 @@ async def test_the_weights_are_settings_of_hybrid_search_on_the_real_store(servi
 
     def retriever(**weights: float) -> Retriever:
         return Retriever(service.graph, service.vectors, service.embedder,
-                         service.settings.model_copy(update=weights))
+                         service.settings.model_copy(update=weights), caught_up=service.indexer.caught_up)
 
     async def first(r: Retriever) -> str:
         return (await r.search(query, k=2, kinds=["observation"], mode="hybrid"))[0].id

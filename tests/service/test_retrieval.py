@@ -19,7 +19,7 @@ def narrow(service: MemoryService, candidates: int, **overrides: object) -> Retr
     settings = service.settings.model_copy(
         update={"search_candidates": candidates, "hybrid_candidate_factor": 1, **overrides}
     )
-    return Retriever(service.graph, service.vectors, service.embedder, settings)
+    return Retriever(service.graph, service.vectors, service.embedder, settings, caught_up=service.indexer.caught_up)
 
 
 async def test_superseded_statement_is_never_returned_as_current(service: MemoryService) -> None:
@@ -75,7 +75,8 @@ async def test_graph_expansion_adds_a_neighbour_neither_list_found(service: Memo
     for text in ("greyhound racing draws a crowd", "the greyhound bus was late again",
                  "a greyhound can run very fast", "who owns the red bicycle outside?",
                  "greyhounds are gentle dogs", "my neighbour owns two whippets",
-                 "the dog show had a greyhound class", "owners walk their greyhounds at dawn"):
+                 "the dog show had a greyhound class", "owners walk their greyhounds at dawn",
+                 "a greyhound owner adopted a retired racer", "who owns the greyhound in the park?"):
         await service.observe(text, source="news")
     # Generous expansion, so the neighbour's place does not hang on the ids' random order.
     retriever = narrow(service, 8, search_concept_discount=1.0, search_concept_expansion=100)
@@ -132,7 +133,8 @@ async def test_a_local_embedder_runs_before_the_database_a_remote_one_beside_it(
 
     monkeypatch.setattr(service.vectors, "keyword", recording_keyword)
     embedder = _Timed(service.embedder, computes_locally, keyword_started)
-    retriever = Retriever(service.graph, service.vectors, embedder, service.settings)
+    retriever = Retriever(service.graph, service.vectors, embedder, service.settings,
+                          caught_up=service.indexer.caught_up)
     hits = await retriever.search("where is the bicycle?", mode="hybrid")
     assert hits and "bicycle" in hits[0].text
     # Local: embedded first, on cores PostgreSQL then has to itself. Remote: overlapped.

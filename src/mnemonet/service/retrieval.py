@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from typing import Literal
 
@@ -34,12 +34,17 @@ SEARCH_MODES: tuple[SearchMode, ...] = ("keyword", "vector", "hybrid", "hybrid+g
 class Retriever:
     """Turns a query into ranked, explained hits over the graph's embedded items."""
 
-    def __init__(self, graph: GraphStore, vectors: VectorStore, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self, graph: GraphStore, vectors: VectorStore, embedder: Embedder, settings: Settings,
+        caught_up: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self.graph = graph
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
         self.ranker = GraphRanker(graph, vectors, settings)
+        # Waits for the rows of writes acknowledged before a search (VectorIndexer.caught_up).
+        self._caught_up = caught_up
 
     async def search(
         self,
@@ -56,6 +61,8 @@ class Retriever:
         if mode not in SEARCH_MODES:
             raise InvalidInput(f"mode: must be one of {', '.join(SEARCH_MODES)}")
         kinds_list, since = check_kinds(kinds), check_since(since)
+        if self._caught_up is not None:
+            await self._caught_up()
         # The same candidate pool whatever k is, so a smaller k returns a prefix of a larger one.
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)
         if mode == "keyword":

@@ -726,8 +726,11 @@ class GraphStore:
         return [str(r["id"]) for r in rows]
 
     async def record_audit(self, record: dict[str, Any]) -> None:
-        """Append one audit record (fields as in ``AUDIT_WRITE``, checked by the caller)."""
-        await self.driver.write(q.AUDIT_WRITE, record)
+        """Append one audit record (fields as in ``AUDIT_WRITE``, checked by the caller).
+
+        Every audited write is followed by its record: concurrent ones share a round trip and an fsync.
+        """
+        await self._group.write(q.AUDIT_WRITE, record)
 
     async def audit_log(self, limit: int) -> list[AuditView]:
         """Audit records, newest first."""

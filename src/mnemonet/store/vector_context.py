@@ -59,8 +59,8 @@ async def session_neighbours(
 
 async def preceding_turns(
     store: VectorStore, seeds: Sequence[tuple[str, str, int]], key: str, turns: int, span_ms: int
-) -> dict[str, list[str]]:
-    """Texts of up to ``turns`` observations recorded before each seed in its session, oldest first.
+) -> dict[str, list[tuple[int, str, str]]]:
+    """Up to ``turns`` observations recorded before each seed in its session, oldest first: (time, id, text).
 
     A seed is ``(id, session, created_at)``: the observations returned have
     metadata ``key`` equal to ``session`` and were recorded within ``span_ms``
@@ -72,7 +72,9 @@ async def preceding_turns(
     if not seeds or turns == 0:
         return {}
     q = quote_schema(store.schema)
-    sql = f"""SELECT s.id, array_agg(p.text ORDER BY p.created_at, p.id) AS texts
+    sql = f"""SELECT s.id, array_agg(p.created_at ORDER BY p.created_at, p.id) AS times,
+                     array_agg(p.id ORDER BY p.created_at, p.id) AS ids,
+                     array_agg(p.text ORDER BY p.created_at, p.id) AS texts
               FROM unnest($1::text[], $2::text[], $3::bigint[]) AS s(id, session, created_at)
               CROSS JOIN LATERAL (
                   SELECT x.id, x.text, x.created_at FROM {q}.embeddings x
@@ -83,7 +85,7 @@ async def preceding_turns(
     ids, sessions, times = (list(column) for column in zip(*seeds, strict=True))
     async with store.acquire() as conn:
         rows = await conn.fetch(sql, ids, sessions, times, key, span_ms, turns)
-    return {r["id"]: list(r["texts"]) for r in rows}
+    return {r["id"]: list(zip(r["times"], r["ids"], r["texts"], strict=True)) for r in rows}
 
 
 def _check_walk(key: str, turns: int, span_ms: int) -> None:

@@ -1,10 +1,11 @@
 """Re-embed every stored text with another embedder: how an index switches model or dimension.
 
-Texts are embedded batch by batch into an unlogged staging table (so a
-large index is never held in memory), then one short transaction swaps
-the vectors in, retypes the column and builds the HNSW index after the
-bulk load (building once is far faster than inserting into a built index).
-Rows written while the embedding ran are picked up inside that transaction.
+Texts (each with its context, ``contextual_vector``) are embedded batch by
+batch into an unlogged staging table (so a large index is never held in
+memory), then one short transaction swaps the vectors in, retypes the column
+and builds the HNSW index after the bulk load (building once is far faster
+than inserting into a built index). Rows written while the embedding ran are
+picked up inside that transaction; keyword-only rows stay without a vector.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pgvector import Vector
 from mnemonet.embed.base import Embedder
 from mnemonet.model.errors import Busy
 from mnemonet.store import vector_schema
-from mnemonet.store.vector_types import DimensionMismatch, as_vector, embedded_text, quote_schema
+from mnemonet.store.vector_types import DimensionMismatch, as_vector, contextual_vector, quote_schema
 from mnemonet.store.vectors import VectorStore
 
 log = logging.getLogger(__name__)
@@ -55,7 +56,8 @@ async def reembed(
             done, last_id = 0, ""
             while True:
                 rows = await conn.fetch(
-                    f"SELECT id, text, context FROM {q}.embeddings WHERE id > $1 ORDER BY id LIMIT $2",
+                    f"""SELECT id, text, context FROM {q}.embeddings
+                        WHERE id > $1 AND embedding IS NOT NULL ORDER BY id LIMIT $2""",
                     last_id,
                     batch,
                 )
@@ -88,7 +90,7 @@ async def _swap(conn: asyncpg.Connection, store: VectorStore, embedder: Embedder
         await conn.execute(f"LOCK TABLE {q}.embeddings IN SHARE ROW EXCLUSIVE MODE")
         late = await conn.fetch(
             f"""SELECT e.id, e.text, e.context FROM {q}.embeddings e
-                WHERE NOT EXISTS (SELECT 1 FROM {q}.{_STAGING} r WHERE r.id = e.id)"""
+                WHERE e.embedding IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {q}.{_STAGING} r WHERE r.id = e.id)"""
         )
         if late:
             await _embed_into_staging(conn, store.schema, embedder, late)
@@ -106,11 +108,16 @@ async def _swap(conn: asyncpg.Connection, store: VectorStore, embedder: Embedder
 async def _embed_into_staging(
     conn: asyncpg.Connection, schema: str, embedder: Embedder, rows: Sequence[asyncpg.Record]
 ) -> None:
-    vectors = await embedder.embed([embedded_text(r["text"], r["context"]) for r in rows], "passage")
-    if len(vectors) != len(rows):
-        raise DimensionMismatch(f"embedder returned {len(vectors)} vectors for {len(rows)} texts")
+    contexts = sorted({r["context"] for r in rows if r["context"]})
+    texts = [r["text"] for r in rows] + contexts
+    vectors = await embedder.embed(texts, "passage")
+    if len(vectors) != len(texts):
+        raise DimensionMismatch(f"embedder returned {len(vectors)} vectors for {len(texts)} texts")
+    context_vectors = dict(zip(contexts, vectors[len(rows):], strict=True))
     records = []
-    for row, vector in zip(rows, vectors, strict=True):
+    for row, own in zip(rows, vectors[: len(rows)], strict=True):
+        context = row["context"]
+        vector = contextual_vector(own, context_vectors.get(context), len(row["text"]), len(context))
         vec = as_vector(vector, f"embedding of {row['id']!r}")
         if len(vec) != embedder.dimension:
             raise DimensionMismatch(

@@ -40,7 +40,7 @@ async def create_base(conn: asyncpg.Connection, q: str) -> None:
                     kind text NOT NULL,
                     text text NOT NULL,
                     model text NOT NULL,
-                    embedding vector NOT NULL,
+                    embedding vector,
                     tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,
                     created_at bigint NOT NULL,
                     metadata jsonb NOT NULL DEFAULT '{{}}'::jsonb,
@@ -48,6 +48,9 @@ async def create_base(conn: asyncpg.Connection, q: str) -> None:
         )
         # Tables made before contextual embeddings lack the column; their rows had no context.
         await conn.execute(f"ALTER TABLE {q}.embeddings ADD COLUMN IF NOT EXISTS context text NOT NULL DEFAULT ''")
+        # Keyword-only rows (statements an observation yields, concept names) have no vector; tables made
+        # before them required one.
+        await conn.execute(f"ALTER TABLE {q}.embeddings ALTER COLUMN embedding DROP NOT NULL")
         await conn.execute(f"CREATE INDEX IF NOT EXISTS embeddings_tsv_idx ON {q}.embeddings USING gin (tsv)")
         await conn.execute(
             f"CREATE INDEX IF NOT EXISTS embeddings_kind_created_idx ON {q}.embeddings (kind, created_at)"

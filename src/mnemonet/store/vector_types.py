@@ -24,26 +24,40 @@ class DimensionMismatch(InvalidInput):
 
 @dataclass(frozen=True)
 class VectorItem:
-    """One embedded text, keyed by its graph id.
+    """One indexed text, keyed by its graph id.
 
-    ``context`` is text embedded before ``text`` but neither keyword-indexed
-    nor shown (e.g. the turn a reply answers); ``embedded_text`` is what the
-    vector represents, so a re-embed reproduces it.
+    ``context`` is text the vector sees but keyword search and hits do not
+    (e.g. the turn a reply answers): the vector is ``contextual_vector`` of
+    the text's and the context's embeddings, so a re-embed reproduces it.
+    ``vector`` None: a keyword-only row (``model`` empty), found by its words
+    and through the graph, never by k-NN.
     """
 
     id: str
     kind: str
     text: str
     model: str
-    vector: Sequence[float]
+    vector: Sequence[float] | None
     created_at: int
     metadata: dict[str, Any] = field(default_factory=dict)
     context: str = ""
 
 
-def embedded_text(text: str, context: str = "") -> str:
-    """The text a row's vector is computed from: its context, then its own text."""
-    return f"{context}\n{text}" if context else text
+def contextual_vector(
+    own: Sequence[float] | np.ndarray, context: Sequence[float] | np.ndarray | None, own_chars: int,
+    context_chars: int,
+) -> list[float]:
+    """A text's vector in its context: the two embeddings averaged by length, then normalised.
+
+    Embedders pool over tokens, so this is the weight each part has in a vector of the two texts
+    embedded as one, without embedding the context again: a turn's context is the turn before,
+    embedded moments earlier (bench/README.md "Ingest" measures what it keeps of recall).
+    """
+    if context is None or context_chars <= 0:
+        return [float(x) for x in own]
+    mixed = own_chars * np.asarray(own, dtype=np.float64) + context_chars * np.asarray(context, dtype=np.float64)
+    norm = float(np.linalg.norm(mixed))
+    return (mixed / norm).tolist() if norm > 0 else [float(x) for x in own]
 
 
 @dataclass(frozen=True)
@@ -130,8 +144,8 @@ def check_query(query: str, settings: Settings) -> str:
     return query
 
 
-def check_item(item: VectorItem, settings: Settings, i: int) -> tuple[np.ndarray, str]:
-    """Validate one row; return its vector and its metadata as JSON."""
+def check_item(item: VectorItem, settings: Settings, i: int) -> tuple[np.ndarray | None, str]:
+    """Validate one row; return its vector (None for a keyword-only row) and its metadata as JSON."""
     where = f"items[{i}]"
     if not isinstance(item, VectorItem):
         raise InvalidInput(f"{where}: expected a VectorItem, got {type(item).__name__}")
@@ -144,12 +158,12 @@ def check_item(item: VectorItem, settings: Settings, i: int) -> tuple[np.ndarray
         raise InvalidInput(f"{where}.text: must be a non-empty string")
     if len(item.text) > settings.max_text_chars:
         raise InvalidInput(f"{where}.text: longer than {settings.max_text_chars} characters (setting max_text_chars)")
-    # Text and context are embedded together (a re-embed too), so together they obey the embedders' limit.
-    if not isinstance(item.context, str) or len(embedded_text(item.text, item.context)) > settings.max_text_chars:
-        raise InvalidInput(
-            f"{where}.context: must be a string; with the text at most {settings.max_text_chars} characters"
-        )
-    if not isinstance(item.model, str) or not item.model.strip():
+    if not isinstance(item.context, str) or len(item.context) > settings.max_text_chars:
+        raise InvalidInput(f"{where}.context: must be a string of at most {settings.max_text_chars} characters")
+    if item.vector is None:
+        if item.model != "" or item.context:
+            raise InvalidInput(f"{where}: a keyword-only row (no vector) has no model and no context")
+    elif not isinstance(item.model, str) or not item.model.strip():
         raise InvalidInput(f"{where}.model: must be a non-empty string")
     if isinstance(item.created_at, bool) or not isinstance(item.created_at, int) or item.created_at < 0:
         raise InvalidInput(f"{where}.created_at: expected a non-negative epoch-milliseconds integer")
@@ -164,7 +178,7 @@ def check_item(item: VectorItem, settings: Settings, i: int) -> tuple[np.ndarray
             f"{where}.metadata: {len(meta)} characters of JSON exceed {settings.vector_max_metadata_chars} "
             "(setting vector_max_metadata_chars)"
         )
-    return as_vector(item.vector, f"{where}.vector"), meta
+    return (None if item.vector is None else as_vector(item.vector, f"{where}.vector")), meta
 
 
 def mismatch(what: str, got: object, model: str, dimension: int) -> DimensionMismatch:

@@ -239,10 +239,13 @@ class VectorStore:
         if not items:
             return 0
         checked = [check_item(item, self._settings, i) for i, item in enumerate(items)]
-        if self._meta is None:
+        first = next(((item, vec) for item, (vec, _) in zip(items, checked, strict=True) if vec is not None), None)
+        if self._meta is None and first is not None:
             # The first vector ever written fixes the index's model and dimension.
-            await self.ensure_model(items[0].model, len(checked[0][0]))
+            await self.ensure_model(first[0].model, len(first[1]))
         for i, (item, (vec, _)) in enumerate(zip(items, checked, strict=True)):
+            if vec is None:
+                continue
             try:
                 self._check(item.model, len(vec))
             except DimensionMismatch as exc:
@@ -264,7 +267,7 @@ class VectorStore:
                     [it.text for it in part],
                     [it.model for it in part],
                     # Wrapped so asyncpg's array encoder does not iterate into each vector.
-                    [Vector(v) for v, _ in vecs],
+                    [None if v is None else Vector(v) for v, _ in vecs],
                     [it.created_at for it in part],
                     [meta for _, meta in vecs],
                     [it.context for it in part],
@@ -301,7 +304,7 @@ class VectorStore:
         self._check(model, len(vec))
         where, args = _filters(kinds, since, first_param=3)
         sql = f"""SELECT id, kind, text, created_at, metadata, embedding <=> $1 AS distance
-                  FROM {self._q}.embeddings WHERE true {where}
+                  FROM {self._q}.embeddings WHERE embedding IS NOT NULL {where}
                   ORDER BY embedding <=> $1 LIMIT $2"""
         rows = await self._pool.fetch(sql, Vector(vec), k, *args)
         return [_hit(r, 1.0 - float(r["distance"]), vector_rank=i) for i, r in enumerate(rows, 1)]
@@ -351,7 +354,7 @@ class VectorStore:
 
     @_reachable
     async def ids_missing(self, ids: Sequence[str]) -> list[str]:
-        """The ids (in the order given) that have no vector yet: what a retry still has to embed."""
+        """The ids (in the order given) that have no row yet: what a retry still has to index."""
         id_list = _check_ids(ids, self._settings)
         rows = await self._pool.fetch(
             f"""SELECT t.id FROM unnest($1::text[]) WITH ORDINALITY AS t(id, n)
@@ -377,7 +380,7 @@ class VectorStore:
                 kind=r["kind"],
                 text=r["text"],
                 model=r["model"],
-                vector=r["embedding"].to_list(),
+                vector=None if r["embedding"] is None else r["embedding"].to_list(),
                 created_at=r["created_at"],
                 metadata=r["metadata"],
                 context=r["context"],
