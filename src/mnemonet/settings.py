@@ -346,8 +346,9 @@ class Settings(BaseSettings):
         64, ge=1, description="Most rows indexed in one background embedder call.",
     )
     index_backlog_max: int = Field(
-        512, ge=1, description="Most rows waiting to be indexed; a write past it waits for room, so a sustained "
-        "writer goes at the embedder's pace instead of growing a backlog.",
+        128, ge=1, description="Most rows waiting to be indexed (an observation adds one to embed and a few "
+        "keyword-only ones); a write past it waits for room, so a sustained writer goes at the embedder's pace "
+        "instead of growing a backlog, and a search waits at most for this much (index_read_wait).",
     )
     index_read_wait: float = Field(
         10.0, ge=0, description="Longest a search waits for the rows of writes acknowledged before it; past it the "
