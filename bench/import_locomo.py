@@ -1,7 +1,8 @@
 """``run_node.py import`` of the LoCoMo dev file, then LoCoMo recall on what it imported beside the same turns observed.
 
-    .venv/bin/python bench/import_locomo.py                     # the whole dev file (3,435 turns), ~30-45 min
+    .venv/bin/python bench/import_locomo.py                     # the whole file (3,435 turns), ~85 min under load
     .venv/bin/python bench/import_locomo.py --conversations 1   # the first conversation only
+    .venv/bin/python bench/import_locomo.py --conversations 3 --ef-search 1000 [--keep DIR]
 
 1. Starts one keyless store+llm+embed node (``run_node.py``, offline language model, packaged embedder,
    embedded databases in a temporary directory: the node start of ``bench/ingest.py``) and imports the
@@ -16,7 +17,9 @@
    ``<sample>:session_<n>``, session date) its observed twin has, and counts on each side the turns
    embedded with a context turn (the turn before, which search's vectors depend on).
 4. Asks every category 1-4 question of both with ``retrieval_locomo.evaluate`` (its hit counting, its
-   search modes) and prints recall@5/10/20 side by side.
+   search modes) and prints recall@5/10/20 side by side; ``--ef-search N`` scores both again with the vector
+   index searched at ``hnsw_ef_search`` N (nearer exact k-NN: the default's approximation differs between two
+   indexes of the same rows built in a different order).
 
 Both sides hold every conversation in one store, as a user importing the file gets it: a question searches
 all conversations' turns, and a hit on another conversation's turn counts for no evidence. Recall is
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -51,6 +55,7 @@ from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
 from mnemonet.store.vector_types import quote_schema
+from mnemonet.store.vectors import VectorStore
 from retrieval_locomo import KS, Conversation, Scores, evaluate, ingest, load, mode_rows, print_categories
 
 OBSERVED = "locomo_observed"  # graph and vector schema of the turns observed one by one
@@ -142,7 +147,8 @@ async def score(svc: MemoryService, convs: list[Conversation], mapping: dict[str
 async def bench(args: argparse.Namespace) -> None:
     data = args.data / "locomo-dev.json"
     convs = load(data, args.conversations)
-    with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
+    with contextlib.nullcontext(str(args.keep)) if args.keep else tempfile.TemporaryDirectory(
+            dir=os.environ.get("TMPDIR")) as tmp:
         path = data
         if args.conversations is not None:  # the first N conversations, as a file of their own
             path = Path(tmp) / f"locomo-{args.conversations}.json"
@@ -186,6 +192,15 @@ async def bench(args: argparse.Namespace) -> None:
                             (("imported", svc_import), ("observed", svc_observe))}
                 scores = {"imported": await score(svc_import, convs, mapping),
                           "observed": await score(svc_observe, convs, None)}
+                if args.ef_search:  # both again, with the HNSW search nearer exact
+                    for label, svc, mapped in (("imported", svc_import, mapping), ("observed", svc_observe, None)):
+                        wider = svc.settings.model_copy(update={"hnsw_ef_search": args.ef_search})
+                        vectors = await VectorStore.open(wider, schema=svc.vectors.schema)
+                        try:
+                            again = MemoryService(svc.graph, vectors, llm, embedder, wider)
+                            scores[f"{label}, ef_search {args.ef_search}"] = await score(again, convs, mapped)
+                        finally:
+                            await vectors.close()
             finally:
                 await svc_import.close()
                 await svc_observe.close()
@@ -212,12 +227,14 @@ def report(convs: list[Conversation], ingests: list[Ingest], records: tuple[int,
           f"twin: {found - differ} of {turns} ({missing} missing, {differ} differing)")
     for label, (ctx, n) in contexts.items():
         print(f"{label}: {ctx} of {n} turns embedded with a context turn")
-    print("\n| search mode | " + " | ".join(f"recall@{k} imported | observed | diff" for k in KS) + " |")
-    print("|---|" + "---:|---:|---:|" * len(KS))
-    for mode in SEARCH_MODES:
-        cells = " | ".join(f"{scores['imported'].mean(mode, k):.3f} | {scores['observed'].mean(mode, k):.3f} "
-                           f"| {scores['imported'].mean(mode, k) - scores['observed'].mean(mode, k):+.3f}" for k in KS)
-        print(f"| {mode} | {cells} |")
+    for imported, observed in zip(list(scores)[::2], list(scores)[1::2], strict=True):
+        print("\n| search mode | " + " | ".join(f"recall@{k} {imported} | {observed} | diff" for k in KS) + " |")
+        print("|---|" + "---:|---:|---:|" * len(KS))
+        for mode in SEARCH_MODES:
+            a, b = scores[imported], scores[observed]
+            cells = " | ".join(f"{a.mean(mode, k):.3f} | {b.mean(mode, k):.3f} "
+                               f"| {a.mean(mode, k) - b.mean(mode, k):+.3f}" for k in KS)
+            print(f"| {mode} | {cells} |")
     for label, s in scores.items():
         print(f"\n{label}:", end="")
         print_categories(s.labels, s.by_category)
@@ -229,6 +246,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder holding locomo-dev.json")
+    parser.add_argument("--ef-search", type=int, default=0, metavar="N", help="score both sides again with the "
+                        "vector index searched at hnsw_ef_search N (at most 1000): nearer exact k-NN")
+    parser.add_argument("--keep", type=Path, default=None, metavar="DIR", help="keep the databases in DIR "
+                        "(new or empty) instead of a temporary directory")
     asyncio.run(bench(parser.parse_args()))
 
 
