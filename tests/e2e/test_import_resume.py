@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -78,7 +79,11 @@ async def test_import_killed_midway_resumes_without_duplicate_or_gap(
     assert f"line {LONG_LINE}: refused:" in report and "longer than" in report
     summary = out.decode().strip().splitlines()[-1]
     assert f"imported {len(expected)} of {LINES} lines" in summary and "2 refused" in summary
-    assert f"{len(expected) - len(partial)} new" in summary or f"{len(partial)} already there" in summary
+    counts = re.search(r"\((\d+) new, (\d+) already there\)", summary)
+    assert counts is not None, summary
+    new, already = int(counts.group(1)), int(counts.group(2))
+    # A line in flight when the importer died may land after `partial` was read: at least those were there.
+    assert new + already == len(expected) and already >= len(partial) and new > 0
 
 
 def test_readers_number_lines_and_report_what_they_cannot_read(tmp_path: Path) -> None:

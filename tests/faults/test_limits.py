@@ -96,6 +96,21 @@ async def test_metrics_show_members_refusals_and_latency(make_node: NodeFactory)
     assert "mnemonet_events_delivered_total" in text and "mnemonet_vector_sync_total" in text
 
 
+async def test_metrics_count_the_suspicions_and_death_of_a_killed_peer(make_node: NodeFactory) -> None:
+    seed = await make_node({"store"}, providers={"store": InMemoryStore()})
+    peer = await make_node({"llm"}, seed=seed)
+    await eventually(lambda: sees_all([seed, peer]), 10.0, "two nodes see each other")
+    await peer.kill()
+    await eventually(lambda: seed.membership.deaths[peer.node_id] == 1, 30.0, "the seed declares the peer dead")
+    async with httpx.AsyncClient(trust_env=False) as http:
+        text = (await http.get(f"{seed.url}/metrics", headers=AUTH)).text
+    assert f'mnemonet_member_deaths_total{{node="{peer.node_id}"}} 1.0' in text
+    suspicions = f'mnemonet_member_suspicions_total{{node="{peer.node_id}"}} '
+    assert suspicions in text  # suspected before it was declared dead
+    assert float(text.split(suspicions)[1].split()[0]) >= 1
+    assert f'node="{seed.node_id}"' not in text  # never itself
+
+
 class TracedStore(InMemoryStore):
     """Logs from inside the call, as the real service does, and remembers the request id it ran under."""
 

@@ -224,6 +224,27 @@ def test_new_suspicion_at_higher_incarnation_restarts_the_timer() -> None:
     assert view(m, "b") == (1, SUSPECT)
 
 
+def test_each_new_suspicion_and_death_of_a_member_is_counted_until_it_is_forgotten() -> None:
+    m, clock = make(MembershipConfig(suspicion_timeout=5.0, dead_member_reap=60.0))
+    m.apply(wire("b"))
+    m.apply(wire("c"))
+    m.suspect("b")  # our own detector's verdict
+    m.suspect("b")  # found silent again: a confirmation of the same suspicion, not a new one
+    m.apply({**wire("b", 0, "suspect"), "by": "c"})  # another suspecter of it: a confirmation too
+    assert (m.suspicions["b"], m.deaths["b"]) == (1, 0)
+    m.apply(wire("b", 1))  # b refuted
+    m.apply({**wire("b", 1, "suspect"), "by": "c"})  # a suspicion gossiped to us counts as ours would
+    assert m.suspicions["b"] == 2
+    clock.now += 5.0
+    m.tick()  # not refuted in time: dead
+    m.apply(wire("b", 1, "dead"))  # the same death heard again
+    assert (view(m, "b"), m.suspicions["b"], m.deaths["b"]) == ((1, DEAD), 2, 1)
+    assert m.suspicions["c"] == m.deaths["c"] == 0 and m.suspicions["me"] == 0  # the others: none
+    clock.now += 60.0
+    m.tick()  # reaped: its counts go with it, so they stay bounded by the members listed
+    assert "b" not in m.suspicions and "b" not in m.deaths
+
+
 def test_local_suspect_and_mark_dead_ignore_self_and_unknown() -> None:
     m, _ = make()
     m.suspect("me")

@@ -1,6 +1,8 @@
 """``run_node.py import FILE``: bulk import of a file into a running network through its HTTP API.
 
-Lines are observed concurrently (``import_concurrency``), each with the
+Lines are observed concurrently (``import_concurrency``), the lines of one
+conversation session one after another in file order (``session_chains``: each
+turn then gets the turn before it as its context, as when observed live), each with the
 idempotency key ``import:<file sha256>:<line>``: a re-run after Ctrl-C or a
 crash writes nothing twice and leaves no gap, because what is done answers
 as already there. Lines the node refuses (a secret, too long) are reported
@@ -25,7 +27,7 @@ import httpx
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.spaces import check_space
 from mnemonet.node.import_sources import file_identity, read_items
-from mnemonet.service.import_formats import FORMATS, Item, Unreadable, import_key
+from mnemonet.service.import_formats import FORMATS, Item, Unreadable, import_key, session_chains
 from mnemonet.settings import Settings, flag_type, load_settings
 
 FLAGS = ("import_concurrency", "import_progress_interval", "import_max_retries", "import_retry_backoff")
@@ -158,31 +160,34 @@ async def run_import(
     tally = Tally(total=len(items))
     progress = Progress(tally, out, settings.import_progress_interval)
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    queue: asyncio.Queue[Item | Unreadable] = asyncio.Queue()
-    for item in items:
-        queue.put_nowait(item)
+    queue: asyncio.Queue[list[Item | Unreadable]] = asyncio.Queue()
+    for chain in session_chains(items, settings.search_session_key):
+        queue.put_nowait(chain)
 
     async def worker(http: httpx.AsyncClient) -> None:
         while not queue.empty():
-            item = queue.get_nowait()
-            if isinstance(item, Unreadable):
-                tally.unreadable += 1
-                print(f"line {item.line}: unreadable: {item.reason}", file=err)
-                continue
-            resp = await _observe(http, url.rstrip("/"), import_key(identity, item.line), item, settings,
-                                 space, defer_extraction)
-            if resp.status_code == 200:
-                result = resp.json()["result"]
-                created = result.get("created", True)
-                tally.pending += bool(result.get("pending"))
-                tally.new, tally.already = tally.new + created, tally.already + (not created)
-            elif resp.status_code in (401, 403):
-                raise ImportStopped(f"the node refused the token: {_error_text(resp)}")
-            elif 400 <= resp.status_code < 500:  # this line's content: report it and go on
-                tally.refused += 1
-                print(f"line {item.line}: refused: {_error_text(resp)}", file=err)
-            else:
-                raise ImportStopped(f"line {item.line}: HTTP {resp.status_code}: {_error_text(resp)}")
+            for item in queue.get_nowait():
+                await one(http, item)
+
+    async def one(http: httpx.AsyncClient, item: Item | Unreadable) -> None:
+        if isinstance(item, Unreadable):
+            tally.unreadable += 1
+            print(f"line {item.line}: unreadable: {item.reason}", file=err)
+            return
+        resp = await _observe(http, url.rstrip("/"), import_key(identity, item.line), item, settings,
+                              space, defer_extraction)
+        if resp.status_code == 200:
+            result = resp.json()["result"]
+            created = result.get("created", True)
+            tally.pending += bool(result.get("pending"))
+            tally.new, tally.already = tally.new + created, tally.already + (not created)
+        elif resp.status_code in (401, 403):
+            raise ImportStopped(f"the node refused the token: {_error_text(resp)}")
+        elif 400 <= resp.status_code < 500:  # this line's content: report it and go on
+            tally.refused += 1
+            print(f"line {item.line}: refused: {_error_text(resp)}", file=err)
+        else:
+            raise ImportStopped(f"line {item.line}: HTTP {resp.status_code}: {_error_text(resp)}")
 
     ticker = asyncio.create_task(progress.run())
     try:

@@ -419,6 +419,8 @@ class PeerNode:
         usage = getattr(llm, "usage", None)
         return {
             "members": dict(Counter(m.state.value for m in members)),
+            "suspicions": dict(self._membership.suspicions) if self._membership else {},
+            "deaths": dict(self._membership.deaths) if self._membership else {},
             "events_delivered": self.events.delivered,
             "refused": dict(self.codec.refused),
             "workers": self.worker_stats(),

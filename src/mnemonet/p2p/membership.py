@@ -13,7 +13,7 @@ import dataclasses
 import functools
 import math
 import re
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -287,6 +287,10 @@ class Membership:
         self._pending: dict[str, float] = {}  # heard of, not yet heard from -> clock() when listed
         self._listeners: list[Listener] = []
         self.invalid_updates = 0  # malformed updates refused by apply_many
+        # Per listed member, the times this view turned it suspect (a new suspicion: our detector's or one
+        # gossiped to us) and dead: a member that is only slow should gather none (/metrics). Forgotten with it.
+        self.suspicions: Counter[str] = Counter()
+        self.deaths: Counter[str] = Counter()
 
     def preload(self, members: Iterable[Member]) -> None:
         """Start from a known view of alive peers without gossiping it.
@@ -548,6 +552,7 @@ class Membership:
                 del self._members[member.node_id]
                 self._wire.pop(member.node_id, None)
                 self._timed.discard(member.node_id)
+                self._forget_verdicts(member.node_id)
                 self._bury(member)
 
     # -- dissemination ---------------------------------------------------
@@ -574,6 +579,11 @@ class Membership:
         del self._members[node_id]
         self._wire.pop(node_id, None)
         self._timed.discard(node_id)
+        self._forget_verdicts(node_id)
+
+    def _forget_verdicts(self, node_id: str) -> None:
+        self.suspicions.pop(node_id, None)
+        self.deaths.pop(node_id, None)
 
     def _store(self, member: Member, previous: Member | None) -> None:
         old_state = previous.state if previous is not None else None
@@ -600,6 +610,9 @@ class Membership:
             k = self.config.suspicion_confirmations
             self._suspicions[member.node_id] = Suspicion(
                 member.state_since, member.suspected_by, k if self._routable - 2 >= k else 0)
+            self.suspicions[member.node_id] += 1
+        if member.state is MemberState.DEAD and old_state is not MemberState.DEAD:
+            self.deaths[member.node_id] += 1
         self._members[member.node_id] = member
         wire = self._wire[member.node_id] = member.to_wire()
         if member.node_id == self.local.node_id:

@@ -25,7 +25,8 @@ class Observed(Protocol):
     node_id: str
 
     def metric_sources(self) -> dict[str, Any]:
-        """``members`` (state -> count), ``events_delivered``, ``events_published``, ``refused`` (reason ->
+        """``members`` (state -> count), ``suspicions`` and ``deaths`` (member id -> times this node's view
+        turned it suspect / dead), ``events_delivered``, ``events_published``, ``refused`` (reason ->
         count), ``workers`` (list of counter dicts), ``llm_calls`` (purpose -> count), ``llm_usage``,
         ``vector_sync``."""
         ...
@@ -74,6 +75,13 @@ class _ScrapeCollector(Collector):
         for state, count in sorted(src.get("members", {}).items()):
             members.add_metric([state], count)
         yield members
+        for key, help_text in (("suspicions", "Times this node's view of a member turned suspect (a new suspicion, "
+                                "by its own failure detector or gossiped to it), by member."),
+                               ("deaths", "Times this node's view of a member turned dead, by member.")):
+            verdicts = CounterMetricFamily(f"mnemonet_member_{key}", help_text, labels=["node"])
+            for node_id, count in sorted(src.get(key, {}).items()):
+                verdicts.add_metric([node_id], count)
+            yield verdicts
         yield CounterMetricFamily("mnemonet_events_delivered", "Write events delivered to this node's listeners.",
                                   value=src.get("events_delivered", 0))
         refused = CounterMetricFamily("mnemonet_refused_envelopes", "Peer envelopes refused, by reason.",

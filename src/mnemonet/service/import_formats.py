@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -47,6 +47,30 @@ def content_identity(data: bytes) -> str:
 def import_key(identity: str, line: int) -> str:
     """The idempotency key of one imported line."""
     return f"import:{identity}:{line}"
+
+
+def session_chains(items: Iterable[Item | Unreadable], key: str) -> list[list[Item | Unreadable]]:
+    """The items as chains, each written one line after another while the chains go side by side.
+
+    The lines of one session (metadata ``key``, the node's ``search_session_key``) form one chain in
+    file order: a turn is then recorded after the turn before it, so it is embedded with that turn as
+    its context and its neighbours in search are the turns around it, as when the conversation was
+    observed turn by turn. Written concurrently, a turn would often go before its predecessor was
+    recorded and lose both. Every other line is a chain of its own. Chains come in the order of their
+    first line.
+    """
+    chains: list[list[Item | Unreadable]] = []
+    by_session: dict[str, list[Item | Unreadable]] = {}
+    for item in items:
+        session = item.metadata.get(key) if isinstance(item, Item) else None
+        if session is None:
+            chains.append([item])
+        elif session in by_session:
+            by_session[session].append(item)
+        else:
+            by_session[session] = [item]
+            chains.append(by_session[session])
+    return chains
 
 
 def parse_items(text: str, fmt: Format, *, text_field: str = "text", source_field: str = "source",

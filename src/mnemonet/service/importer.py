@@ -18,7 +18,15 @@ from typing import Literal
 from mnemonet.model.api import ImportLine, ImportReport, ObserveResult
 from mnemonet.model.errors import Conflict, InvalidInput
 from mnemonet.model.records import check_name
-from mnemonet.service.import_formats import FORMATS, Item, Unreadable, content_identity, import_key, parse_items
+from mnemonet.service.import_formats import (
+    FORMATS,
+    Item,
+    Unreadable,
+    content_identity,
+    import_key,
+    parse_items,
+    session_chains,
+)
 from mnemonet.settings import Settings
 
 # observe(text, source, key, metadata, defer_extraction)
@@ -29,7 +37,8 @@ async def import_text(
     observe: Observe, settings: Settings, content: object, fmt: object, *, text_field: str, source_field: str,
     default_source: str, as_source: str | None, defer_extraction: bool,
 ) -> ImportReport:
-    """Observe each line of ``content`` (at most ``import_concurrency`` at once); the report in line order."""
+    """Observe each line of ``content`` (at most ``import_concurrency`` at once, the lines of one session one
+    after another: ``session_chains``); the report in line order."""
     items = _parse(settings, content, fmt, text_field, source_field, default_source)
     identity = content_identity(content.encode("utf-8")) if isinstance(content, str) else ""
     slots = asyncio.Semaphore(settings.import_concurrency)
@@ -49,12 +58,15 @@ async def import_text(
         return ImportLine(line=item.line, status="ok" if result.created else "duplicate",
                           observation_id=result.observation_id, pending=result.pending)
 
+    async def chain(chained: list[Item | Unreadable]) -> list[ImportLine]:
+        return [await one(item) for item in chained]
+
     try:
         async with asyncio.TaskGroup() as group:  # a store failure stops the rest; what is written stays
-            tasks = [group.create_task(one(item)) for item in items]
+            tasks = [group.create_task(chain(c)) for c in session_chains(items, settings.search_session_key)]
     except BaseExceptionGroup as failed:  # the boundary maps the failure itself (503, 504 ...), not a group
         raise failed.exceptions[0] from None
-    lines = [t.result() for t in tasks]
+    lines = sorted((line for t in tasks for line in t.result()), key=lambda line: line.line)
     counts = {status: sum(line.status == status for line in lines)
               for status in ("ok", "duplicate", "refused", "unreadable")}
     return ImportReport(lines=lines, **counts)
