@@ -124,6 +124,9 @@ class MemoryService:
         self.inference_runs: Callable[[], bool] = lambda: False
         # The spaces shared into this one, (name, memory) each: set by ``SpacedMemory``; read-only here.
         self.shared_spaces: Callable[[], Awaitable[list[tuple[str, MemoryService]]]] | None = None
+        # Erasures and syncs of the vector index exclude each other: a sync that read graph items before
+        # they were erased would write their rows back after the erase.
+        self.erasing = asyncio.Lock()
 
     async def close(self) -> None:
         await self.indexer.close()
@@ -544,6 +547,10 @@ class MemoryService:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
+        async with self.erasing:
+            return await self._forget(observation_id, source, by)
+
+    async def _forget(self, observation_id: str | None, source: str | None, by: str) -> ForgetReport:
         # Queued rows first: one indexed after the erase would bring back what was forgotten.
         await self.indexer.drained()
         self.indexer.forget_recent()
@@ -804,18 +811,21 @@ class MemoryService:
 
     async def clear(self) -> None:
         """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
-        await self.indexer.drained()  # a row indexed after the erase would outlive its item
-        self.indexer.forget_recent()
-        await self.graph.clear()
-        await self.vectors.clear()
+        async with self.erasing:
+            await self.indexer.drained()  # a row indexed after the erase would outlive its item
+            self.indexer.forget_recent()
+            await self.graph.clear()
+            await self.vectors.clear()
 
     async def sync_vectors(self, limit: int = MAX_LIMIT) -> int:
-        """Embed recent graph items that have no vector (after a failed index write or a restart)."""
-        observations = await self.graph.recent_observations(_limit(limit))
-        statements = await self.graph.recent_statements(_limit(limit))
-        derived = self.settings.index_derived_vectors
-        entries = [_observation_entry(o) for o in observations] + [_statement_entry(s, derived) for s in statements]
-        return await self.indexer.index(entries)
+        """Index recent graph items that have no row (after a failed index write or a restart)."""
+        async with self.erasing:
+            observations = await self.graph.recent_observations(_limit(limit))
+            statements = await self.graph.recent_statements(_limit(limit))
+            derived = self.settings.index_derived_vectors
+            entries = [_observation_entry(o) for o in observations]
+            entries += [_statement_entry(s, derived) for s in statements]
+            return await self.indexer.index(entries)
 
     # -- helpers -------------------------------------------------------------
 
