@@ -267,7 +267,7 @@ class MemoryService:
             infer = self._infer_with_extraction()
             extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
         except LanguageModelUnavailable as exc:
-            log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
+            log.info("extraction deferred observation=%s error=%s", obs_id, str(exc)[:200])
             await self.indexer.submit(raw_entries)
             return ObserveResult(observation_id=obs_id, created=created, pending=True,
                                  extraction_error=f"no language model answered: {exc}"[:500])
@@ -319,8 +319,8 @@ class MemoryService:
             if result.created and statements:
                 await self._index_statements(await self.graph.get_statements(result.statement_ids))
         except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
-            log.warning("inferred claims not written; the inference worker will infer them",
-                        extra={"observation": obs_id, "error": str(exc)[:200]})
+            log.warning("inferred claims not written (the inference worker will infer them) observation=%s error=%s",
+                        obs_id, str(exc)[:200])
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
