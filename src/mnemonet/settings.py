@@ -358,8 +358,9 @@ class Settings(BaseSettings):
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",
     )
     index_recent_vectors: int = Field(
-        2048, ge=0, description="Vectors of recently embedded texts kept in memory, so the turn an observation is "
-        "embedded in the context of is not embedded a second time (0: embed it again each time).",
+        256, ge=0, description="Vectors of recently embedded texts kept in memory (per space, ~1.5 KB each), so "
+        "the turn an observation is embedded in the context of is not embedded a second time: enough for that "
+        "many sessions written at once (0: embed it again each time).",
     )
     index_derived_vectors: bool = Field(
         False, description="Give statements extracted or inferred from an observation, and concept names, vectors "

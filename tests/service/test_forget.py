@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
+from gated import GatedEmbedder
 
 from mnemonet.model.ids import short_id
 from mnemonet.service import MemoryService
+from mnemonet.store import vector_erase
 
 
 async def _everything(service: MemoryService) -> str:
@@ -132,3 +136,22 @@ async def test_forgetting_an_unknown_observation_removes_nothing(service: Memory
     report = await service.forget(observation_id="obs-0000", by="admin")
     assert report.tombstone_id is None and report.observations == 0
     assert (await service.stats())["graph"]["Observation"] == 1
+
+
+async def test_a_sync_under_way_when_forget_comes_writes_no_erased_row_back(service: MemoryService) -> None:
+    said = await service.observe("Zorbulon lives in Vexmoor", source="zorbulon")
+    await service.indexer.drained()
+    await vector_erase.erase(service.vectors, [said.observation_id], [])  # as after a failed index write
+    service.indexer.forget_recent()  # and a restart: the sync embeds the text again
+    gated = GatedEmbedder(service.embedder)
+    service.indexer.embedder = gated
+    sync = asyncio.ensure_future(service.sync_vectors())
+    await asyncio.wait_for(gated.started.wait(), 30)  # the sync has read the observation and is embedding it
+    forget = asyncio.ensure_future(service.forget(observation_id=said.observation_id, by="dpo"))
+    await asyncio.sleep(0.05)
+    assert not forget.done(), "the erase waits for the sync under way"
+    gated.open.set()
+    assert await asyncio.wait_for(sync, 30) == 1
+    assert (await asyncio.wait_for(forget, 60)).observations == 1
+    assert await service.vectors.ids_missing([said.observation_id]) == [said.observation_id]
+    assert "vexmoor" not in (await _table_scan(service)).lower()

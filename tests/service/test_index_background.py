@@ -4,33 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
 
-from mnemonet.embed.base import Embedder, EmbedKind
+from gated import GatedEmbedder
+
 from mnemonet.service import MemoryService
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 
 TEXT = "Alice works at Acme and lives in Paris."
 
 
-class _Gated:
-    """The session's embedder, holding every call until ``open`` is set."""
-
-    def __init__(self, inner: Embedder) -> None:
-        self.model, self.dimension, self.computes_locally = inner.model, inner.dimension, inner.computes_locally
-        self._inner = inner
-        self.open = asyncio.Event()
-        self.calls = 0
-
-    async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
-        self.calls += 1
-        await self.open.wait()
-        return await self._inner.embed(texts, kind)
-
-
-def _gated(service: MemoryService, **settings: object) -> _Gated:
+def _gated(service: MemoryService, **settings: object) -> GatedEmbedder:
     """Make the service index through a gated embedder (searches still embed their queries at once)."""
-    gated = _Gated(service.embedder)
+    gated = GatedEmbedder(service.embedder)
     service.indexer.embedder = gated
     service.indexer.settings = service.indexer.settings.model_copy(update=settings)
     return gated
@@ -119,7 +104,7 @@ async def test_forget_and_clear_leave_no_queued_row_behind(service: MemoryServic
 
 
 async def test_an_indexer_of_its_own_drains_in_calls_of_at_most_the_batch(service: MemoryService) -> None:
-    gated = _Gated(service.embedder)
+    gated = GatedEmbedder(service.embedder)
     indexer = VectorIndexer(service.vectors, gated, service.settings.model_copy(update={"index_background_batch": 2}))
     now = int(time.time() * 1000)
     entries = [IndexEntry(f"obs-batch-{i}", "observation", f"bob: train number {i}", now + i) for i in range(5)]

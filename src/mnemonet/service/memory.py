@@ -124,6 +124,9 @@ class MemoryService:
         self.inference_runs: Callable[[], bool] = lambda: False
         # The spaces shared into this one, (name, memory) each: set by ``SpacedMemory``; read-only here.
         self.shared_spaces: Callable[[], Awaitable[list[tuple[str, MemoryService]]]] | None = None
+        # Erasures and syncs of the vector index exclude each other: a sync that read graph items before
+        # they were erased would write their rows back after the erase.
+        self.erasing = asyncio.Lock()
 
     async def close(self) -> None:
         await self.indexer.close()
@@ -264,7 +267,7 @@ class MemoryService:
             infer = self._infer_with_extraction()
             extraction = await self._llm("observe", self.llm.extract_observation(text, source, said_at, infer))
         except LanguageModelUnavailable as exc:
-            log.info("extraction deferred", extra={"observation": obs_id, "error": str(exc)[:200]})
+            log.info("extraction deferred observation=%s error=%s", obs_id, str(exc)[:200])
             await self.indexer.submit(raw_entries)
             return ObserveResult(observation_id=obs_id, created=created, pending=True,
                                  extraction_error=f"no language model answered: {exc}"[:500])
@@ -316,8 +319,8 @@ class MemoryService:
             if result.created and statements:
                 await self._index_statements(await self.graph.get_statements(result.statement_ids))
         except (Unavailable, Timeout) as exc:  # the store away: the worker does it when it is back
-            log.warning("inferred claims not written; the inference worker will infer them",
-                        extra={"observation": obs_id, "error": str(exc)[:200]})
+            log.warning("inferred claims not written (the inference worker will infer them) observation=%s error=%s",
+                        obs_id, str(exc)[:200])
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
@@ -544,6 +547,10 @@ class MemoryService:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
+        async with self.erasing:
+            return await self._forget(observation_id, source, by)
+
+    async def _forget(self, observation_id: str | None, source: str | None, by: str) -> ForgetReport:
         # Queued rows first: one indexed after the erase would bring back what was forgotten.
         await self.indexer.drained()
         self.indexer.forget_recent()
@@ -804,18 +811,21 @@ class MemoryService:
 
     async def clear(self) -> None:
         """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
-        await self.indexer.drained()  # a row indexed after the erase would outlive its item
-        self.indexer.forget_recent()
-        await self.graph.clear()
-        await self.vectors.clear()
+        async with self.erasing:
+            await self.indexer.drained()  # a row indexed after the erase would outlive its item
+            self.indexer.forget_recent()
+            await self.graph.clear()
+            await self.vectors.clear()
 
     async def sync_vectors(self, limit: int = MAX_LIMIT) -> int:
-        """Embed recent graph items that have no vector (after a failed index write or a restart)."""
-        observations = await self.graph.recent_observations(_limit(limit))
-        statements = await self.graph.recent_statements(_limit(limit))
-        derived = self.settings.index_derived_vectors
-        entries = [_observation_entry(o) for o in observations] + [_statement_entry(s, derived) for s in statements]
-        return await self.indexer.index(entries)
+        """Index recent graph items that have no row (after a failed index write or a restart)."""
+        async with self.erasing:
+            observations = await self.graph.recent_observations(_limit(limit))
+            statements = await self.graph.recent_statements(_limit(limit))
+            derived = self.settings.index_derived_vectors
+            entries = [_observation_entry(o) for o in observations]
+            entries += [_statement_entry(s, derived) for s in statements]
+            return await self.indexer.index(entries)
 
     # -- helpers -------------------------------------------------------------
 

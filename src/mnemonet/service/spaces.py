@@ -213,9 +213,10 @@ class SpacedMemory:
 
     @staticmethod
     async def _drop(memory: MemoryService) -> None:
-        await memory.indexer.drained()  # no deferred vector write after the drop
-        await memory.graph.drop()
-        await memory.vectors.drop()
+        async with memory.erasing:
+            await memory.indexer.drained()  # no queued row written after the drop
+            await memory.graph.drop()
+            await memory.vectors.drop()
 
     # -- the store node's own calls ---------------------------------------------
 
