@@ -19,6 +19,29 @@ from mnemonet.store.embedded_postgres import EmbeddedPostgres
 
 REPO = Path(__file__).resolve().parent.parent
 
+# `make test` runs the suite in parallel workers (pytest-xdist, `-n`): each gets its share of the cores
+# for the embedder's OpenMP team, which libgomp reads once, when the engine loads (after this import).
+# A team per worker of as many threads as the machine has cores oversubscribes it, and libgomp then
+# stops spinning between a forward pass's steps: one text's embedding took 180 ms instead of 60 on
+# these two loaded cores. Node processes the tests start inherit it.
+if workers := int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")):
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+
+# Collected first, so the parallel workers (`--dist loadscope --no-loadscope-reorder`: a module at a
+# time, in this order) start the long multi-node scenarios early and fill the end with short modules,
+# instead of finishing on one long scenario while the other worker is idle.
+LONG_FIRST = ("faults", "e2e", "scenarios")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the folders of long scenarios first; the order within each stays as collected."""
+
+    def rank(item: pytest.Item) -> int:
+        folder = item.path.relative_to(REPO / "tests").parts[0]
+        return LONG_FIRST.index(folder) if folder in LONG_FIRST else len(LONG_FIRST)
+
+    items.sort(key=rank)
+
 
 @pytest.fixture(scope="session")
 def test_data_dir(request: pytest.FixtureRequest) -> Iterator[Path]:
