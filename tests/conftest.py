@@ -37,7 +37,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Put the folders of long scenarios first; the order within each stays as collected."""
 
     def rank(item: pytest.Item) -> int:
-        folder = item.path.relative_to(REPO / "tests").parts[0]
+        tests = REPO / "tests"
+        folder = item.path.relative_to(tests).parts[0] if item.path.is_relative_to(tests) else ""
         return LONG_FIRST.index(folder) if folder in LONG_FIRST else len(LONG_FIRST)
 
     items.sort(key=rank)
