@@ -28,18 +28,20 @@ if workers := int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")):
     os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
 
 # Collected first, so the parallel workers (`--dist loadscope --no-loadscope-reorder`: a module at a
-# time, in this order) start the long multi-node scenarios early and fill the end with short modules,
-# instead of finishing on one long scenario while the other worker is idle.
-LONG_FIRST = ("faults", "e2e", "scenarios")
+# time, in this order) start the long modules early and fill the end with short ones, instead of
+# finishing on one long module while the other worker is idle: the Cypher linter (npm install and
+# Neo4j's front-end on a fresh clone: the longest module, 26 s idle), the multi-node scenario folders,
+# and the wheel test (pip builds and installs it).
+LONG_FIRST = ("store/test_graph_cypher_lint.py", "faults/", "e2e/", "scenarios/", "test_wheel.py")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the folders of long scenarios first; the order within each stays as collected."""
+    """Put the long modules first; the order within each group stays as collected."""
+    tests = REPO / "tests"
 
     def rank(item: pytest.Item) -> int:
-        tests = REPO / "tests"
-        folder = item.path.relative_to(tests).parts[0] if item.path.is_relative_to(tests) else ""
-        return LONG_FIRST.index(folder) if folder in LONG_FIRST else len(LONG_FIRST)
+        path = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+        return next((i for i, prefix in enumerate(LONG_FIRST) if path.startswith(prefix)), len(LONG_FIRST))
 
     items.sort(key=rank)
 
