@@ -29,8 +29,11 @@ check: setup
 	$(VENV)/bin/ruff check src tests bench run_node.py
 	$(VENV)/bin/mypy
 
+# The whole suite in TEST_WORKERS processes (pytest-xdist), each with its own embedded servers; a module
+# runs on one worker (its module fixtures start once), in the order tests/conftest.py gives them.
+TEST_WORKERS ?= 2
 test: setup browser
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

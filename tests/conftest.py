@@ -19,6 +19,32 @@ from mnemonet.store.embedded_postgres import EmbeddedPostgres
 
 REPO = Path(__file__).resolve().parent.parent
 
+# `make test` runs the suite in parallel workers (pytest-xdist, `-n`): each gets its share of the cores
+# for the embedder's OpenMP team, which libgomp reads once, when the engine loads (after this import).
+# A team per worker of as many threads as the machine has cores oversubscribes it, and libgomp then
+# stops spinning between a forward pass's steps: one text's embedding took 180 ms instead of 60 on
+# these two loaded cores. Node processes the tests start inherit it.
+if workers := int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0")):
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+
+# Collected first, so the parallel workers (`--dist loadscope --no-loadscope-reorder`: a module at a
+# time, in this order) start the long modules early and fill the end with short ones, instead of
+# finishing on one long module while the other worker is idle: the Cypher linter (npm install and
+# Neo4j's front-end on a fresh clone: the longest module, 26 s idle), the multi-node scenario folders,
+# and the wheel test (pip builds and installs it).
+LONG_FIRST = ("store/test_graph_cypher_lint.py", "faults/", "e2e/", "scenarios/", "test_wheel.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the long modules first; the order within each group stays as collected."""
+    tests = REPO / "tests"
+
+    def rank(item: pytest.Item) -> int:
+        path = item.path.relative_to(tests).as_posix() if item.path.is_relative_to(tests) else ""
+        return next((i for i, prefix in enumerate(LONG_FIRST) if path.startswith(prefix)), len(LONG_FIRST))
+
+    items.sort(key=rank)
+
 
 @pytest.fixture(scope="session")
 def test_data_dir(request: pytest.FixtureRequest) -> Iterator[Path]:

@@ -691,9 +691,9 @@ class Settings(BaseSettings):
         "does not answer, the next (writes keep their idempotency key, so nothing is written twice)."
     )
     token: str = Field(
-        "", description="Client token the MCP server sends (`run_node.py token create NAME --scopes read,write`; add "
-        "speak-for if it relays several users). Empty for a keyless (loopback) node. The MCP server holds no "
-        "cluster key: a leaked MCP config leaks only this token."
+        "", description="Client token the MCP server and `run_node.py import` send (`run_node.py token create NAME "
+        "--scopes read,write`; add speak-for if it relays several users). Empty for a keyless (loopback) node. The "
+        "MCP server holds no cluster key: a leaked MCP config leaks only this token."
     )
     mcp_max_items: int = Field(
         50, description="Most items one MCP tool call returns or takes (search k, recent, contradictions, load ids)."

@@ -25,11 +25,13 @@ LOADER = token("loader", "read,write,speak-for", "imports")  # speak-for: the ch
 OUTSIDER = token("outsider", "read,write,speak-for", "default")
 
 
-async def _import(path: Path, url: str, tok: str, *extra: str) -> tuple[int, str, str]:
+async def _import(path: Path, url: str, tok: str, *extra: str, token_in_env: bool = False) -> tuple[int, str, str]:
+    """Run ``run_node.py import``; the token as ``--token``, or with ``token_in_env`` as MNEMONET_TOKEN."""
+    given = {"MNEMONET_TOKEN": tok} if token_in_env else {}
     proc = await asyncio.create_subprocess_exec(
         sys.executable, str(REPO / "run_node.py"), "import", str(path), "--format", "chat", "--url", url,
-        "--token", tok, "--concurrency", "2", *extra,
-        env={**os.environ, "PYTHONPATH": str(REPO / "src")},
+        *([] if token_in_env else ["--token", tok]), "--concurrency", "2", *extra,
+        env={**os.environ, "PYTHONPATH": str(REPO / "src"), **given},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     out, err = await asyncio.wait_for(proc.communicate(), 300.0)
     assert proc.returncode is not None
@@ -60,9 +62,10 @@ async def test_import_into_a_space_lands_there_and_not_in_default(
     assert await _observation_ids(memory, "default") == before_default  # nothing went to default
 
     # A token not allowed in the space: a clear error naming the space, nothing written anywhere.
+    # Given as MNEMONET_TOKEN (the token setting): the refusal names the space, so the node got the token.
     other = tmp_path / "other.txt"
     other.write_text("bob: I keep bees on the roof\n")
-    code, _, err = await _import(other, node.url, OUTSIDER, "--space", "imports")
+    code, _, err = await _import(other, node.url, OUTSIDER, "--space", "imports", token_in_env=True)
     assert code == 1 and "may not use space 'imports'" in err, err
     assert len(await _observation_ids(memory, "imports")) == LINES
     assert await _observation_ids(memory, "default") == before_default

@@ -15,6 +15,7 @@ from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.client import RemoteEmbedder, RemoteLanguageModel
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import NoCapablePeer
+from mnemonet.settings import Settings
 
 NETWORK = "memory"  # routing, failover and events between real nodes: the network is not the point
 
@@ -117,7 +118,10 @@ async def test_provider_proxies_reach_llm_and_embed_peers(make_node: NodeFactory
     from mnemonet.llm.factory import make_language_model
 
     models = await make_node({"llm", "embed"}, llm="offline")  # built lazily from settings
-    store = await make_node({"store"}, providers={"store": InMemoryStore()}, seed=models)
+    # The first infer waits for the models node to load the offline model's parser (seconds on loaded
+    # cores; alone under load it outlived the test profile's 5 s), so the caller gets the default budget.
+    store = await make_node({"store"}, providers={"store": InMemoryStore()}, seed=models,
+                            request_timeout=Settings.model_fields["request_timeout"].default)
     await eventually(lambda: sees_all([models, store]), 3.0, "joined")
 
     llm = RemoteLanguageModel(store)

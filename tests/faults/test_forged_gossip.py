@@ -81,8 +81,11 @@ async def test_gossip_at_an_absurd_incarnation_does_not_evict_a_member(make_node
         assert await _gossip(a, [{**b_wire, "state": "dead", "incarnation": inc}]) == 204
         assert _record(a, b).state is MemberState.ALIVE and _record(a, b).incarnation == b_wire["incarnation"]
     assert a.membership.invalid_updates == refused + 3
-    # Claims about a itself are not adopted either: its incarnation stays small and it stays routable at b.
+    # Claims about a itself are not adopted either: refused as a jump, its incarnation stays small and it stays
+    # routable at b. (Not "unchanged": on loaded cores b may suspect a for real meanwhile, and a's refutation
+    # raises it by one; a run at load 12 saw 0 -> 1.)
     a_wire = a.membership.local.to_wire()
     await _gossip(a, [{**a_wire, "state": "dead", "incarnation": 2**62 - 1}])
-    assert a.membership.local.incarnation == a_wire["incarnation"]
+    assert a.membership.invalid_updates == refused + 4
+    assert a.membership.local.incarnation < a_wire["incarnation"] + 100
     await eventually(lambda: sees_all([a, b]), 10.0, "both still alive in both views")

@@ -56,3 +56,13 @@ def test_no_warning_when_every_variable_is_a_setting(monkeypatch: pytest.MonkeyP
     caplog.set_level(logging.WARNING, logger="mnemonet.node")
     cli_entry.warn_unknown_environment()
     assert caplog.records == []
+
+
+def test_a_one_shot_command_warns_on_stderr(monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("MNEMONET_TOKN", "mnt1.x")
+    assert cli_entry.main(["token", "create", "bob", "--cluster-key", "k" * 32]) == 0
+    out, err = capsys.readouterr()
+    assert "warning: environment variable MNEMONET_TOKN is not a mnemonet setting" in err
+    assert "MNEMONET_TOKEN" in err  # the closest name
+    assert out.splitlines()[-1].startswith("mnt1.")  # the output stays the token alone on its last line

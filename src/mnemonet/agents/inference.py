@@ -48,7 +48,9 @@ class InferenceAgent(WorkerAgent[ObservationView]):
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # the store slow or away: inference still gets its pass
-            log.warning("extraction pass failed", extra={"worker": self.name, "error": f"{type(exc).__name__}: {exc}"})
+            error = f"{type(exc).__name__}: {exc}"
+            log.warning("worker %s: extraction pass failed: %s", self.name, error,
+                        extra={"worker": self.name, "error": error})
         return await super().run_once()
 
     async def _extract_pending(self) -> None:
@@ -64,8 +66,9 @@ class InferenceAgent(WorkerAgent[ObservationView]):
                 raise
             except Exception as exc:  # the store unreachable, say: it stays pending for the next pass
                 self.counters["failed"] += 1
-                log.warning("extraction failed",
-                            extra={"observation": item.id, "error": f"{type(exc).__name__}: {exc}"})
+                error = f"{type(exc).__name__}: {exc}"
+                log.warning("worker %s: extraction of %s failed: %s", self.name, item.id, error,
+                            extra={"worker": self.name, "observation": item.id, "error": error})
                 return
             if result.pending:  # no model yet: the rest would wait too, so try them next pass
                 self.counters["extraction_waiting"] += 1

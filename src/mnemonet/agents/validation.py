@@ -238,7 +238,8 @@ class ValidationAgent(WorkerAgent[StatementView]):
         answer = await self.llm.predicate_cardinality(predicate, examples)
         decided_by = f"language model ({self.llm.name})"
         stands = await self.api.record_predicate(predicate, answer, decided_by[:200])
-        log.info("predicate cardinality", extra={"predicate": predicate, "cardinality": stands.cardinality})
+        log.info("predicate %s: cardinality %s", predicate, stands.cardinality,
+                 extra={"predicate": predicate, "cardinality": stands.cardinality})
         return stands.cardinality or answer
 
     async def _candidates(self, s: StatementView) -> list[StatementView]:

@@ -32,6 +32,10 @@ class ObserveResult(BaseModel):
     pending: bool = False
     extraction_error: str | None = None
 
+    def written_ids(self) -> list[str]:
+        """The ids a write event names: the observation's (a retried write's too)."""
+        return [self.observation_id]
+
 
 class ImportLine(BaseModel):
     """What became of one line of an imported file: ``ok`` (written now), ``duplicate`` (written before,
@@ -62,6 +66,10 @@ class ClaimResult(BaseModel):
     derived_from: list[str] = Field(default_factory=list)
     supersedes: list[str] = Field(default_factory=list)
     contradicts: list[str] = Field(default_factory=list)
+
+    def written_ids(self) -> list[str]:
+        """The ids a write event names: the statement's (a retried claim's too)."""
+        return [self.statement_id]
 
 
 class Recall(BaseModel):

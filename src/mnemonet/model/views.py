@@ -132,6 +132,10 @@ class WriteResult(_View):
     statement_ids: list[str] = Field(default_factory=list)
     concept_ids: list[str] = Field(default_factory=list)
 
+    def written_ids(self) -> list[str]:
+        """The ids a write event names: the new statements only (a worker's repeat wrote none)."""
+        return list(self.statement_ids) if self.created else []
+
 
 class AuditView(_View):
     """One audited client call: who (the token's name), what, when (Unix ms), through which node, how it ended."""

@@ -156,6 +156,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemonet.mcp.cli import main as mcp_main
 
         return mcp_main(argv[1:])
+    if argv[:1] in (["token"], ["import"], ["reembed"]):
+        # The one-shot commands read settings too (a typo such as MNEMONET_TOKN must not pass unseen); they
+        # keep stdout for their output and set up no log, so each warning is one plain line on stderr.
+        for message in unknown_environment(os.environ):
+            print(f"warning: {message}", file=sys.stderr)
     if argv[:1] == ["token"]:
         from mnemonet.node.token_command import main as token_main
 

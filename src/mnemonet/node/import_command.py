@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 import time
 from collections.abc import Sequence
@@ -203,16 +202,16 @@ async def run_import(
 
 def main(argv: Sequence[str]) -> int:
     args = vars(build_parser().parse_args(argv))
-    settings = load_settings(**{k: args.pop(k) for k in FLAGS if k in args})
+    # --token wins over MNEMONET_TOKEN, read like every other setting (an empty flag means "not given").
+    settings = load_settings(**{k: args.pop(k) for k in FLAGS if k in args}, token=args.pop("token") or None)
     path: Path = args["file"]
     if not path.is_file():
         print(f"import: no file {path}", file=sys.stderr)
         return 2
-    token = args["token"] or os.environ.get("MNEMONET_TOKEN", "")
     started = time.monotonic()
     try:
         tally = asyncio.run(run_import(
-            path, args["fmt"], args["url"], token, settings, sys.stdout, sys.stderr,
+            path, args["fmt"], args["url"], settings.token, settings, sys.stdout, sys.stderr,
             text_field=args["text_field"], source_field=args["source_field"], default_source=args["default_source"],
             space=args["space"], defer_extraction=args["defer_extraction"]))
     except ImportStopped as exc:

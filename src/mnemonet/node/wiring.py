@@ -104,6 +104,20 @@ class LocalProviders:
             self.store_ready.set()
         return self._ready[capability]
 
+    async def serving(self, method: str, capability: str) -> object:
+        """The object whose attribute serves ``method``: the provider of ``capability``, but for ``infer``.
+
+        ``infer`` (an llm method) is answered by the store where this node has one,
+        and from the language model's triples alone where it has none.
+        """
+        if method != "infer":
+            return await self.get(capability)
+        if self.has("store"):
+            return await self.get("store")
+        from mnemonet.llm.inference import ModelInference
+
+        return ModelInference(await self.get("llm"))  # type: ignore[arg-type]  # get() is untyped: object
+
     def ready(self, capability: str) -> object | None:
         """The local provider for ``capability`` if it is built (or was given); never builds it."""
         return self._ready.get(capability) if self.has(capability) else None

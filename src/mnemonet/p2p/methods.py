@@ -23,11 +23,13 @@ from mnemonet.p2p.routing import capability_of
 
 @dataclass(frozen=True)
 class MethodSpec:
-    """One remote method: its capability, client scope, the provider attribute and the adapters of its types."""
+    """One remote method: its capability, client scope, write event, the provider attribute and the adapters
+    of its types."""
 
     name: str
     capability: str
     scope: Scope | None
+    event: str | None
     attr: str
     signature: inspect.Signature
     params: dict[str, TypeAdapter[Any]]
@@ -106,6 +108,7 @@ def method_spec(name: str) -> MethodSpec:
         name=name,
         capability=capability,
         scope=remote.scope,
+        event=remote.event,
         attr=attr,
         signature=signature.replace(parameters=params),
         params={p.name: TypeAdapter(hints.get(p.name, Any)) for p in params},

@@ -20,7 +20,9 @@ class Remote:
 
     ``scope`` is the token scope a client needs to call it over HTTP; ``None`` keeps it
     peer-only. ``caller`` is the worker capability a peer must have announced to call a
-    worker-internal method (checked where it is served, ``p2p/peer_access.py``).
+    worker-internal method (checked where it is served, ``p2p/peer_access.py``). ``event``
+    is the write event a served call floods (``observation`` or ``claim``), naming the ids
+    its result's ``written_ids()`` gives.
     """
 
     name: str
@@ -28,6 +30,7 @@ class Remote:
     scope: Scope | None = None
     summary: str = ""
     caller: str | None = None
+    event: str | None = None
 
 
 _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
@@ -77,12 +80,16 @@ _LLM_PEER = (
     "llm.judge_pairs", "llm.summarise", "llm.predicate_cardinality",
 )
 
+# The writes that wake the workers (and the dashboard): the event each floods once served.
+_EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "claim", "record_summary": "claim"}
+
 REGISTRY: dict[str, Remote] = {
     r.name: r
     for r in (
-        *(Remote(name, "store", scope, summary) for name, scope, summary in _STORE_CLIENT),
+        *(Remote(name, "store", scope, summary, event=_EVENTS.get(name)) for name, scope, summary in _STORE_CLIENT),
         *(Remote(name, "store") for name in _STORE_PEER),
-        *(Remote(name, "store", caller=worker) for worker, names in _WORKER.items() for name in names),
+        *(Remote(name, "store", caller=worker, event=_EVENTS.get(name))
+          for worker, names in _WORKER.items() for name in names),
         Remote("infer", "llm", "read", "Claims the language model infers from a text (nothing is stored)."),
         *(Remote(name, "llm") for name in _LLM_PEER),
         Remote("embed.embed", "embed"),

@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from mnemonet.model.api import InferredClaim
 from mnemonet.model.errors import InvalidInput, MnemonetError, describe, is_expected
 from mnemonet.model.spaces import DEFAULT_SPACE
 from mnemonet.p2p.envelope import Envelope, Kind
@@ -31,8 +30,6 @@ from mnemonet.settings import Settings
 
 log = logging.getLogger(__name__)
 
-WRITE_EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "claim", "record_summary": "claim",
-                "complete_extraction": "claim"}
 # Errors after which another peer may well succeed.
 _RETRYABLE = {"busy", "missing_capability", "wrong_target", "unavailable"}
 
@@ -44,8 +41,8 @@ class Providers(Protocol):
         """True if this node has ``capability``."""
         ...
 
-    async def get(self, capability: str) -> object:
-        """The provider object for ``capability`` (MemoryAPI, LanguageModel or Embedder)."""
+    async def serving(self, method: str, capability: str) -> object:
+        """The object whose attribute serves ``method`` of ``capability`` (MemoryAPI, LanguageModel, Embedder)."""
         ...
 
 
@@ -65,34 +62,6 @@ def error_reply_payload(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, Busy):
         payload["error"]["retry_after"] = exc.retry_after
     return payload
-
-
-class _InferFromModel:
-    """``infer`` on an llm node without a store: the language model's triples as claim sentences."""
-
-    def __init__(self, llm: Any) -> None:
-        self._llm = llm
-
-    async def infer(
-        self, observation_text: str, source: str = "user", *, space: str | None = None
-    ) -> list[InferredClaim]:
-        # Inference from text alone reads no memory: the space changes nothing here.
-        triples = await self._llm.infer_claims(observation_text, source)
-        return [
-            InferredClaim(
-                text=f"{t.subject} {'not ' if t.negated else ''}{t.predicate.replace('_', ' ')} {t.object}",
-                confidence=t.confidence,
-            )
-            for t in triples
-        ]
-
-
-def _written_ids(method: str, result: Any) -> list[str]:
-    if method == "observe":
-        return [result.observation_id]
-    if method == "claim":
-        return [result.statement_id]
-    return list(result.statement_ids) if result.created else []  # worker writes: only new statements
 
 
 class RpcServer:
@@ -132,11 +101,7 @@ class RpcServer:
             check_batches(spec.name, kwargs, self._max_batch)
             self.in_flight += 1
             try:
-                provider = await self._providers.get(spec.capability)
-                if spec.name == "infer" and not self._providers.has("store"):
-                    provider = _InferFromModel(provider)
-                elif spec.name == "infer":
-                    provider = await self._providers.get("store")
+                provider = await self._providers.serving(spec.name, spec.capability)
                 result = await getattr(provider, spec.attr)(**kwargs)
             finally:
                 self.in_flight -= 1
@@ -148,10 +113,10 @@ class RpcServer:
             raise
         self.count(spec.name, "ok", time.monotonic() - started)
         self.served += 1
-        if spec.name in WRITE_EVENTS and self._on_write is not None:
-            ids = _written_ids(spec.name, result)
+        if spec.event is not None and self._on_write is not None:
+            ids = result.written_ids()
             if ids:
-                await self._on_write(WRITE_EVENTS[spec.name], ids, kwargs.get("space") or DEFAULT_SPACE)
+                await self._on_write(spec.event, ids, kwargs.get("space") or DEFAULT_SPACE)
         return result
 
     def count(self, method: str, outcome: str, seconds: float | None = None) -> None:
