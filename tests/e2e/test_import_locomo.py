@@ -54,6 +54,7 @@ async def _check_as_observed(service: MemoryService, samples: list[dict[str, Any
     assert set(observations) == set(expected)
     for text, (speaker, metadata) in expected.items():
         assert (observations[text].source, observations[text].metadata) == (speaker, metadata)
+    await service.indexer.drained()  # indexed behind the writes (index_in_background)
     async with service.vectors.acquire() as conn:
         rows = await conn.fetch(f"SELECT text, context, created_at, metadata->>'session' AS session "
                                 f"FROM {quote_schema(service.vectors.schema)}.embeddings "

@@ -83,5 +83,6 @@ class InferenceAgent(WorkerAgent[ObservationView]):
             self.counters["claims_made"] += len(result.statement_ids)
         else:  # another worker got there first (a membership change): the store absorbed the repeat
             self.counters["duplicates_absorbed"] += 1
-        log.debug("inferred %d claims from %s", len(claims), item.id,
-                  extra={"observation": item.id, "claims": len(claims), "created": result.created})
+        # "created" would name a LogRecord attribute: logging refuses it in extra= (the item then failed).
+        log.debug("inferred %d claims from %s (written: %s)", len(claims), item.id, result.created,
+                  extra={"observation": item.id, "claims": len(claims), "written": result.created})
