@@ -84,6 +84,7 @@ class Layout:
     embed: dict[str, Any] = field(default_factory=dict)  # the store's embedder settings (empty: the packaged one)
     llm: dict[str, Any] = field(default_factory=dict)  # the store's language-model settings (empty: offline)
     worker_env: dict[str, str] | None = None  # None: inference nodes in this process; else processes, this env
+    model: stubs.Stubs | None = None  # the model stub every node calls, whose calls are counted
 
 
 @dataclass
@@ -104,6 +105,7 @@ class Run:
     cpu_graph: float  # FalkorDB
     cpu_vectors: float  # PostgreSQL (the server and its backends)
     cpu_workers: float | None  # the inference node processes together; None when they run in this process
+    model_calls: int | None  # calls the model stub answered during the run (None: no stub model)
 
 
 async def _service(dbs: Databases, **overrides: Any) -> MemoryService:
@@ -185,11 +187,14 @@ async def _write_people(service: MemoryService, n: int, prefix: str) -> None:
     await asyncio.gather(*(one(i) for i in range(n)))
 
 
-async def _timed_inference(service: MemoryService, dbs: Databases, n: int, workers: list[int] | None = None) -> Run:
-    """Observations per second until the inference backlog of ``n`` new observations is empty, and CPU seconds
-    per observation of this process, of FalkorDB, of PostgreSQL and of the ``workers`` processes (their pids)."""
+async def _timed_inference(service: MemoryService, dbs: Databases, n: int, workers: list[int] | None = None,
+                           model: stubs.Stubs | None = None) -> Run:
+    """Observations per second until the inference backlog of ``n`` new observations is empty, CPU seconds
+    per observation of this process, of FalkorDB, of PostgreSQL and of the ``workers`` processes (their pids),
+    and the calls ``model`` answered meanwhile."""
     assert dbs.falkor.process is not None
     servers = [dbs.falkor.process.pid, _postgres_pid(dbs.pg)]
+    calls = await asyncio.to_thread(model.served) if model is not None else {}
     started, cpu = time.monotonic(), time.process_time()
     before = [_server_cpu_seconds(pid) for pid in servers] + [_cpu_seconds(pid) for pid in workers or []]
     await _write_people(service, n, "obs")
@@ -197,7 +202,8 @@ async def _timed_inference(service: MemoryService, dbs: Databases, n: int, worke
     rate, here = n / (time.monotonic() - started), (time.process_time() - cpu) / n
     after = [_server_cpu_seconds(pid) for pid in servers] + [_cpu_seconds(pid) for pid in workers or []]
     used = [(a - b) / n for a, b in zip(after, before, strict=True)]
-    return Run(rate, here, used[0], used[1], sum(used[2:]) if workers is not None else None)
+    made = (await asyncio.to_thread(model.served))["messages"] - calls["messages"] if model is not None else None
+    return Run(rate, here, used[0], used[1], sum(used[2:]) if workers is not None else None, made)
 
 
 async def inference_run(dbs: Databases, workers: int, n: int, layout: Layout) -> Run:
@@ -251,7 +257,7 @@ async def process_run(dbs: Databases, workers: int, n: int, layout: Layout, data
         procs = await _worker_processes(store, workers, data, layout.worker_env)
         await _write_people(service, 4 * workers, "warm")  # every worker loads its model on its first item
         await _drained(service, InferenceAgent.source)
-        return await _timed_inference(service, dbs, n, [p.pid for p in procs])
+        return await _timed_inference(service, dbs, n, [p.pid for p in procs], layout.model)
     finally:
         for proc in procs:
             proc.terminate()
@@ -333,7 +339,7 @@ async def main() -> None:
     if stub is not None and args.remote_model:
         os.environ["ANTHROPIC_API_KEY"] = stub.model_env()["ANTHROPIC_API_KEY"]  # the store's own model
         layouts.append(Layout(f"processes, remote model ({args.model_latency * 1000:.0f} ms); embedding stub",
-                              stub.embed_settings(), stub.model_settings(), stub.model_env()))
+                              stub.embed_settings(), stub.model_settings(), stub.model_env(), stub))
     data = REPO / ".data" / "bench" / f"agents-{uuid.uuid4().hex[:6]}"
     falkor, pg = EmbeddedFalkorDB(data / "falkordb"), EmbeddedPostgres(data / "postgres")
     await falkor.start()
@@ -341,7 +347,6 @@ async def main() -> None:
     try:
         load_before = ", ".join(f"{x:.1f}" for x in os.getloadavg())
         rates = {} if args.calls_only else await throughput(dbs, args.n, args.rounds, layouts, data / "workers")
-        model_calls = stub.served()["messages"] if stub is not None else 0
         defaults = Settings()
         waits = (0.0, defaults.validation_judge_wait)
         runs = {} if args.throughput_only else {
@@ -358,10 +363,10 @@ async def main() -> None:
         print(f"\n{args.n} observations per run, {args.rounds} rounds (configurations in turn), mean of the rounds; "
               f"load average {load_before} at the start, {load} at the end; worker_concurrency {concurrency}")
         if args.remote_model:
-            print(f"model stub calls: {model_calls} (warm-up included); a worker's bound with the remote model: "
-                  f"worker_concurrency / latency = {concurrency / args.model_latency:.1f} observations/s")
+            print(f"a worker's bound with the remote model: worker_concurrency / latency = "
+                  f"{concurrency / args.model_latency:.1f} observations/s")
         print("\n| inference nodes: layout | nodes | observations/s (rounds) | vs 1 node | CPU s/obs: this process "
-              "| FalkorDB | PostgreSQL | inference processes |\n|---|---|---|---|---|---|---|---|")
+              "| FalkorDB | PostgreSQL | inference processes | model calls/obs |\n" + "|---" * 9 + "|")
         for layout in layouts:
             one = statistics.mean(r.rate for r in rates[layout.name, 1])
             for workers in (1, 2, 3):
@@ -372,8 +377,10 @@ async def main() -> None:
                                         for f in ("cpu_here", "cpu_graph", "cpu_vectors"))
                 procs = [r.cpu_workers for r in values if r.cpu_workers is not None]
                 cpu = f"{statistics.mean(procs):.4f}" if procs else "(this process)"
+                made = [r.model_calls / args.n for r in values if r.model_calls is not None]
+                calls = f"{statistics.mean(made):.2f}" if made else "-"
                 print(f"| {layout.name} | {workers} | {rate:.1f} ({shown}) | {rate / one:.2f}x | {here:.4f} "
-                      f"| {graph:.4f} | {vectors:.4f} | {cpu} |")
+                      f"| {graph:.4f} | {vectors:.4f} | {cpu} | {calls} |")
     if not runs:
         return
     n = args.mixed
