@@ -106,6 +106,7 @@ class Run:
     cpu_vectors: float  # PostgreSQL (the server and its backends)
     cpu_workers: float | None  # the inference node processes together; None when they run in this process
     model_calls: int | None  # calls the model stub answered during the run (None: no stub model)
+    store_ms: float  # mean time the store node took to serve one record_inference (the claims' write and embedding)
 
 
 async def _service(dbs: Databases, **overrides: Any) -> MemoryService:
@@ -187,14 +188,22 @@ async def _write_people(service: MemoryService, n: int, prefix: str) -> None:
     await asyncio.gather(*(one(i) for i in range(n)))
 
 
-async def _timed_inference(service: MemoryService, dbs: Databases, n: int, workers: list[int] | None = None,
-                           model: stubs.Stubs | None = None) -> Run:
+def _served(store: PeerNode, method: str) -> tuple[float, float]:
+    """(seconds, calls) the store node has spent serving ``method`` so far, from its metrics."""
+    registry, labels = store.metrics.registry, {"method": method}
+    return (registry.get_sample_value("mnemonet_request_duration_seconds_sum", labels) or 0.0,
+            registry.get_sample_value("mnemonet_request_duration_seconds_count", labels) or 0.0)
+
+
+async def _timed_inference(service: MemoryService, dbs: Databases, n: int, store: PeerNode,
+                           workers: list[int] | None = None, model: stubs.Stubs | None = None) -> Run:
     """Observations per second until the inference backlog of ``n`` new observations is empty, CPU seconds
     per observation of this process, of FalkorDB, of PostgreSQL and of the ``workers`` processes (their pids),
-    and the calls ``model`` answered meanwhile."""
+    the calls ``model`` answered meanwhile and the store node's mean time per ``record_inference``."""
     assert dbs.falkor.process is not None
     servers = [dbs.falkor.process.pid, _postgres_pid(dbs.pg)]
     calls = await asyncio.to_thread(model.served) if model is not None else {}
+    served = _served(store, "record_inference")
     started, cpu = time.monotonic(), time.process_time()
     before = [_server_cpu_seconds(pid) for pid in servers] + [_cpu_seconds(pid) for pid in workers or []]
     await _write_people(service, n, "obs")
@@ -203,7 +212,9 @@ async def _timed_inference(service: MemoryService, dbs: Databases, n: int, worke
     after = [_server_cpu_seconds(pid) for pid in servers] + [_cpu_seconds(pid) for pid in workers or []]
     used = [(a - b) / n for a, b in zip(after, before, strict=True)]
     made = (await asyncio.to_thread(model.served))["messages"] - calls["messages"] if model is not None else None
-    return Run(rate, here, used[0], used[1], sum(used[2:]) if workers is not None else None, made)
+    seconds, calls = (a - b for a, b in zip(_served(store, "record_inference"), served, strict=True))
+    return Run(rate, here, used[0], used[1], sum(used[2:]) if workers is not None else None, made,
+               1000 * seconds / max(calls, 1))
 
 
 async def inference_run(dbs: Databases, workers: int, n: int, layout: Layout) -> Run:
@@ -211,7 +222,7 @@ async def inference_run(dbs: Databases, workers: int, n: int, layout: Layout) ->
     service = await _service(dbs, **layout.embed, **layout.llm)
     nodes = await _network(service, ["inference"] * workers, layout.llm)
     try:
-        return await _timed_inference(service, dbs, n)
+        return await _timed_inference(service, dbs, n, nodes[0])
     finally:
         for node in reversed(nodes):
             await node.stop()
@@ -257,7 +268,7 @@ async def process_run(dbs: Databases, workers: int, n: int, layout: Layout, data
         procs = await _worker_processes(store, workers, data, layout.worker_env)
         await _write_people(service, 4 * workers, "warm")  # every worker loads its model on its first item
         await _drained(service, InferenceAgent.source)
-        return await _timed_inference(service, dbs, n, [p.pid for p in procs], layout.model)
+        return await _timed_inference(service, dbs, n, store, [p.pid for p in procs], layout.model)
     finally:
         for proc in procs:
             proc.terminate()
@@ -366,7 +377,8 @@ async def main() -> None:
             print(f"a worker's bound with the remote model: worker_concurrency / latency = "
                   f"{concurrency / args.model_latency:.1f} observations/s")
         print("\n| inference nodes: layout | nodes | observations/s (rounds) | vs 1 node | CPU s/obs: this process "
-              "| FalkorDB | PostgreSQL | inference processes | model calls/obs |\n" + "|---" * 9 + "|")
+              "| FalkorDB | PostgreSQL | inference processes | model calls/obs | store's record_inference |\n"
+              + "|---" * 10 + "|")
         for layout in layouts:
             one = statistics.mean(r.rate for r in rates[layout.name, 1])
             for workers in (1, 2, 3):
@@ -380,7 +392,8 @@ async def main() -> None:
                 made = [r.model_calls / args.n for r in values if r.model_calls is not None]
                 calls = f"{statistics.mean(made):.2f}" if made else "-"
                 print(f"| {layout.name} | {workers} | {rate:.1f} ({shown}) | {rate / one:.2f}x | {here:.4f} "
-                      f"| {graph:.4f} | {vectors:.4f} | {cpu} | {calls} |")
+                      f"| {graph:.4f} | {vectors:.4f} | {cpu} | {calls} "
+                      f"| {statistics.mean(r.store_ms for r in values):.0f} ms |")
     if not runs:
         return
     n = args.mixed
