@@ -107,6 +107,7 @@ class Run:
     cpu_workers: float | None  # the inference node processes together; None when they run in this process
     model_calls: int | None  # calls the model stub answered during the run (None: no stub model)
     store_ms: float  # mean time the store node took to serve one record_inference (the claims' write and embedding)
+    store_infers: float  # infer calls the store node served, per observation (0: the workers' own models answered)
 
 
 async def _service(dbs: Databases, **overrides: Any) -> MemoryService:
@@ -203,7 +204,7 @@ async def _timed_inference(service: MemoryService, dbs: Databases, n: int, store
     assert dbs.falkor.process is not None
     servers = [dbs.falkor.process.pid, _postgres_pid(dbs.pg)]
     calls = await asyncio.to_thread(model.served) if model is not None else {}
-    served = _served(store, "record_inference")
+    served, infers = _served(store, "record_inference"), _served(store, "infer")[1]
     started, cpu = time.monotonic(), time.process_time()
     before = [_server_cpu_seconds(pid) for pid in servers] + [_cpu_seconds(pid) for pid in workers or []]
     await _write_people(service, n, "obs")
@@ -214,7 +215,7 @@ async def _timed_inference(service: MemoryService, dbs: Databases, n: int, store
     made = (await asyncio.to_thread(model.served))["messages"] - calls["messages"] if model is not None else None
     seconds, calls = (a - b for a, b in zip(_served(store, "record_inference"), served, strict=True))
     return Run(rate, here, used[0], used[1], sum(used[2:]) if workers is not None else None, made,
-               1000 * seconds / max(calls, 1))
+               1000 * seconds / max(calls, 1), (_served(store, "infer")[1] - infers) / n)
 
 
 async def inference_run(dbs: Databases, workers: int, n: int, layout: Layout) -> Run:
@@ -377,8 +378,8 @@ async def main() -> None:
             print(f"a worker's bound with the remote model: worker_concurrency / latency = "
                   f"{concurrency / args.model_latency:.1f} observations/s")
         print("\n| inference nodes: layout | nodes | observations/s (rounds) | vs 1 node | CPU s/obs: this process "
-              "| FalkorDB | PostgreSQL | inference processes | model calls/obs | store's record_inference |\n"
-              + "|---" * 10 + "|")
+              "| FalkorDB | PostgreSQL | inference processes | model calls/obs | infer served by the store, per obs "
+              "| store's record_inference |\n" + "|---" * 11 + "|")
         for layout in layouts:
             one = statistics.mean(r.rate for r in rates[layout.name, 1])
             for workers in (1, 2, 3):
@@ -393,6 +394,7 @@ async def main() -> None:
                 calls = f"{statistics.mean(made):.2f}" if made else "-"
                 print(f"| {layout.name} | {workers} | {rate:.1f} ({shown}) | {rate / one:.2f}x | {here:.4f} "
                       f"| {graph:.4f} | {vectors:.4f} | {cpu} | {calls} "
+                      f"| {statistics.mean(r.store_infers for r in values):.2f} "
                       f"| {statistics.mean(r.store_ms for r in values):.0f} ms |")
     if not runs:
         return
