@@ -5,9 +5,14 @@
 
 Each throughput run starts a store+llm+embed node and 1, 2 or 3 inference nodes (real sockets, embedded
 FalkorDB and PostgreSQL started here), writes ``n`` observations straight into a fresh graph and times
-until the inference backlog is empty, with the CPU seconds per observation of this process, of FalkorDB
-and of the inference node processes. The layouts, each run for 1, 2 and 3 nodes, in rotated order over
-``--rounds`` (the machine's load drifts):
+until the inference backlog is empty. Beside the rate: CPU seconds per observation of this process, of
+FalkorDB, of PostgreSQL and of the inference node processes, and the cores they used together; the model
+stub's calls per observation; the ``infer`` calls the store node served (the workers' own models answer
+theirs); and the store node's mean time per ``record_inference`` (from its request metrics). A backlog
+drains at the pace of the worker that owns the most of it (rendezvous hashing: 200 observations split
+80/65/55 in one run), so the 3-node rate of a small ``n`` is the busiest worker's; ``--n 600`` splits
+within a few percent. The layouts, each run for 1, 2 and 3 nodes, in rotated order over ``--rounds``
+(the machine's load drifts):
 
 - default: every node in this process, the offline language model on the store node (the workers' ``infer``
   is routed there), the store embedding each new claim with the packaged CPU embedder; ``--stub`` adds the
@@ -108,6 +113,10 @@ class Run:
     model_calls: int | None  # calls the model stub answered during the run (None: no stub model)
     store_ms: float  # mean time the store node took to serve one record_inference (the claims' write and embedding)
     store_infers: float  # infer calls the store node served, per observation (0: the workers' own models answered)
+
+    def cpu_total(self) -> float:
+        """CPU seconds per observation of every measured process (the stubs' excluded)."""
+        return self.cpu_here + self.cpu_graph + self.cpu_vectors + (self.cpu_workers or 0.0)
 
 
 async def _service(dbs: Databases, **overrides: Any) -> MemoryService:
@@ -379,7 +388,7 @@ async def main() -> None:
                   f"{concurrency / args.model_latency:.1f} observations/s")
         print("\n| inference nodes: layout | nodes | observations/s (rounds) | vs 1 node | CPU s/obs: this process "
               "| FalkorDB | PostgreSQL | inference processes | model calls/obs | infer served by the store, per obs "
-              "| store's record_inference |\n" + "|---" * 11 + "|")
+              "| store's record_inference | cores used |\n" + "|---" * 12 + "|")
         for layout in layouts:
             one = statistics.mean(r.rate for r in rates[layout.name, 1])
             for workers in (1, 2, 3):
@@ -395,7 +404,8 @@ async def main() -> None:
                 print(f"| {layout.name} | {workers} | {rate:.1f} ({shown}) | {rate / one:.2f}x | {here:.4f} "
                       f"| {graph:.4f} | {vectors:.4f} | {cpu} | {calls} "
                       f"| {statistics.mean(r.store_infers for r in values):.2f} "
-                      f"| {statistics.mean(r.store_ms for r in values):.0f} ms |")
+                      f"| {statistics.mean(r.store_ms for r in values):.0f} ms "
+                      f"| {statistics.mean(r.rate * r.cpu_total() for r in values):.2f} |")
     if not runs:
         return
     n = args.mixed
