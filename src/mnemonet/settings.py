@@ -407,7 +407,10 @@ class Settings(BaseSettings):
         description="Items one worker batch handles (validation's ambiguous pairs wait across batches: "
         "validation_judge_wait).",
     )
-    worker_concurrency: int = Field(4, description="Batches (and requests within one) a worker runs at once.")
+    worker_concurrency: int = Field(
+        4, description="Batches a worker runs at once; for a worker that does its items one by one (inference, "
+        "consolidation), items in flight at once, whatever the batches: each mostly waits on a language model.",
+    )
     worker_event_debounce: float = Field(
         0.05, description="Seconds a worker waits after a wake-up event so a burst of writes is read in one pass."
     )

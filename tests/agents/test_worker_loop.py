@@ -30,6 +30,28 @@ class FlakyInfer:
         return await self._service.infer(observation_text, source)
 
 
+class GatedInfer:
+    """The real service, except that ``infer`` waits to be released, counting the calls in flight at once."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self._service = service
+        self.release = asyncio.Event()
+        self.in_flight = 0
+        self.most = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._service, name)
+
+    async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
+        self.in_flight += 1
+        self.most = max(self.most, self.in_flight)
+        try:
+            await self.release.wait()
+            return await self._service.infer(observation_text, source)
+        finally:
+            self.in_flight -= 1
+
+
 async def _until(check: Any, within: float = 10.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + within
@@ -85,3 +107,24 @@ async def test_worker_api_refuses_bad_input(service: MemoryService) -> None:
     with pytest.raises(ValueError, match="min_new"):
         await service.pending_consolidation("consolidation-agent", 0)
     assert await service.mark_processed("validation-agent", ["st-unknown"]) == 0
+
+
+async def test_a_batch_runs_its_items_at_once_up_to_worker_concurrency(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    # Five items, one batch: done one after the other, each would wait out its own model call.
+    settings = agent_settings.model_copy(update={"worker_concurrency": 3, "worker_batch_size": 20})
+    for i in range(5):
+        await service.observe(f"Person{i} works at Company{i}.")
+    api = GatedInfer(service)
+    agent = InferenceAgent(api, settings, Ownership.solo("w"))
+    drain = asyncio.create_task(agent.drain())
+    try:
+        await _until(lambda: api.in_flight == 3)
+        api.release.set()
+        assert await drain == 5
+    finally:
+        drain.cancel()
+    assert api.most == 3  # never more than worker_concurrency in flight
+    assert agent.stats()["processed"] == 5
+    assert await service.pending_observations(InferenceAgent.source) == []

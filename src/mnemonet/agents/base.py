@@ -2,7 +2,10 @@
 
 A worker reads its backlog from the graph (what its source has not done
 yet), keeps the items it owns (rendezvous hashing over the live workers of
-its capability), and processes them in batches with bounded concurrency.
+its capability), and processes them in batches with bounded concurrency;
+a worker that does its items one by one (inference, consolidation) runs up to
+``worker_concurrency`` of them at once, since each is independent and mostly
+waits on a language model.
 It wakes on write events and also polls on an interval, so missed events,
 restarts and a dead peer's items are all caught up by the next pass; nothing
 about progress is kept in process memory. Each pass works in one memory
@@ -59,7 +62,10 @@ class WorkerAgent(ABC, Generic[Item]):
         self._unsubscribe: Callable[[], None] | None = None
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
-        self._slots = asyncio.Semaphore(max(1, settings.worker_concurrency))
+        self._slots = asyncio.Semaphore(max(1, settings.worker_concurrency))  # batches in flight
+        # Items in flight across batches (the default process_batch): a pass of a few items uses every slot,
+        # where a batch's items one after the other waited out one model call each (bench/README.md).
+        self._item_slots = asyncio.Semaphore(max(1, settings.worker_concurrency))
 
     # -- what a subclass provides ----------------------------------------------
 
@@ -72,8 +78,12 @@ class WorkerAgent(ABC, Generic[Item]):
         """The id ownership is decided on."""
 
     async def process_batch(self, batch: Sequence[Item]) -> None:
-        """Process a batch; the default does its items one by one, each failure counted apart."""
-        for item in batch:
+        """Process a batch; the default runs its items at once, at most ``worker_concurrency`` of this worker's
+        items in flight, each failure counted apart."""
+        await asyncio.gather(*(self._one(item) for item in batch))
+
+    async def _one(self, item: Item) -> None:
+        async with self._item_slots:
             try:
                 await self.process_item(item)
             except asyncio.CancelledError:

@@ -152,15 +152,10 @@ class LocalProviders:
 
             return make_language_model(self._settings)
         if capability == "embed":
-            from mnemonet.embed import make_embedder
-            from mnemonet.embed.batcher import BatchingEmbedder
+            from mnemonet.embed import make_node_embedder
 
-            s = self._settings
-            if s.embed_batch_wait == 0:
-                return make_embedder(s)
             # One provider call for the texts of concurrent writes (local ones and embed RPCs from peers).
-            return BatchingEmbedder(make_embedder(s), max_wait=s.embed_batch_wait, max_batch=s.embed_batch_size,
-                                    max_texts=s.embed_max_texts, max_chars=s.max_text_chars)
+            return make_node_embedder(self._settings)
         # Importing the service and the database drivers takes seconds on a loaded machine (2.6 s at
         # load 10, measured with py-spy): done on a thread, so the event loop keeps answering pings.
         await asyncio.to_thread(importlib.import_module, "mnemonet.service")
