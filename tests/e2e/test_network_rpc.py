@@ -64,6 +64,29 @@ async def test_failover_when_the_serving_peer_dies_mid_request_applies_once(make
     assert backup.rpc_server.served == 1
 
 
+async def test_a_call_in_flight_to_a_peer_declared_dead_fails_over_at_once(make_node: NodeFactory) -> None:
+    # No links (max_neighbours 0): calls go as HTTP posts, which no closing link cuts short. A peer declared
+    # dead (a partition, a crash) gets no more time: its calls fail over then, not after request_timeout.
+    shared = InMemoryStore()
+    silent_store = HangAfterWrite(shared)
+    unlinked = dict(max_neighbours=0, request_timeout=60.0)
+    silent = await make_node({"store"}, providers={"store": silent_store}, **unlinked)
+    backup = await make_node({"store"}, providers={"store": shared}, seed=silent, **unlinked)
+    caller = await make_node({"cli"}, seed=silent, **unlinked)
+    await eventually(lambda: sees_all([silent, backup, caller]), 3.0, "joined")
+    assert caller.transport.link_to(silent.node_id) is None
+    caller.router.started(backup.node_id)  # the backup looks slow: the first attempt goes to the silent node
+    caller.router.finished(backup.node_id, 10.0)
+
+    call = asyncio.create_task(caller.client.observe("the kettle is on"))
+    await asyncio.wait_for(silent_store.applied.wait(), 3.0)
+    caller.membership.mark_dead(silent.node_id)  # what the caller's detector concludes of a silent peer
+    result = await asyncio.wait_for(call, 5.0)
+
+    assert len(shared.observations) == 1 and result.created is False  # applied once: one key for both
+    assert backup.rpc_server.served == 1
+
+
 async def test_requests_fail_clearly_without_a_capable_peer(make_node: NodeFactory) -> None:
     lonely = await make_node({"cli"})
     with pytest.raises(NoCapablePeer, match="'store'"):

@@ -102,3 +102,16 @@ def test_router_skips_dead_members() -> None:
     membership.mark_dead("a")
     router = Router(membership, ewma_alpha=0.5)
     assert {m.node_id for m in router.candidates("observe")} == {"b", "c"}
+
+
+def test_router_tries_suspects_last() -> None:
+    # A suspect most likely cannot answer (a partition, a crash not yet confirmed): a call sent there waits
+    # out its timeout while an alive peer would have answered. Suspects stay candidates, as a last resort.
+    membership = _membership()
+    membership.suspect("b")
+    router = Router(membership, ewma_alpha=0.5, rng=random.Random(1))
+    for peer, latency in (("a", 0.3), ("b", 0.01), ("c", 0.2)):
+        router.started(peer)
+        router.finished(peer, latency)
+    router.started("c")  # even busier than the suspect
+    assert [m.node_id for m in router.candidates("observe")] == ["a", "c", "b"]

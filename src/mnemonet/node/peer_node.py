@@ -316,8 +316,10 @@ class PeerNode:
             log.info("member %s (%s) %s -> %s", member.node_id, member.url, old or "new", member.state)
 
     def _forget_gone(self, member: Member, old: MemberState | None) -> None:
-        if member.state in (MemberState.DEAD, MemberState.LEFT) and self._router is not None:
-            self._router.forget(member.node_id)
+        if member.state in (MemberState.DEAD, MemberState.LEFT) and member.node_id != self.node_id:
+            if self._router is not None:
+                self._router.forget(member.node_id)
+            self.transport.abandon_calls_to(member.node_id, f"was declared {member.state.value}")
 
     def worker_stats(self) -> list[dict[str, Any]]:
         """Each worker's name and counters (``stats()`` where it has one)."""

@@ -9,13 +9,10 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mnemonet.p2p.errors import UnknownMethod
+from mnemonet.p2p.membership import Member, Membership, MemberState
 from mnemonet.p2p.registry import REGISTRY, declared
-
-if TYPE_CHECKING:
-    from mnemonet.p2p.membership import Member, Membership
 
 # Views of the registry for callers that want one aspect of it.
 STORE_METHODS = tuple(name for name, r in REGISTRY.items() if r.capability == "store")
@@ -43,7 +40,8 @@ class PeerLoad:
 
 
 class Router:
-    """Picks the peer for a method: least in-flight requests, then lowest recent latency."""
+    """Picks the peer for a method: alive before suspect, then least in-flight requests, then lowest recent
+    latency."""
 
     def __init__(self, membership: Membership, ewma_alpha: float, rng: random.Random | None = None) -> None:
         self._membership = membership
@@ -59,12 +57,15 @@ class Router:
         self._rng.shuffle(peers)  # ties broken at random so equal peers share the load
         return sorted(peers, key=self._rank)
 
-    def _rank(self, member: Member) -> tuple[int, float]:
+    def _rank(self, member: Member) -> tuple[bool, int, float]:
+        # A suspect most likely cannot answer (a crash or a partition not yet confirmed): a call sent there
+        # waits out its timeout, so suspects are the last resort.
+        suspect = member.state is MemberState.SUSPECT
         load = self._load.get(member.node_id)
         if load is None:
-            return (0, 0.0)
+            return (suspect, 0, 0.0)
         # Untried peers rank as fast so they get a first sample.
-        return (load.in_flight, load.latency if load.latency is not None else 0.0)
+        return (suspect, load.in_flight, load.latency if load.latency is not None else 0.0)
 
     def started(self, node_id: str) -> None:
         """A request to ``node_id`` began."""

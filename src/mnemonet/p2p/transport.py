@@ -61,6 +61,21 @@ def raise_for_error(env: Envelope) -> Envelope:
     return env
 
 
+def _settle(outcome: asyncio.Future[Envelope], attempt: asyncio.Future[Envelope]) -> None:
+    """Pass an attempt's reply or error on to its call, unless the call was abandoned or cancelled first."""
+    if attempt.cancelled():
+        if not outcome.done():
+            outcome.cancel()
+        return
+    error = attempt.exception()  # retrieved even when no one waits for it any more
+    if outcome.done():
+        return
+    if error is not None:
+        outcome.set_exception(error)
+    else:
+        outcome.set_result(attempt.result())
+
+
 def ws_url(http_url: str) -> str:
     """The peer WebSocket endpoint of a node's HTTP URL."""
     base = http_url.rstrip("/")
@@ -85,6 +100,7 @@ class Transport:
         self._accepted: set[AcceptedLink] = set()  # inbound links past the handshake
         self._handshaking = 0  # inbound sockets still proving themselves: their own small cap
         self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
+        self._calls: dict[str, set[asyncio.Future[Envelope]]] = {}  # peer id -> outcomes of calls waiting on it
         self._tasks: set[asyncio.Task[Any]] = set()
         self._url_overrides: dict[str, str] = {}
         self._http: httpx.AsyncClient | None = None
@@ -264,8 +280,31 @@ class Transport:
         ``timeout`` bounds the send too. A send cut short by it leaves the link
         whole (a message is queued whole or not at all) and open: only a send
         that waits its full ``link_send_timeout`` drops a link as stuck, never a
-        short probe budget.
+        short probe budget. A call still waiting when its peer is declared gone
+        (``abandon_calls_to``) fails then with ``PeerUnavailable``, so its caller
+        fails over at detection time rather than at its own timeout.
         """
+        outcome: asyncio.Future[Envelope] = asyncio.get_running_loop().create_future()
+        waiting = self._calls.setdefault(member.node_id, set())
+        waiting.add(outcome)
+        attempt = asyncio.ensure_future(self._deliver(member, env, timeout))
+        attempt.add_done_callback(lambda done: _settle(outcome, done))
+        try:
+            return await outcome
+        finally:
+            attempt.cancel()  # abandoned or the caller cancelled: stop waiting on the peer
+            waiting.discard(outcome)
+            if not waiting:
+                self._calls.pop(member.node_id, None)
+
+    def abandon_calls_to(self, peer_id: str, why: str) -> None:
+        """Fail every call waiting on ``peer_id`` now (it was declared dead or left)."""
+        for outcome in self._calls.get(peer_id, ()):
+            if not outcome.done():
+                outcome.set_exception(PeerUnavailable(f"{peer_id} {why} before it answered"))
+
+    async def _deliver(self, member: Member, env: Envelope, timeout: float) -> Envelope:
+        """``call``'s one attempt: over the link if there is one, else (or if it closed unsent) HTTP."""
         link = self.link_to(member.node_id)
         if link is not None:
             loop = asyncio.get_running_loop()
