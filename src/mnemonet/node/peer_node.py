@@ -316,10 +316,11 @@ class PeerNode:
             log.info("member %s (%s) %s -> %s", member.node_id, member.url, old or "new", member.state)
 
     def _forget_gone(self, member: Member, old: MemberState | None) -> None:
-        if member.state in (MemberState.DEAD, MemberState.LEFT) and member.node_id != self.node_id:
-            if self._router is not None:
-                self._router.forget(member.node_id)
-            self.transport.abandon_calls_to(member.node_id, f"was declared {member.state.value}")
+        if member.state in (MemberState.DEAD, MemberState.LEFT) and self._router is not None:
+            self._router.forget(member.node_id)
+        if member.state is MemberState.DEAD and member.node_id != self.node_id:
+            # A peer that left answers what it had taken before it stops; a dead one never will.
+            self.transport.abandon_calls_to(member.node_id, "was declared dead")
 
     def worker_stats(self) -> list[dict[str, Any]]:
         """Each worker's name and counters (``stats()`` where it has one)."""

@@ -280,7 +280,7 @@ class Transport:
         ``timeout`` bounds the send too. A send cut short by it leaves the link
         whole (a message is queued whole or not at all) and open: only a send
         that waits its full ``link_send_timeout`` drops a link as stuck, never a
-        short probe budget. A call still waiting when its peer is declared gone
+        short probe budget. A call still waiting when its peer is declared dead
         (``abandon_calls_to``) fails then with ``PeerUnavailable``, so its caller
         fails over at detection time rather than at its own timeout.
         """
@@ -298,7 +298,7 @@ class Transport:
                 self._calls.pop(member.node_id, None)
 
     def abandon_calls_to(self, peer_id: str, why: str) -> None:
-        """Fail every call waiting on ``peer_id`` now (it was declared dead or left)."""
+        """Fail every call waiting on ``peer_id`` now (it was declared dead)."""
         for outcome in self._calls.get(peer_id, ()):
             if not outcome.done():
                 outcome.set_exception(PeerUnavailable(f"{peer_id} {why} before it answered"))
