@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 
 import pytest
 from gated import GatedEmbedder
@@ -112,6 +113,14 @@ async def test_forget_scrubs_the_erased_text_from_other_rows_embedding_context(s
     assert report.contexts_scrubbed == 1
     [row] = await service.vectors.get([reply.observation_id])
     assert row.context == "" and "brinvolt" not in (await _table_scan(service)).lower()
+    # Its vector was made with the erased turn's: it is remade from its own text alone.
+    [alone] = await service.embedder.embed([row.text], "passage")
+    assert row.vector is not None and _cosine(row.vector, alone) > 0.9999
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (
+        sum(x * x for x in a) ** 0.5 * sum(y * y for y in b) ** 0.5)
 
 
 @pytest.mark.parametrize(

@@ -540,10 +540,10 @@ class MemoryService:
         Erased: the observations (and, for a source, the statements it asserted and its Source nodes),
         the statements derived only from erased items (and summaries resting on any of them: their text
         restates it), concepts nothing else uses, retractions of erased items, their vector rows, and the
-        embedding context of other rows that quoted an erased text. Then the graph's append-only file and
-        the vector tables (and WAL) are compacted so the bytes are gone. A tombstone records what kind of
-        request it was, how many of each, when and by whom, never the content. Erasing what is already
-        gone removes nothing and writes no tombstone.
+        embedding context of other rows that quoted an erased text (their vectors made again without it).
+        Then the graph's append-only file and the vector tables (and WAL) are compacted so the bytes are
+        gone. A tombstone records what kind of request it was, how many of each, when and by whom, never
+        the content. Erasing what is already gone removes nothing and writes no tombstone.
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
@@ -577,14 +577,15 @@ class MemoryService:
         n = self.settings.forget_context_fragment_chars
         texts = [o.text.strip() for o in await self.graph.all_observations(sorted(set(observations) & erased))]
         fragments = sorted({piece for t in texts for piece in (t[:n], t[-n:]) if piece})
-        vectors, scrubbed = await vector_erase.erase(self.vectors, sorted(erased | orphans), fragments)
+        erasure = await vector_erase.erase(self.vectors, sorted(erased | orphans), fragments)
+        await self._revector_alone(erasure.stale)
         observation_ids = sorted(observations)
         statement_ids = sorted(erased - set(observations))
         tombstone = TombstoneView(
             id=derived_id("tomb", kind, *sorted(erased)), kind=kind, space=self.space,
             observations=len(observation_ids),
             statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
-            sources=len(sources), vectors=vectors, at=report.at, by=who,
+            sources=len(sources), vectors=erasure.deleted, at=report.at, by=who,
         )
         await self.graph.forget(tombstone, {
             "observations": observation_ids, "statements": statement_ids, "concepts": sorted(orphans),
@@ -596,9 +597,18 @@ class MemoryService:
                     tombstone.statements, tombstone.concepts, who)
         return report.model_copy(update={
             **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
-            "contexts_scrubbed": scrubbed, "graph_compacted": graph_compacted,
+            "contexts_scrubbed": erasure.scrubbed, "graph_compacted": graph_compacted,
             "vectors_compacted": vectors_compacted,
         })
+
+    async def _revector_alone(self, rows: list[tuple[str, str]]) -> None:
+        """Make the vectors of rows whose context was an erased text again from their own text alone: the
+        old ones were composed with the erased text's vector (compaction then drops their bytes)."""
+        for start in range(0, len(rows), self.settings.vector_batch_size):
+            batch = rows[start:start + self.settings.vector_batch_size]
+            vectors = await self.embedder.embed([text for _, text in batch], "passage")
+            await vector_erase.replace_vectors(
+                self.vectors, [(row_id, own) for (row_id, _), own in zip(batch, vectors, strict=True)])
 
     async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
         """Admin only: the tombstones of erasures, newest first."""

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import asyncpg
+from pgvector import Vector
 
 from mnemonet.store.errors import DependencyUnavailable
 from mnemonet.store.vector_types import quote_schema
@@ -23,9 +25,19 @@ from mnemonet.store.vectors import VectorStore
 log = logging.getLogger(__name__)
 
 
-async def erase(store: VectorStore, ids: Sequence[str], fragments: Sequence[str]) -> tuple[int, int]:
+@dataclass(frozen=True)
+class Erasure:
+    """What ``erase`` did."""
+
+    deleted: int  # rows of the erased ids
+    scrubbed: int  # other rows whose embedding context quoted an erased text, now emptied
+    # (id, text) of the scrubbed rows with a vector: made with the erased text's, to be made again alone
+    stale: list[tuple[str, str]]
+
+
+async def erase(store: VectorStore, ids: Sequence[str], fragments: Sequence[str]) -> Erasure:
     """Delete the rows of ``ids`` (keeping the keyword statistics true), and empty the embedding context
-    of other rows quoting any of ``fragments`` (pieces of erased texts). Returns (rows deleted, contexts emptied).
+    of other rows quoting any of ``fragments`` (pieces of erased texts).
 
     One transaction; the keyword totals row is updated first, as the insert trigger does, so a
     concurrent writer queues instead of deadlocking.
@@ -51,17 +63,30 @@ async def erase(store: VectorStore, ids: Sequence[str], fragments: Sequence[str]
             await conn.execute(f"DELETE FROM {q}.keyword_lexemes WHERE docs <= 0")
             status = await conn.execute(f"DELETE FROM {q}.embeddings WHERE id = ANY($1::text[])", id_list)
             await conn.execute(f"DELETE FROM {q}.usage WHERE id = ANY($1::text[])", id_list)
-            scrubbed = "UPDATE 0"
+            scrubbed = []
             if pieces:
-                scrubbed = await conn.execute(
+                scrubbed = await conn.fetch(
                     f"""UPDATE {q}.embeddings SET context = ''
                         WHERE context <> '' AND EXISTS (SELECT 1 FROM unnest($1::text[]) AS f
-                                                        WHERE strpos(context, f) > 0)""",
+                                                        WHERE strpos(context, f) > 0)
+                        RETURNING id, text, embedding IS NOT NULL AS has_vector""",
                     pieces,
                 )
     except (OSError, asyncpg.exceptions.ConnectionDoesNotExistError) as exc:
         raise DependencyUnavailable("vectors", f"postgresql: {type(exc).__name__}: {exc}") from exc
-    return int(status.rsplit(" ", 1)[-1]), int(scrubbed.rsplit(" ", 1)[-1])
+    return Erasure(deleted=int(status.rsplit(" ", 1)[-1]), scrubbed=len(scrubbed),
+                   stale=[(r["id"], r["text"]) for r in scrubbed if r["has_vector"]])
+
+
+async def replace_vectors(store: VectorStore, vectors: Sequence[tuple[str, Sequence[float]]]) -> None:
+    """Set the vector of each (id, vector) row that still exists."""
+    q = quote_schema(store.schema)
+    try:
+        async with store.acquire() as conn:
+            await conn.executemany(f"UPDATE {q}.embeddings SET embedding = $2 WHERE id = $1",
+                                   [(row_id, Vector(list(vector))) for row_id, vector in vectors])
+    except (OSError, asyncpg.exceptions.ConnectionDoesNotExistError) as exc:
+        raise DependencyUnavailable("vectors", f"postgresql: {type(exc).__name__}: {exc}") from exc
 
 
 async def compact(store: VectorStore) -> bool:
