@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -61,7 +61,7 @@ def raise_for_error(env: Envelope) -> Envelope:
     return env
 
 
-def _settle(outcome: asyncio.Future[Envelope], attempt: asyncio.Future[Envelope]) -> None:
+def _settle(outcome: asyncio.Future[Envelope | None], attempt: asyncio.Future[Envelope | None]) -> None:
     """Pass an attempt's reply or error on to its call, unless the call was abandoned or cancelled first."""
     if attempt.cancelled():
         if not outcome.done():
@@ -100,7 +100,7 @@ class Transport:
         self._accepted: set[AcceptedLink] = set()  # inbound links past the handshake
         self._handshaking = 0  # inbound sockets still proving themselves: their own small cap
         self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
-        self._calls: dict[str, set[asyncio.Future[Envelope]]] = {}  # peer id -> outcomes of calls waiting on it
+        self._posts: dict[str, set[asyncio.Future[Envelope | None]]] = {}  # peer id -> HTTP calls waiting on it
         self._tasks: set[asyncio.Task[Any]] = set()
         self._url_overrides: dict[str, str] = {}
         self._http: httpx.AsyncClient | None = None
@@ -284,27 +284,6 @@ class Transport:
         (``abandon_calls_to``) fails then with ``PeerUnavailable``, so its caller
         fails over at detection time rather than at its own timeout.
         """
-        outcome: asyncio.Future[Envelope] = asyncio.get_running_loop().create_future()
-        waiting = self._calls.setdefault(member.node_id, set())
-        waiting.add(outcome)
-        attempt = asyncio.ensure_future(self._deliver(member, env, timeout))
-        attempt.add_done_callback(lambda done: _settle(outcome, done))
-        try:
-            return await outcome
-        finally:
-            attempt.cancel()  # abandoned or the caller cancelled: stop waiting on the peer
-            waiting.discard(outcome)
-            if not waiting:
-                self._calls.pop(member.node_id, None)
-
-    def abandon_calls_to(self, peer_id: str, why: str) -> None:
-        """Fail every call waiting on ``peer_id`` now (it was declared dead)."""
-        for outcome in self._calls.get(peer_id, ()):
-            if not outcome.done():
-                outcome.set_exception(PeerUnavailable(f"{peer_id} {why} before it answered"))
-
-    async def _deliver(self, member: Member, env: Envelope, timeout: float) -> Envelope:
-        """``call``'s one attempt: over the link if there is one, else (or if it closed unsent) HTTP."""
         link = self.link_to(member.node_id)
         if link is not None:
             loop = asyncio.get_running_loop()
@@ -320,10 +299,36 @@ class Transport:
                 raise PeerTimeout(f"{member.node_id} did not answer {env.kind} within {timeout}s") from None
             finally:
                 self._pending.pop(env.id, None)
-        reply = await self._post(member, env, timeout)
+                if fut.done() and not fut.cancelled():
+                    fut.exception()  # failed while the send was still under way: retrieved, not warned about
+        reply = await self._abandonable(member.node_id, self._post(member, env, timeout))
         if reply is None:
             raise PeerUnavailable(f"{member.node_id} sent no reply to {env.kind}")
         return reply
+
+    async def _abandonable(self, peer_id: str, post: Coroutine[Any, Any, Envelope | None]) -> Envelope | None:
+        """Await an HTTP call to ``peer_id`` that ``abandon_calls_to`` can fail early (a link call's
+        future is failed directly)."""
+        outcome: asyncio.Future[Envelope | None] = asyncio.get_running_loop().create_future()
+        waiting = self._posts.setdefault(peer_id, set())
+        waiting.add(outcome)
+        attempt = asyncio.ensure_future(post)
+        attempt.add_done_callback(lambda done: _settle(outcome, done))
+        try:
+            return await outcome
+        finally:
+            attempt.cancel()  # abandoned or the caller cancelled: stop waiting on the peer
+            waiting.discard(outcome)
+            if not waiting:
+                self._posts.pop(peer_id, None)
+
+    def abandon_calls_to(self, peer_id: str, why: str) -> None:
+        """Fail every call waiting on ``peer_id`` now (it was declared dead)."""
+        gone = PeerUnavailable(f"{peer_id} {why} before it answered")
+        waiting = [fut for fut, via in self._pending.values() if via is not None and via.peer_id == peer_id]
+        for fut in [*waiting, *self._posts.get(peer_id, ())]:
+            if not fut.done():
+                fut.set_exception(gone)
 
     async def post_url(self, url: str, path: str, env: Envelope, timeout: float) -> Envelope | None:
         """POST ``env`` to ``url + path``; its reply envelope, or None for 204."""
