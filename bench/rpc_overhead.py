@@ -58,7 +58,9 @@ async def _measure(client: P2PMemoryClient, requests: int, concurrency: int) -> 
 
 
 async def main(requests: int) -> None:
-    base: dict[str, Any] = dict(host="127.0.0.1", port=0, cluster_key="bench-key", request_timeout=30.0)
+    # The per-peer rate limit would refuse the caller's flood: the bench measures the path, not the guard.
+    base: dict[str, Any] = dict(host="127.0.0.1", port=0, cluster_key="bench-key", request_timeout=30.0,
+                                peer_rate_limit=1e9, peer_rate_burst=1_000_000)
     store = PeerNode(Settings(**base), {"store"}, {"store": ReadOnlyStore()})
     await store.start()
     caller = PeerNode(Settings(**base, bootstrap=store.url), {"cli"})
