@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mnemonet"
-LOWER = ("p2p", "service", "store", "llm", "embed", "agents", "model")
+LOWER = ("p2p", "service", "store", "llm", "embed", "agents", "truth", "model")
 UPPER = ("node", "cli", "web", "mcp")
 
 
@@ -74,3 +74,17 @@ def test_lower_layers_never_import_the_adapters_or_the_node(layer: str) -> None:
         if _upward(module)
     ]
     assert upward == []
+
+
+def test_the_truth_rules_import_only_the_model() -> None:
+    # One pure home for the truth rules (issue 32): the service, the workers and the offline model call
+    # it; it knows nothing of them, of settings or of any I/O layer.
+    files = sorted((PACKAGE / "truth").rglob("*.py"))
+    assert files
+    outside = [
+        f"{path.relative_to(PACKAGE)}:{line} imports {module}"
+        for path in files
+        for line, module in _imports_of(path)
+        if module.startswith("mnemonet") and not module.startswith(("mnemonet.model", "mnemonet.truth"))
+    ]
+    assert outside == []

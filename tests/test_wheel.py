@@ -46,7 +46,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     [wheel] = (root / "dist").glob("mnemonet-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     for data in ("mnemonet/prompts/shared/base.yaml", "mnemonet/prompts/translator/observe.yaml",
-                 "mnemonet/agents/default_predicates.yaml", "mnemonet/web/static/index.html"):
+                 "mnemonet/truth/relations.yaml", "mnemonet/web/static/index.html"):
         assert data in names, f"{data} is not in the wheel"
     # No pip inside the venv (ensurepip took ~5 s of the fixture): the checkout's pip installs into it.
     _run(sys.executable, "-m", "venv", "--without-pip", root / "venv", cwd=root)

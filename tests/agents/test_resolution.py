@@ -7,12 +7,12 @@ from typing import Any
 import pytest
 
 from mnemonet.agents import Ownership, ValidationAgent
-from mnemonet.agents.resolution import resolve
 from mnemonet.llm import make_language_model
-from mnemonet.llm.cardinality import rule_cardinality
 from mnemonet.model.views import StatementView
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
+from mnemonet.truth.currency import resolve
+from mnemonet.truth.vocabulary import rule_cardinality
 
 HOUR_MS = 3_600_000
 

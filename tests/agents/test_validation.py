@@ -19,7 +19,7 @@ TRUTH_TABLE = [
     ("exclusivity group (object)", "hank likes opera", "hank dislikes opera", True),
     ("exclusivity group (subject)", "ivy is_married: yes", "ivy is_single: yes", True),
     # Outside the schema: no data yet, so the model is asked once (offline: has_* is single-valued).
-    ("unknown predicate, different objects", "jack has_manager: Tom", "jack has_manager: Priya", True),
+    ("unknown predicate, different objects", "jack has_coach: Tom", "jack has_coach: Priya", True),
     ("cross-source, single-valued", "kim lives in Paris", "kim lives in Rome", True),
 ]
 # Who says each claim (the rest: the default claim source, "agent").
@@ -57,9 +57,9 @@ async def test_truth_table(service: MemoryService, agent_settings: Settings) -> 
         pair = frozenset((first_view.sentence(), second_view.sentence()))
         assert (pair in found) is expected, case
     assert len(found) == sum(expected for *_, expected in TRUTH_TABLE)  # each written once
-    # Every case is decided by rule, but for one question: has_manager's cardinality, then remembered.
+    # Every case is decided by rule, but for one question: has_coach's cardinality, then remembered.
     assert agent.stats()["llm_calls"] == 1
-    assert await service.graph.predicate_decision("has_manager") == ("single", "language model (offline (rule-based))")
+    assert await service.graph.predicate_decision("has_coach") == ("single", "language model (offline (rule-based))")
     # Same source, same confidence, a newer value of the same attribute: the newer supersedes.
     superseded = {s.id for s in await service.graph.recent_statements(100) if s.superseded_by}
     assert superseded == {views[c][0].id for c in ("single-valued, two values", "aliased predicates",
@@ -75,7 +75,7 @@ async def test_truth_table(service: MemoryService, agent_settings: Settings) -> 
     assert await rerun.drain() == 2 * len(TRUTH_TABLE)
     assert sorted(map(sorted, await _contradiction_pairs(service))) == sorted(map(sorted, found))
     assert rerun.stats()["claims_made"] == 0
-    assert rerun.stats()["llm_calls"] == 0  # has_manager's cardinality is remembered in the graph
+    assert rerun.stats()["llm_calls"] == 0  # has_coach's cardinality is remembered in the graph
     assert (await service.graph.counts())["SUPERSEDES"] == 4
 
 

@@ -12,8 +12,8 @@ from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.service import MemoryService
-from mnemonet.service.answer import NOTHING, addressed, compose
 from mnemonet.settings import Settings
+from mnemonet.truth.answer import NOTHING, addressed, compose
 
 FULL_ID = re.compile(r"\b(?:st|obs)-[0-9a-f]{32}\b")
 

@@ -4,7 +4,7 @@ For each new statement S it gathers older candidates T about the same
 subject: from the graph (same or aliased predicate, exclusivity partners)
 and from embeddings (semantically close statements of opposite polarity).
 Each pair is considered once, by the owner of the newer statement. Clear
-cases are decided by the predicate schema; ambiguous ones are held across
+cases are decided by the relation vocabulary (``truth``); ambiguous ones are held across
 passes and go to the language model together in one ``judge_pairs`` call once
 ``llm_max_pairs`` are held or ``validation_judge_wait`` seconds have passed
 since the first (and at the end of a ``drain``). Under load a pass is small
@@ -13,14 +13,14 @@ against 0.19 idle; held, the calls follow the pairs. A held statement stays
 pending in the store until its pairs are judged, so nothing is lost if the
 worker stops: whoever owns it then redoes it.
 
-Every predicate is checked. One outside the schema gets its cardinality from
+Every predicate is checked. One outside the vocabulary gets its cardinality from
 a decision remembered in the graph, else from the data (at least
 ``cardinality_min_subjects`` subjects, each with one current value: single;
 a subject with several values from one source: multi), else from the
 language model, asked once per predicate and remembered.
 
 A contradiction is written once (``CONTRADICTS``, undirected and idempotent
-in the store); ``resolution.resolve`` then decides whether one side
+in the store); ``truth.currency.resolve`` then decides whether one side
 ``SUPERSEDES`` the other, with its reason, or the conflict stays open.
 """
 
@@ -28,85 +28,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
 from mnemonet.agents.base import Subscribe, WorkerAgent
 from mnemonet.agents.ownership import Ownership
-from mnemonet.agents.predicates import PredicateSchema
-from mnemonet.agents.resolution import resolve
 from mnemonet.llm.base import CandidatePair, LanguageModel
 from mnemonet.model.api import WorkerMemory
 from mnemonet.model.records import VALIDATION_SOURCE, normalise_name
 from mnemonet.model.spaces import InSpace
 from mnemonet.model.views import StatementView
 from mnemonet.settings import Settings
+from mnemonet.truth.currency import classify, resolve
+from mnemonet.truth.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
-
-_WORD_RE = re.compile(r"[a-z0-9]+")
-_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What the rules say about a pair: contradicts, none, or ambiguous (ask the model)."""
-
-    kind: Literal["contradicts", "none", "ambiguous"]
-    reason: str
-
-
-def _words(name: str) -> frozenset[str]:
-    # Crude singular so "mornings" meets "morning meetings".
-    out = set()
-    for w in _WORD_RE.findall(name.casefold()):
-        if w in _STOP:
-            continue
-        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
-    return frozenset(out)
-
-
-def classify(
-    new: StatementView, old: StatementView, schema: PredicateSchema, learned: Mapping[str, str] | None = None
-) -> Verdict:
-    """The rule verdict on two statements (``new`` the later one); ``learned`` gives the
-    cardinality of predicates outside the schema (multi when absent)."""
-    if normalise_name(new.subject) != normalise_name(old.subject):
-        return Verdict("none", "different subjects")
-    if schema.spec(new.predicate).skip or schema.spec(old.predicate).skip:
-        return Verdict("none", "not validated")
-    pn, po = schema.canonical(new.predicate), schema.canonical(old.predicate)
-    wn, wo = _words(new.object), _words(old.object)
-    same_object = normalise_name(new.object) == normalise_name(old.object) or (wn and wn == wo)
-    if pn == po:
-        if same_object:
-            if new.negated != old.negated:
-                return Verdict("contradicts", f"one negates the other ({pn} {old.object})")
-            return Verdict("none", "the same statement")
-        if new.negated or old.negated:
-            return Verdict("none", "a negation of another value")
-        cardinality = schema.spec(pn).cardinality if schema.known(pn) else (learned or {}).get(pn, "multi")
-        if cardinality == "single":
-            return Verdict("contradicts", f"{pn} has one value at a time: {old.object} vs {new.object}")
-        if cardinality == "single_per_topic":
-            return Verdict("ambiguous", f"two values of {pn}; the same topic?")
-        return Verdict("none", f"{pn} has many values")
-    group = schema.exclusive(pn, po)
-    if group is not None:
-        if new.negated or old.negated:
-            return Verdict("none", f"a negated side of {group.name}")
-        if group.scope == "subject":
-            return Verdict("contradicts", f"{group.name}: {pn} excludes {po}")
-        if same_object:
-            return Verdict("contradicts", f"{group.name}: {pn} vs {po} {old.object}")
-    polarity_new, polarity_old = schema.polarity(pn, new.negated), schema.polarity(po, old.negated)
-    if polarity_new and polarity_old and polarity_new != polarity_old and wn & wo:
-        return Verdict("ambiguous", f"opposite feelings about {', '.join(sorted(wn & wo))}")
-    return Verdict("none", "no rule finds a conflict")
-
 
 @dataclass
 class _Held:
@@ -129,10 +66,10 @@ class ValidationAgent(WorkerAgent[StatementView]):
     extra_counters = ("contradictions", "supersessions")
 
     def __init__(self, api: WorkerMemory, settings: Settings, ownership: Ownership, llm: LanguageModel,
-                 schema: PredicateSchema | None = None, subscribe: Subscribe | None = None) -> None:
+                 vocabulary: Vocabulary | None = None, subscribe: Subscribe | None = None) -> None:
         super().__init__(api, settings, ownership, subscribe)
         self.llm = llm
-        self.schema = schema or PredicateSchema.load(settings.validation_predicates_file)
+        self.vocabulary = vocabulary or Vocabulary.load(settings.validation_predicates_file)
         self._held: dict[str, _Held] = {}  # by memory space
 
     async def pending(self, limit: int) -> Sequence[StatementView]:
@@ -145,14 +82,14 @@ class ValidationAgent(WorkerAgent[StatementView]):
         space = self._space()
         held = self._held.get(space)
         batch = [s for s in batch if held is None or s.id not in held.statements]  # held: still pending
-        checked = [s for s in batch if not self.schema.spec(s.predicate).skip]
+        checked = [s for s in batch if not self.vocabulary.spec(s.predicate).skip]
         found = await asyncio.gather(*(self._candidates(s) for s in checked))
         learned = await self._cardinalities(list(zip(checked, found, strict=True)), [s.id for s in batch])
         clear: list[tuple[StatementView, StatementView, str]] = []
         ambiguous: list[tuple[StatementView, StatementView]] = []
         for s, candidates in zip(checked, found, strict=True):
             for t in candidates:
-                verdict = classify(s, t, self.schema, learned)
+                verdict = classify(s, t, self.vocabulary, learned)
                 if verdict.kind == "contradicts":
                     clear.append((s, t, verdict.reason))
                 elif verdict.kind == "ambiguous":
@@ -211,13 +148,13 @@ class ValidationAgent(WorkerAgent[StatementView]):
     async def _cardinalities(
         self, pairs: list[tuple[StatementView, list[StatementView]]], batch_ids: list[str]
     ) -> dict[str, str]:
-        """Cardinality of each predicate outside the schema that has two values for one subject here."""
+        """Cardinality of each predicate outside the vocabulary that has two values for one subject here."""
         wanted: dict[str, list[str]] = {}
         for s, candidates in pairs:
-            pn = self.schema.canonical(s.predicate)
-            if self.schema.known(pn) or s.negated:
+            pn = self.vocabulary.canonical(s.predicate)
+            if self.vocabulary.known(pn) or s.negated:
                 continue
-            others = [t for t in candidates if self.schema.canonical(t.predicate) == pn and not t.negated
+            others = [t for t in candidates if self.vocabulary.canonical(t.predicate) == pn and not t.negated
                       and normalise_name(t.object) != normalise_name(s.object)]
             if others:
                 wanted.setdefault(pn, []).extend([s.sentence(), *(t.sentence() for t in others)])
@@ -254,7 +191,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
                 if item.get("kind") != "statement":
                     continue
                 t = StatementView.model_validate(item)
-                polarity = self.schema.polarity
+                polarity = self.vocabulary.polarity
                 opposite = polarity(s.predicate, s.negated) * polarity(t.predicate, t.negated) < 0
                 if opposite and self._eligible(s, t):
                     out[t.id] = t
@@ -264,7 +201,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
         return (
             t.id != s.id and not t.superseded_by and _older(t, s)
             and normalise_name(t.subject) == normalise_name(s.subject)
-            and not self.schema.spec(t.predicate).skip
+            and not self.vocabulary.spec(t.predicate).skip
         )
 
     async def _judge(
@@ -287,8 +224,8 @@ class ValidationAgent(WorkerAgent[StatementView]):
         if await self.api.link_statements("CONTRADICTS", s.id, t.id, reason, self.source):
             self.counters["claims_made"] += 1
             self.counters["contradictions"] += 1
-        same_attribute = self.schema.canonical(s.predicate) == self.schema.canonical(t.predicate)
-        temporal = same_attribute and self.schema.spec(s.predicate).temporal
+        same_attribute = self.vocabulary.canonical(s.predicate) == self.vocabulary.canonical(t.predicate)
+        temporal = same_attribute and self.vocabulary.spec(s.predicate).temporal
         outcome = resolve(s, t, temporal, self.settings)
         if outcome.winner is not None and outcome.loser is not None:
             why = f"{outcome.reason} ({reason})"

@@ -12,7 +12,6 @@ from datetime import date
 from typing import Any, TypeVar
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
-from mnemonet.llm.cardinality import PredicateCardinality
 from mnemonet.llm.prompts import PromptLibrary, RenderedPrompt
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import (
@@ -25,6 +24,7 @@ from mnemonet.llm.validation import (
     parsed_claim_from,
 )
 from mnemonet.settings import Settings
+from mnemonet.truth.vocabulary import PredicateCardinality
 
 T = TypeVar("T")
 Validator = Callable[[Any], T]

@@ -14,12 +14,12 @@ from datetime import date, datetime
 from typing import TypeVar
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
-from mnemonet.llm.cardinality import PredicateCardinality, rule_cardinality
 from mnemonet.llm.usage import Usage
 from mnemonet.llm.validation import check_memory, check_pairs, check_statements
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.records import check_name, check_text
 from mnemonet.settings import Settings
+from mnemonet.truth.vocabulary import PredicateCardinality, rule_cardinality
 
 T = TypeVar("T")
 _LAST_MS = 253_402_300_799_999  # 9999-12-31T23:59:59.999Z: the last instant a date can name
@@ -105,7 +105,7 @@ class BaseLanguageModel(ABC):
         return await self._counted(self._predicate_cardinality(predicate, checked))
 
     async def _predicate_cardinality(self, predicate: str, examples: list[str]) -> PredicateCardinality:
-        # The offline model's answer: the documented naming rule (``llm/cardinality.py``).
+        # The offline model's answer: the documented naming rule (``truth/vocabulary.py``).
         return rule_cardinality(predicate)
 
     async def _counted(self, call: Awaitable[T]) -> T:

@@ -132,7 +132,7 @@ class ConceptSpec(_Record):
 Tense = Literal["past", "present", "future"]
 # What the text says the statement does to an earlier value of the same attribute: "correction"
 # ("sorry", "actually", "I meant", "X is wrong") or "change" ("now", "no longer", "anymore").
-# Validation lets a cued statement supersede the contradicted one (agents/resolution.py).
+# Validation lets a cued statement supersede the contradicted one (truth/currency.py).
 Revision = Literal["correction", "change"]
 # The inference worker's source: its claims are ASSERTED_BY it and its done-markers hang off it, whether
 # the worker asked the model or the extraction inferred them in the same call (``infer_with_extraction``).

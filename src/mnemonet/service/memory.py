@@ -64,10 +64,9 @@ from mnemonet.model.views import (
     TombstoneView,
     WriteResult,
 )
-from mnemonet.service.answer import accept_phrasing, compose, contradicted_origins, speakers_of
 from mnemonet.service.importer import import_text
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
-from mnemonet.service.recall import build_recall, settle
+from mnemonet.service.recall import build_recall
 from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.service.usage import UsageRecorder
 from mnemonet.settings import Settings
@@ -75,6 +74,8 @@ from mnemonet.store import vector_erase, vector_usage
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.graph_errors import UnknownReference
 from mnemonet.store.vectors import VectorStore
+from mnemonet.truth.answer import accept_phrasing, compose, contradicted_origins, speakers_of
+from mnemonet.truth.currency import settle
 
 log = logging.getLogger(__name__)
 
@@ -660,7 +661,7 @@ class MemoryService:
         ``source`` is the asker: first person in the question is that source, and the answer says
         "you" where the asker is the subject. Without one, names stay as stored.
 
-        The composition is deterministic (``service.answer``); the language model only phrases the
+        The composition is deterministic (``truth.answer``); the language model only phrases the
         lead sentence. When no model answers (no llm peer, provider down) the rule-made lead stands
         and the answer says it is degraded: ``remember`` works whenever ``recall`` does.
         """

@@ -15,8 +15,9 @@ written.
 from __future__ import annotations
 
 from mnemonet.model.api import Recall
-from mnemonet.model.views import ContradictionView, SearchHit, StatementView
+from mnemonet.model.views import SearchHit, StatementView
 from mnemonet.store.graph import GraphStore
+from mnemonet.truth.currency import newest_first_per_attribute
 
 
 async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit], *, opened_hits: int,
@@ -76,37 +77,3 @@ async def _without_withdrawn_supersession(graph: GraphStore, statements: list[St
         return statements
     return [s.model_copy(update={"superseded_by": [i for i in s.superseded_by if i not in gone]})
             if set(s.superseded_by) & gone else s for s in statements]
-
-
-def newest_first_per_attribute(statements: list[StatementView]) -> list[StatementView]:
-    """The statements in their order, except that those sharing subject and predicate are listed
-    together, newest first, where the first of them stood."""
-    groups: dict[tuple[str, str], list[StatementView]] = {}
-    for s in statements:
-        groups.setdefault((s.subject.casefold(), s.predicate), []).append(s)
-    return [s for group in groups.values() for s in sorted(group, key=lambda s: -s.created_at)]
-
-
-def earlier_side(c: ContradictionView) -> tuple[StatementView, StatementView]:
-    """(earlier, current) of a contradiction: the newer wins unless it is less confident."""
-    older, newer = sorted((c.a, c.b), key=lambda s: s.created_at)
-    if newer.confidence < older.confidence:
-        return newer, older
-    return older, newer
-
-
-def settle(statements: list[StatementView]) -> tuple[list[StatementView], list[ContradictionView]]:
-    """The facts and open conflicts among ``statements`` (current ones): of a contradiction within one
-    source the earlier side is left out, as ``earlier_side`` reads it; one between sources is a conflict,
-    and its sides are stated only as that conflict."""
-    by_id = {s.id: s for s in statements}
-    pairs: dict[frozenset[str], ContradictionView] = {}
-    for s in statements:
-        for other_id in s.contradicted_by:
-            if other_id in by_id:
-                pairs.setdefault(frozenset((s.id, other_id)), ContradictionView(a=s, b=by_id[other_id]))
-    earlier = {earlier_side(c)[0].id for c in pairs.values() if (c.a.source or "") == (c.b.source or "")}
-    conflicts = [c for c in pairs.values()
-                 if (c.a.source or "") != (c.b.source or "") and not {c.a.id, c.b.id} & earlier]
-    sides = {s.id for c in conflicts for s in (c.a, c.b)}
-    return [s for s in statements if s.id not in earlier and s.id not in sides], conflicts

@@ -97,17 +97,6 @@ PERSON_OBJECT_PREDICATES = frozenset({"knows", "married_to", "reports_to", "mana
 
 # -- the dependency mapper (``mapping``) ---------------------------------------
 
-# Predicate schema aliases (agents/default_predicates.yaml) -> the canonical name, so the
-# validation worker sees one predicate per relation. loves/enjoys stay: inference reads them.
-PREDICATE_ALIASES: dict[str, str] = {
-    "is_called": "has_name", "has_nickname": "has_name", "resides_in": "lives_in", "lives_at": "lives_in",
-    "works_for": "works_at", "employed_at": "works_at", "employed_by": "works_at", "is_from": "comes_from",
-    "was_born_in": "born_in", "has_favorite_color": "has_favourite_colour",
-    "has_favourite_color": "has_favourite_colour",
-    "has_favorite_colour": "has_favourite_colour", "is_married_to": "married_to", "hates": "dislikes",
-    "detests": "dislikes", "loathes": "dislikes", "is_fond_of": "likes", "fond_of": "likes",
-    "has_boss": "has_manager",
-}
 # "<possessor>'s <noun> is <value>" -> (possessor, has_<noun>, value) for these nouns (and any "favourite X").
 ATTRIBUTE_NOUNS = frozenset({
     "name", "age", "email", "birthday", "phone", "number", "address", "job", "role", "title", "hometown",

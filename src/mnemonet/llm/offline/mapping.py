@@ -9,7 +9,7 @@ Each clause (a verb with its subject) becomes triples:
   <speaker> has_brother Sam).
 - predicate: the verb lemma with its particle or preposition, through the
   verb table (``lexicon.VERBS``: "work at" -> works_at, "move to" ->
-  lives_in ...) and the schema's aliases (``lexicon.PREDICATE_ALIASES``);
+  lives_in ...) and the relation vocabulary's aliases (``truth.vocabulary``);
   copulas give is_a (a noun), has_property (an adjective), "<adjective>
   <preposition>" (interested_in) or, with a possessive subject, an
   attribute ("my manager is Tom" -> <speaker> has_manager Tom).
@@ -39,6 +39,7 @@ from mnemonet.llm.hedges import NO_HEDGE, hedge_confidence
 from mnemonet.llm.offline import lexicon as lx
 from mnemonet.llm.offline.when import resolve
 from mnemonet.llm.offline.words import third_person
+from mnemonet.truth.vocabulary import default_vocabulary
 
 if TYPE_CHECKING:  # spaCy itself is imported only when the first parse loads the pipeline (``nlp``)
     from spacy.tokens import Doc, Span, Token
@@ -293,7 +294,7 @@ class Mapper:
             return
         words = [c.lower_ for c in subj_tok.children if c.dep_ in ("amod", "compound") and c.i < subj_tok.i]
         predicate = "has_" + "_".join([*words, subj_tok.lemma_.lower()])
-        predicate = lx.PREDICATE_ALIASES.get(predicate, predicate)
+        predicate = default_vocabulary().written_as(predicate)
         values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")]
         if not values:
             prep = next((c for c in verb.children if c.dep_ == "prep"), None)
@@ -417,7 +418,7 @@ class Mapper:
         if predicate.startswith("prefers!"):  # "afternoon is better": the speaker prefers the subject
             subject, obj, negated = self.speaker, subject, negated != predicate.endswith("neg")
             predicate = "prefers"
-        predicate = lx.PREDICATE_ALIASES.get(predicate, predicate)
+        predicate = default_vocabulary().written_as(predicate)
         tense: Tense = clause.tense or "present"
         confidence = clause.hedge if clause.hedge is not None else NO_HEDGE
         if tense == "future":

@@ -6,12 +6,7 @@ from mnemonet.llm.base import PairJudgement, Triple
 from mnemonet.llm.offline import lexicon as lx
 from mnemonet.llm.offline.words import singular, tokens
 from mnemonet.model.records import normalise_name
-
-_POSITIVE = frozenset({"likes", "loves", "prefers", "enjoys", "wants", "interested_in"})
-_NEGATIVE = frozenset({"dislikes"})
-# Attributes one subject has one value of at a time.
-_SINGLE_VALUED = frozenset({"has_name", "lives_in", "has_age", "has_birthday", "born_in", "comes_from", "works_at"})
-
+from mnemonet.truth.vocabulary import default_vocabulary
 
 # -- inference ----------------------------------------------------------------
 
@@ -57,11 +52,7 @@ def _words(name: str) -> set[str]:
 
 
 def _polarity(t: Triple) -> int:
-    if t.predicate in _POSITIVE:
-        return -1 if t.negated else 1
-    if t.predicate in _NEGATIVE:
-        return 1 if t.negated else -1
-    return 0
+    return default_vocabulary().polarity(t.predicate, t.negated)
 
 
 def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
@@ -94,7 +85,7 @@ def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
                                      f"{', '.join(sorted(times_b))}")
         if _head(a.object) == _head(b.object):
             return PairJudgement(index=index, contradicts=True, reason=f"different preferred {_head(a.object)}")
-    single_valued = a.predicate == b.predicate and a.predicate in _SINGLE_VALUED
+    single_valued = a.predicate == b.predicate and default_vocabulary().single_valued(a.predicate)
     if single_valued and not a.negated and not b.negated and not same_object:
         return PairJudgement(index=index, contradicts=True, reason=f"{a.predicate} has one value at a time")
     return PairJudgement(index=index, contradicts=False, reason="no rule finds a conflict")

@@ -34,51 +34,18 @@ lives in Paris". Evidence and conflicts keep the names: they are provenance.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from mnemonet.model.api import Recall
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
-from mnemonet.service.recall import earlier_side
+from mnemonet.truth.currency import earlier_side
+from mnemonet.truth.text import terms
 
-_WORD = re.compile(r"[a-z0-9]+")
-_STOP = frozenset({
-    "what", "who", "whom", "whose", "where", "when", "which", "why", "how", "do", "does", "did", "is", "are",
-    "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
-    "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
-    "currently", "current", "still", "has", "have", "not", "it", "that", "this", "be",
-})
-# Different words for one idea, so "job" meets "works at" (first person is the asker: ``terms``).
-_SAME = {
-    "preference": "prefer", "preferred": "prefer", "favourite": "prefer", "favorite": "prefer",
-    "love": "like", "enjoy": "like", "hate": "dislike",
-    "job": "work", "employer": "work", "company": "work", "employ": "work", "working": "work",
-    "home": "live", "living": "live", "located": "live", "based": "live", "moved": "live", "move": "live",
-    "called": "name", "named": "name",
-}
-_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 _IRREGULAR = {"is": "are", "has": "have", "does": "do", "was": "were"}
 NOTHING = "Nothing in memory answers that."
 CONTESTED = "Unresolved: "
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
-
-
-def terms(text: str, me: str = "user") -> set[str]:
-    """Content words of ``text``, crudely singular, with synonyms folded together; first person is ``me``
-    (the asker's name, casefolded words of it)."""
-    out = set()
-    mine = set(_WORD.findall(me.casefold())) or {"user"}
-    for word in _WORD.findall(text.casefold().replace("_", " ")):
-        if word in _STOP:
-            continue
-        if word in _FIRST_PERSON:
-            out |= mine
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.add(_SAME.get(word, word))
-    return out
 
 
 def addressed(s: StatementView, asker: str | None) -> str:

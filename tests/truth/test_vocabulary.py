@@ -1,4 +1,4 @@
-"""The predicate schema: packaged defaults, a user's file merged over them, clear errors."""
+"""The relation vocabulary: packaged defaults, a user's file merged over them, clear errors."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from mnemonet.agents.predicates import PredicateSchema
-from mnemonet.agents.validation import classify
 from mnemonet.model.views import StatementView
+from mnemonet.truth.currency import classify
+from mnemonet.truth.vocabulary import Vocabulary
 
 
 def _st(subject: str, predicate: str, obj: str, negated: bool = False) -> StatementView:
@@ -17,7 +17,7 @@ def _st(subject: str, predicate: str, obj: str, negated: bool = False) -> Statem
 
 
 def test_defaults_know_aliases_cardinality_polarity_and_exclusivity() -> None:
-    schema = PredicateSchema.load()
+    schema = Vocabulary.load()
     assert schema.canonical("is_called") == "has_name" and schema.canonical("hates") == "dislikes"
     assert schema.spec("lives_in").cardinality == "single" and schema.spec("has_hobby").cardinality == "multi"
     assert schema.spec("born_in").temporal is False and schema.spec("unknown_thing").cardinality == "multi"
@@ -31,7 +31,7 @@ def test_a_users_file_extends_the_defaults(tmp_path: Path) -> None:
     extra.write_text(
         "predicates:\n  drives: {aliases: [commutes_by], cardinality: single}\n"
         "exclusive:\n  - {name: diet, scope: subject, sides: [[is_vegan], [eats_meat]]}\n")
-    schema = PredicateSchema.load(extra)
+    schema = Vocabulary.load(extra)
     assert schema.canonical("commutes_by") == "drives" and schema.canonical("is_called") == "has_name"
     assert classify(_st("al", "drives", "bus"), _st("al", "commutes_by", "car"), schema).kind == "contradicts"
     assert classify(_st("al", "eats_meat", "beef"), _st("al", "is_vegan", "yes"), schema).kind == "contradicts"
@@ -47,11 +47,11 @@ def test_a_bad_file_is_refused_naming_the_field(tmp_path: Path, text: str, field
     bad = tmp_path / "bad.yaml"
     bad.write_text(text)
     with pytest.raises(ValueError, match=field.replace(".", r"\.")):
-        PredicateSchema.load(bad)
+        Vocabulary.load(bad)
 
 
 def test_prefers_within_a_topic_is_left_to_the_model() -> None:
-    schema = PredicateSchema.load()
+    schema = Vocabulary.load()
     verdict = classify(_st("user", "prefers", "afternoon"), _st("user", "prefers", "morning meetings"), schema)
     assert verdict.kind == "ambiguous"
     feelings = classify(_st("user", "dislikes", "mornings"), _st("user", "prefers", "morning meetings"), schema)

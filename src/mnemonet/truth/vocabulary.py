@@ -1,13 +1,21 @@
-"""The validation worker's predicate schema: aliases, cardinality, temporality, polarity, exclusivity.
+"""The relation vocabulary: aliases, cardinality, temporality, polarity, exclusivity.
 
-Loaded from the packaged ``default_predicates.yaml``, with an optional user
-file merged over it (predicates replace entry by entry; exclusivity groups
-are added). A malformed file raises ``ValueError`` naming the field.
+One vocabulary for every reader of a predicate: the offline model writes the
+canonical name (``written_as``), the validation worker checks pairs by it, the
+answers group and judge by it. Loaded from the packaged ``relations.yaml``,
+with an optional user file merged over it (predicates replace entry by entry;
+exclusivity groups are added). A malformed file raises ``ValueError`` naming
+the field.
+
+Predicates outside the vocabulary get a cardinality by a naming rule
+(``rule_cardinality``), the offline model's answer when the validation worker
+asks for one; a provider that talks to a real model asks it instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Literal
@@ -15,7 +23,7 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-DEFAULT_SCHEMA = Path(str(resources.files("mnemonet.agents") / "default_predicates.yaml"))
+DEFAULT_VOCABULARY = Path(str(resources.files("mnemonet.truth") / "relations.yaml"))
 MAX_SCHEMA_BYTES = 1_000_000
 
 Cardinality = Literal["single", "single_per_topic", "multi"]
@@ -32,12 +40,14 @@ class PredicateSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     aliases: list[str] = Field(default_factory=list)
+    # Aliases the extraction keeps as written (the inference rules read them: loves X -> likes X).
+    written: list[str] = Field(default_factory=list)
     cardinality: Cardinality = "multi"
     temporal: bool = True
     polarity: Literal["positive", "negative", "none"] = "none"
     skip: bool = False
 
-    @field_validator("aliases", mode="before")
+    @field_validator("aliases", "written", mode="before")
     @classmethod
     def _aliases(cls, v: object) -> list[str]:
         if not isinstance(v, list):
@@ -84,27 +94,29 @@ class ExclusiveGroup:
         return None
 
 
-class PredicateSchema:
-    """Lookups over the merged schema; every lookup goes through the canonical predicate name."""
+class Vocabulary:
+    """Lookups over the merged vocabulary; every lookup goes through the canonical predicate name."""
 
     def __init__(self, doc: SchemaFile) -> None:
         self._specs: dict[str, PredicateSpec] = {}
         self._canonical: dict[str, str] = {}
+        self._written: set[str] = set()
         for name, spec in doc.predicates.items():
             name = _predicate_name(name, "predicates")
             self._specs[name] = spec
             self._canonical[name] = name
             for alias in spec.aliases:
                 self._canonical[alias] = name
+            self._written.update(spec.written)
         self.groups = tuple(
             ExclusiveGroup(g.name, g.scope, tuple(frozenset(self.canonical(p) for p in side) for side in g.sides))
             for g in doc.exclusive
         )
 
     @classmethod
-    def load(cls, extra: Path | None = None) -> PredicateSchema:
+    def load(cls, extra: Path | None = None) -> Vocabulary:
         """The packaged defaults, with ``extra`` (a user's YAML file) merged over them."""
-        doc = _read(DEFAULT_SCHEMA)
+        doc = _read(DEFAULT_VOCABULARY)
         if extra is not None:
             user = _read(Path(extra))
             doc = SchemaFile(predicates={**doc.predicates, **user.predicates}, exclusive=doc.exclusive + user.exclusive)
@@ -114,8 +126,13 @@ class PredicateSchema:
         """The predicate an alias stands for (itself if it is no alias)."""
         return self._canonical.get(predicate, predicate)
 
+    def written_as(self, predicate: str) -> str:
+        """The name an extraction stores a predicate under: its canonical name, except the aliases the
+        vocabulary keeps as written."""
+        return predicate if predicate in self._written else self.canonical(predicate)
+
     def known(self, predicate: str) -> bool:
-        """Whether the schema declares the predicate (or it is an alias of one it declares)."""
+        """Whether the vocabulary declares the predicate (or it is an alias of one it declares)."""
         return self.canonical(predicate) in self._specs
 
     def spec(self, predicate: str) -> PredicateSpec:
@@ -126,6 +143,10 @@ class PredicateSchema:
         """+1 positive, -1 negative, 0 neutral; negation flips it."""
         value = {"positive": 1, "negative": -1, "none": 0}[self.spec(predicate).polarity]
         return -value if negated else value
+
+    def single_valued(self, predicate: str) -> bool:
+        """One value at a time per subject, by the vocabulary (``single``)."""
+        return self.spec(predicate).cardinality == "single"
 
     def exclusive(self, a: str, b: str) -> ExclusiveGroup | None:
         """The group in which ``a`` and ``b`` sit on different sides, if any."""
@@ -150,3 +171,42 @@ def _read(path: Path) -> SchemaFile:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
         raise ValueError(f"validation_predicates_file: {path}: {where}: {first['msg']}") from None
+
+
+@cache
+def default_vocabulary() -> Vocabulary:
+    """The packaged vocabulary (read once per process)."""
+    return Vocabulary.load()
+
+
+PredicateCardinality = Literal["single", "multi"]
+
+_MULTI_WORDS = frozenset({
+    "likes", "loves", "enjoys", "dislikes", "hates", "knows", "met", "visited", "visits", "owns", "speaks",
+    "reads", "read", "watched", "plays", "uses", "wants", "needs", "attended", "wrote", "bought", "ate",
+    "mentioned", "prefers", "interested", "friend", "friends", "child", "children", "skill", "skills",
+    "hobby", "hobbies", "pet", "pets", "sibling", "siblings", "member", "tag", "tags",
+})
+_SINGLE_SUFFIXES = ("_at", "_in", "_for", "_to")
+_SINGLE_VERBS = frozenset({"drives", "reports_to", "is_called", "called", "named", "aged"})
+
+
+def rule_cardinality(predicate: str) -> PredicateCardinality:
+    """How many current values a predicate outside the vocabulary has per subject, by its name; first
+    match wins:
+
+    1. verbs of relationships, experiences and feelings are ``multi``: ``likes``, ``knows``,
+       ``visited``, ``owns``, ``speaks``, ``has_child``, ``has_friend``, ``has_skill`` ...
+    2. ``has_*`` (an attribute: ``has_manager``, ``has_email``, ``has_phone``) is ``single``;
+    3. location and employment predicates ending ``_at``, ``_in``, ``_for`` (``works_at``,
+       ``lives_in``, ``reports_to``, ``drives``) are ``single``;
+    4. anything else is ``multi`` (two values are then no conflict unless the model says so).
+    """
+    words = predicate.lower().split("_")
+    if any(w in _MULTI_WORDS for w in words):
+        return "multi"
+    if predicate.startswith("has_") or predicate in _SINGLE_VERBS:
+        return "single"
+    if predicate.endswith(_SINGLE_SUFFIXES):
+        return "single"
+    return "multi"

@@ -1,0 +1,180 @@
+"""Which statement is current: the one policy, applied at write (the validation worker) and at read.
+
+Two statements conflict (``classify``) by the vocabulary: the same relation
+with another value where it has one value at a time, a negation of the same
+claim, sides of an exclusivity group, opposite feelings about one thing (left
+to the model). Which side stands (``resolve``):
+
+A statement may carry a revision cue from its text (``revision``):
+``correction`` ("sorry", "actually", "correction:", "I meant", "X is wrong")
+or ``change`` ("now", "no longer", "anymore"). A cue is the speaker saying the
+new value replaces an earlier one, so it decides where the attribute alone
+would not (a birthday is not temporal; two agents seconds apart are too close
+for recency).
+
+Same source (a source updating itself): the newer statement supersedes the
+older one if the predicate is temporal or the newer carries a revision cue,
+unless it is less confident. Otherwise (an uncued restatement of a
+non-temporal fact, an exclusivity pair such as likes/dislikes) the conflict
+stays open.
+
+Different sources: each side weighs ``trust(source) x confidence``
+(``source_trust``, default 1.0 for every source).
+
+1. If one side outweighs the other by more than ``resolution_margin``, it
+   supersedes the other (a trusted or confident source over a doubtful one).
+2. Otherwise, if the newer side carries a revision cue, it supersedes the
+   older (another agent correcting or updating what was said).
+3. Otherwise, for a temporal predicate, if the two were said more than
+   ``resolution_close_seconds`` apart, the newer supersedes the older (a change).
+4. Otherwise the conflict stays open (``CONTRADICTS`` only): equal weight,
+   close in time, nothing in the text says which replaces which; ``remember``
+   shows both sides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from mnemonet.model.records import normalise_name
+from mnemonet.model.views import ContradictionView, StatementView
+from mnemonet.truth.text import object_words
+from mnemonet.truth.vocabulary import Vocabulary
+
+
+class Policy(Protocol):
+    """The settings the policy reads (``mnemonet.settings.Settings`` has them)."""
+
+    source_trust: dict[str, float]
+    resolution_margin: float
+    resolution_close_seconds: float
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the rules say about a pair: contradicts, none, or ambiguous (ask the model)."""
+
+    kind: Literal["contradicts", "none", "ambiguous"]
+    reason: str
+
+
+def classify(
+    new: StatementView, old: StatementView, vocabulary: Vocabulary, learned: Mapping[str, str] | None = None
+) -> Verdict:
+    """The rule verdict on two statements (``new`` the later one); ``learned`` gives the
+    cardinality of predicates outside the vocabulary (multi when absent)."""
+    if normalise_name(new.subject) != normalise_name(old.subject):
+        return Verdict("none", "different subjects")
+    if vocabulary.spec(new.predicate).skip or vocabulary.spec(old.predicate).skip:
+        return Verdict("none", "not validated")
+    pn, po = vocabulary.canonical(new.predicate), vocabulary.canonical(old.predicate)
+    wn, wo = object_words(new.object), object_words(old.object)
+    same_object = normalise_name(new.object) == normalise_name(old.object) or (wn and wn == wo)
+    if pn == po:
+        if same_object:
+            if new.negated != old.negated:
+                return Verdict("contradicts", f"one negates the other ({pn} {old.object})")
+            return Verdict("none", "the same statement")
+        if new.negated or old.negated:
+            return Verdict("none", "a negation of another value")
+        cardinality = vocabulary.spec(pn).cardinality if vocabulary.known(pn) else (learned or {}).get(pn, "multi")
+        if cardinality == "single":
+            return Verdict("contradicts", f"{pn} has one value at a time: {old.object} vs {new.object}")
+        if cardinality == "single_per_topic":
+            return Verdict("ambiguous", f"two values of {pn}; the same topic?")
+        return Verdict("none", f"{pn} has many values")
+    group = vocabulary.exclusive(pn, po)
+    if group is not None:
+        if new.negated or old.negated:
+            return Verdict("none", f"a negated side of {group.name}")
+        if group.scope == "subject":
+            return Verdict("contradicts", f"{group.name}: {pn} excludes {po}")
+        if same_object:
+            return Verdict("contradicts", f"{group.name}: {pn} vs {po} {old.object}")
+    polarity_new, polarity_old = vocabulary.polarity(pn, new.negated), vocabulary.polarity(po, old.negated)
+    if polarity_new and polarity_old and polarity_new != polarity_old and wn & wo:
+        return Verdict("ambiguous", f"opposite feelings about {', '.join(sorted(wn & wo))}")
+    return Verdict("none", "no rule finds a conflict")
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """``winner`` supersedes ``loser`` for ``reason``; no winner: the conflict stays open."""
+
+    winner: StatementView | None
+    loser: StatementView | None
+    reason: str
+
+
+def _weight(s: StatementView, settings: Policy) -> float:
+    return settings.source_trust.get(s.source or "", 1.0) * s.confidence
+
+
+def _cued(new: StatementView, old: StatementView) -> str:
+    verb = "corrects" if new.revision == "correction" else "reports a change of"
+    whose = "its own" if new.source == old.source else f"{old.source}'s"
+    return f"{new.source} {verb} {whose} {old.predicate}"
+
+
+def resolve(new: StatementView, old: StatementView, temporal: bool, settings: Policy) -> Resolution:
+    """The policy above for a contradicting pair, ``new`` the later statement."""
+    if new.source and new.source == old.source:
+        if new.confidence < old.confidence:
+            return Resolution(None, None, f"{new.source} said both; the newer is less confident")
+        if temporal:
+            return Resolution(new, old, f"newer {new.predicate} from {new.source}")
+        if new.revision is not None:
+            return Resolution(new, old, _cued(new, old))
+        return Resolution(None, None, f"{new.source} said both; {new.predicate} does not change and nothing says which")
+    w_new, w_old = _weight(new, settings), _weight(old, settings)
+    margin = 1.0 + settings.resolution_margin
+    if w_new > w_old * margin:
+        return Resolution(new, old, _outweighs(new, old, w_new, w_old))
+    if w_old > w_new * margin:
+        return Resolution(old, new, _outweighs(old, new, w_old, w_new))
+    if new.revision is not None:
+        return Resolution(new, old, _cued(new, old))
+    apart = (new.created_at - old.created_at) / 1000
+    if temporal and apart > settings.resolution_close_seconds:
+        return Resolution(new, old, f"newer {new.predicate} from {new.source}, {apart:.0f}s after {old.source}'s")
+    return Resolution(None, None, f"{old.source} and {new.source} disagree with equal weight, {apart:.0f}s apart")
+
+
+def _outweighs(winner: StatementView, loser: StatementView, w_winner: float, w_loser: float) -> str:
+    return f"{winner.source} outweighs {loser.source} (trust x confidence {w_winner:.2f} vs {w_loser:.2f})"
+
+
+def earlier_side(c: ContradictionView) -> tuple[StatementView, StatementView]:
+    """(earlier, current) of a contradiction: the newer wins unless it is less confident."""
+    older, newer = sorted((c.a, c.b), key=lambda s: s.created_at)
+    if newer.confidence < older.confidence:
+        return newer, older
+    return older, newer
+
+
+def newest_first_per_attribute(statements: list[StatementView]) -> list[StatementView]:
+    """The statements in their order, except that those sharing subject and predicate are listed
+    together, newest first, where the first of them stood."""
+    groups: dict[tuple[str, str], list[StatementView]] = {}
+    for s in statements:
+        groups.setdefault((s.subject.casefold(), s.predicate), []).append(s)
+    return [s for group in groups.values() for s in sorted(group, key=lambda s: -s.created_at)]
+
+
+def settle(statements: list[StatementView]) -> tuple[list[StatementView], list[ContradictionView]]:
+    """The facts and open conflicts among ``statements`` (current ones): of a contradiction within one
+    source the earlier side is left out, as ``earlier_side`` reads it; one between sources is a conflict,
+    and its sides are stated only as that conflict."""
+    by_id = {s.id: s for s in statements}
+    pairs: dict[frozenset[str], ContradictionView] = {}
+    for s in statements:
+        for other_id in s.contradicted_by:
+            if other_id in by_id:
+                pairs.setdefault(frozenset((s.id, other_id)), ContradictionView(a=s, b=by_id[other_id]))
+    earlier = {earlier_side(c)[0].id for c in pairs.values() if (c.a.source or "") == (c.b.source or "")}
+    conflicts = [c for c in pairs.values()
+                 if (c.a.source or "") != (c.b.source or "") and not {c.a.id, c.b.id} & earlier]
+    sides = {s.id for c in conflicts for s in (c.a, c.b)}
+    return [s for s in statements if s.id not in earlier and s.id not in sides], conflicts

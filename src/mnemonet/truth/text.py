@@ -1,0 +1,52 @@
+"""The word normalisation the truth rules match on: content words, crude singular forms."""
+
+from __future__ import annotations
+
+import re
+
+_WORD_RE = re.compile(r"[a-z0-9]+")
+_OBJECT_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
+
+
+def object_words(name: str) -> frozenset[str]:
+    """The content words of a name, crudely singular, so "mornings" meets "morning meetings"."""
+    out = set()
+    for w in _WORD_RE.findall(name.casefold()):
+        if w in _OBJECT_STOP:
+            continue
+        out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
+    return frozenset(out)
+
+
+_STOP = frozenset({
+    "what", "who", "whom", "whose", "where", "when", "which", "why", "how", "do", "does", "did", "is", "are",
+    "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
+    "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
+    "currently", "current", "still", "has", "have", "not", "it", "that", "this", "be",
+})
+# Different words for one idea, so "job" meets "works at" (first person is the asker: ``terms``).
+_SAME = {
+    "preference": "prefer", "preferred": "prefer", "favourite": "prefer", "favorite": "prefer",
+    "love": "like", "enjoy": "like", "hate": "dislike",
+    "job": "work", "employer": "work", "company": "work", "employ": "work", "working": "work",
+    "home": "live", "living": "live", "located": "live", "based": "live", "moved": "live", "move": "live",
+    "called": "name", "named": "name",
+}
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+
+
+def terms(text: str, me: str = "user") -> set[str]:
+    """Content words of ``text``, crudely singular, with synonyms folded together; first person is ``me``
+    (the asker's name, casefolded words of it)."""
+    out = set()
+    mine = set(_WORD_RE.findall(me.casefold())) or {"user"}
+    for word in _WORD_RE.findall(text.casefold().replace("_", " ")):
+        if word in _STOP:
+            continue
+        if word in _FIRST_PERSON:
+            out |= mine
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.add(_SAME.get(word, word))
+    return out
