@@ -1014,5 +1014,6 @@ def _with_shared(recall: Recall, other: Recall, space: str) -> Recall:
             c.model_copy(update={"a": mark([c.a])[0], "b": mark([c.b])[0]}) for c in other.contradictions)],
         "observations": [*recall.observations, *other.observations],
         "retractions": [*recall.retractions, *other.retractions],
+        "withdrawn": [*recall.withdrawn, *mark(other.withdrawn)],
     })
 

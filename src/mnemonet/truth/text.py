@@ -32,7 +32,7 @@ _SAME = {
     "home": "live", "living": "live", "located": "live", "based": "live", "moved": "live", "move": "live",
     "called": "name", "named": "name",
 }
-_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 
 
 def terms(text: str, me: str = "user") -> set[str]:
@@ -43,10 +43,16 @@ def terms(text: str, me: str = "user") -> set[str]:
     for word in _WORD_RE.findall(text.casefold().replace("_", " ")):
         if word in _STOP:
             continue
-        if word in _FIRST_PERSON:
+        if word in FIRST_PERSON:
             out |= mine
             continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.add(_SAME.get(word, word))
+        if len(word) > 1:  # not the "s" of "alice's"
+            out.add(fold(word))
     return out
+
+
+def fold(word: str) -> str:
+    """One casefolded word, crudely singular, synonyms folded together ("jobs" -> "work")."""
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return _SAME.get(word, word)

@@ -1,0 +1,84 @@
+"""Issue 32's "what was seen", each on real nodes: a store (with the offline model and the embedder), an
+inference and a validation worker, and a client, each a PeerNode of its own (in-process network: the
+network is not the point here). Every case failed on the main of 2026-11-26.
+"""
+
+from __future__ import annotations
+
+from netsupport import NodeFactory, eventually, sees_all, until
+
+from mnemonet.node.peer_node import PeerNode
+from mnemonet.service import MemoryService
+from mnemonet.settings import Settings
+from mnemonet.truth.answer import NOTHING
+
+NETWORK = "memory"
+POLL, REQUEST_TIMEOUT = 0.3, 60.0
+TIMERS = dict(llm="offline", worker_poll_interval=POLL, worker_event_debounce=0.05, request_timeout=REQUEST_TIMEOUT)
+SETTLE_BOUND = 2 * REQUEST_TIMEOUT + Settings().validation_judge_wait + 2 * POLL
+
+
+async def _network(make_node: NodeFactory, store_service: MemoryService) -> PeerNode:
+    """Store, inference and validation nodes and a client; the client, once all see each other."""
+    store = await make_node({"store", "llm", "embed"}, providers={"store": store_service}, **TIMERS)
+    workers = [await make_node({name}, seed=store, **TIMERS) for name in ("inference", "validation")]
+    client = await make_node({"cli"}, seed=store, **TIMERS)
+    await eventually(lambda: sees_all([store, *workers, client]), 10.0, "four nodes joined")
+    return client
+
+
+async def _say(client: PeerNode, *lines: tuple[str, str]) -> None:
+    """Observe each (source, text) in order, then wait until the workers have nothing left."""
+    for source, text in lines:
+        await client.client.observe(text, source=source)
+
+    async def settled() -> bool:
+        backlog = (await client.client.stats())["backlog"]
+        return all(backlog[k] == 0 for k in ("vectors", "extraction", "inference", "validation"))
+
+    await until(settled, SETTLE_BOUND, "the workers' backlogs are empty")
+
+
+async def _lead(client: PeerNode, question: str, asker: str | None = None) -> str:
+    return (await client.client.remember(question, source=asker)).text.partition("\n")[0]
+
+
+async def test_nothing_answers_a_question_the_memory_cannot_answer(
+    make_node: NodeFactory, store_service: MemoryService
+) -> None:
+    client = await _network(make_node, store_service)
+    await _say(client, ("user", "I'm located in Berlin"), ("carol", "I live in Paris"), ("quin", "I like opera"),
+               ("dave", "I don't like mornings"))
+    for question in ("where does zoe live?", "what is the capital of France?"):
+        answer = await client.client.remember(question)
+        assert answer.text.startswith(NOTHING), (question, answer.text)
+        assert answer.confidence < 0.5
+    await store_service.forget(source="dave")  # an admin's erasure (the client node holds no admin token)
+    lead = await _lead(client, "what does dave like?", "user")
+    assert lead == NOTHING, lead  # not the asker's own dislike of mornings
+
+
+async def test_another_persons_fact_is_never_given_as_yours(
+    make_node: NodeFactory, store_service: MemoryService
+) -> None:
+    client = await _network(make_node, store_service)
+    await _say(client, ("bob", "I'm at Globex, my boss is Dave"), ("alice", "I work at Acme"),
+               ("bob", "My mother lives in Lyon"))
+    lead = await _lead(client, "where do I work?", "bob")
+    assert "Acme" not in lead and "alice" not in lead and "Globex" in lead, lead
+    based = await _lead(client, "where am I based?", "bob")
+    assert "Lyon" not in based, based  # a relative's city is not bob's
+
+
+async def test_answers_read_as_sentences(make_node: NodeFactory, store_service: MemoryService) -> None:
+    client = await _network(make_node, store_service)
+    await _say(client, ("alice", "I live in Lyon"), ("bob", "I am allergic to peanuts"),
+               ("bob", "My manager is Dave"), ("carol", "I am not a morning person"))
+    home = (await client.client.remember("where is my home?", source="alice")).text
+    assert home.startswith("From memory: you live in Lyon") and "you located" not in home.casefold(), home
+    assert "you are allergic to peanuts" in (await _lead(client, "what am I allergic to?", "bob")).casefold()
+    assert "your manager is Dave" in await _lead(client, "who is my manager?", "bob")
+    carol = (await client.client.remember("is carol a morning person?")).text
+    assert "carol is not a morning person" in carol and "not is" not in carol, carol
+    unlike = (await client.client.remember("does carol like mornings?")).text
+    assert "not likes" not in unlike and "not is" not in unlike, unlike
