@@ -454,6 +454,11 @@ class Settings(BaseSettings):
         3600.0, ge=0, description="Conflicting statements from different sources of about equal weight made "
         "within this many seconds stay an open conflict; further apart, the newer supersedes (temporal predicates).",
     )
+    subject_authority: bool = Field(
+        True, description="A person's own statement about themselves supersedes another source's earlier "
+        "statement about them (alice's 'I live in York' over bob's earlier 'Alice lives in Leeds'), before trust "
+        "weights are compared; the answer lists the earlier one as changed.",
+    )
     consolidation_min_new_statements: int = Field(
         5, description="New statements a concept must gain before the consolidation worker writes a summary."
     )

@@ -159,3 +159,34 @@ async def test_a_trusted_source_wins_a_conflict(service: MemoryService, agent_se
     await agent.drain()
     open_pairs, superseded = await _open_and_superseded(service)
     assert superseded == {"Lima"} and open_pairs == set()
+
+
+def _about(subject: str, source: str, obj: str, at: int) -> StatementView:
+    return StatementView(id=f"{source}-{obj}", subject=subject, predicate="lives_in", object=obj, confidence=0.9,
+                         created_at=at, source=source)
+
+
+@pytest.mark.parametrize(("old", "new", "authority", "winner", "reason"), [
+    # alice speaks for herself over bob's earlier word about her, whatever the weights and the gap in time
+    (_about("Alice", "bob", "Leeds", 0), _about("alice", "alice", "York", 1000), True, "alice-York",
+     "alice speaks for themselves"),
+    (_about("Alice", "bob", "Leeds", 0), _about("alice", "alice", "York", 1000), False, None, "equal weight"),
+    # a later word of another source about her is not outranked by the rule: the usual policy reads it
+    (_about("alice", "alice", "York", 0), _about("Alice", "bob", "Leeds", 1000), True, None, "equal weight"),
+])
+def test_the_subject_speaks_for_themselves(old: StatementView, new: StatementView, authority: bool,
+                                           winner: str | None, reason: str) -> None:
+    outcome = resolve(new, old, True, Settings(subject_authority=authority))
+    assert (outcome.winner.id if outcome.winner else None) == winner
+    assert reason in outcome.reason
+
+
+def test_a_past_statement_ends_its_value_and_leaves_others_alone() -> None:
+    from mnemonet.truth.currency import classify
+    from mnemonet.truth.vocabulary import default_vocabulary
+
+    now = StatementView(id="a", subject="sam", predicate="works_at", object="Google", confidence=0.9)
+    once = now.model_copy(update={"id": "b", "tense": "past"})
+    elsewhere = now.model_copy(update={"id": "c", "object": "Microsoft"})
+    assert classify(once, now, default_vocabulary()).kind == "contradicts"  # "I used to work at Google"
+    assert classify(once, elsewhere, default_vocabulary()).kind == "none"  # "... but now I work at Microsoft"

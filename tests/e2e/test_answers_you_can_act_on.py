@@ -82,3 +82,12 @@ async def test_answers_read_as_sentences(make_node: NodeFactory, store_service: 
     assert "carol is not a morning person" in carol and "not is" not in carol, carol
     unlike = (await client.client.remember("does carol like mornings?")).text
     assert "not likes" not in unlike and "not is" not in unlike, unlike
+
+
+async def test_the_subject_speaks_for_themselves(make_node: NodeFactory, store_service: MemoryService) -> None:
+    client = await _network(make_node, store_service)
+    await _say(client, ("bob", "Alice lives in Leeds"), ("alice", "I live in York"))
+    answer = (await client.client.remember("where does alice live?")).text
+    lead, _, rest = answer.partition("\n")
+    assert "York" in lead and "Leeds" not in lead and "Unresolved" not in lead, answer
+    assert "alice lives in leeds" in rest.partition("Changed:")[2].casefold(), answer  # both shown: earlier changed

@@ -14,7 +14,9 @@ from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 from mnemonet.truth.answer import NOTHING, compose
+from mnemonet.truth.vocabulary import default_vocabulary
 
+VOCABULARY = default_vocabulary()
 FULL_ID = re.compile(r"\b(?:st|obs)-[0-9a-f]{32}\b")
 
 
@@ -80,7 +82,8 @@ def test_agreement_raises_confidence_and_summaries_never_lead() -> None:
                   summary="user: user prefers tea; user prefers coffee.")
     tea_a = _st("st-a", "user", "prefers", "tea", at=1, confidence=0.6)
     tea_b = _st("st-b", "user", "prefers", "tea", at=2, source="bob", confidence=0.5)
-    composed = compose(Recall(query="what does the user prefer?", statements=[summary, tea_a, tea_b]), 5)
+    composed = compose(Recall(query="what does the user prefer?", statements=[summary, tea_a, tea_b]), 5, VOCABULARY,
+                       Settings())
     assert composed.lead == "User prefers tea."
     assert composed.lead_id == "st-b"  # the newest of the group
     assert composed.confidence == pytest.approx(0.8)  # 1 - 0.4 * 0.5
@@ -92,7 +95,7 @@ def test_same_source_contradiction_reads_as_a_change_newest_first() -> None:
     new = _st("st-new", "user", "lives_in", "Lisbon", at=2)
     recall = Recall(query="where do I live?", statements=[old, new],
                     contradictions=[ContradictionView(a=old, b=new)])
-    composed = compose(recall, 5)
+    composed = compose(recall, 5, VOCABULARY, Settings())
     assert composed.lead == "User lives in Lisbon."
     assert composed.changed and composed.changed[0][0].id == "st-old" and composed.conflicts == []
 
@@ -116,7 +119,7 @@ def test_what_is_leads_before_what_is_not_in_one_observation() -> None:
     gone = _st("st-gone", "user", "lives_in", "Madrid", at=5)
     gone = gone.model_copy(update={"negated": True})
     here = _st("st-here", "user", "lives_in", "Seville", at=5)
-    composed = compose(Recall(query="where do I live?", statements=[gone, here]), 5)
+    composed = compose(Recall(query="where do I live?", statements=[gone, here]), 5, VOCABULARY, Settings())
     assert composed.lead == "User lives in Seville."
 
 

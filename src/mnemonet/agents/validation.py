@@ -40,7 +40,7 @@ from mnemonet.model.records import VALIDATION_SOURCE, normalise_name
 from mnemonet.model.spaces import InSpace
 from mnemonet.model.views import StatementView
 from mnemonet.settings import Settings
-from mnemonet.truth.currency import classify, resolve
+from mnemonet.truth.currency import classify, standing
 from mnemonet.truth.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
@@ -224,9 +224,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
         if await self.api.link_statements("CONTRADICTS", s.id, t.id, reason, self.source):
             self.counters["claims_made"] += 1
             self.counters["contradictions"] += 1
-        same_attribute = self.vocabulary.canonical(s.predicate) == self.vocabulary.canonical(t.predicate)
-        temporal = same_attribute and self.vocabulary.spec(s.predicate).temporal
-        outcome = resolve(s, t, temporal, self.settings)
+        outcome = standing(s, t, self.vocabulary, self.settings)
         if outcome.winner is not None and outcome.loser is not None:
             why = f"{outcome.reason} ({reason})"
             if await self.api.link_statements("SUPERSEDES", outcome.winner.id, outcome.loser.id, why[:1000],

@@ -76,6 +76,7 @@ from mnemonet.store.graph_errors import UnknownReference
 from mnemonet.store.vectors import VectorStore
 from mnemonet.truth.answer import accept_phrasing, compose, contradicted_origins, speakers_of
 from mnemonet.truth.currency import settle
+from mnemonet.truth.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +117,8 @@ class MemoryService:
         self.llm = llm
         self.embedder = embedder
         self.settings = settings
+        # The relation vocabulary the answers and summaries read conflicts by (the validation worker's).
+        self.vocabulary = Vocabulary.load(settings.validation_predicates_file)
         self.indexer = VectorIndexer(vectors, embedder, settings)
         self.retriever = Retriever(graph, vectors, embedder, settings, caught_up=self.indexer.caught_up)
         self.usage = UsageRecorder(vectors, settings)
@@ -475,7 +478,7 @@ class MemoryService:
         out = []
         for concept_id, name in await self.graph.consolidation_candidates(worker, min_new, _limit(limit)):
             current = await self.graph.current_statements_of(concept_id, self.settings.llm_max_summary_statements)
-            facts, conflicts = settle(current)
+            facts, conflicts = settle(current, self.vocabulary, self.settings)
             out.append(ConsolidationWork(concept_id=concept_id, concept=name, statements=facts, conflicts=conflicts))
         return out
 
@@ -669,7 +672,8 @@ class MemoryService:
         origins = contradicted_origins(recall)[:MAX_LOAD_IDS]
         speakers = speakers_of(recall, await self.graph.get_observations(origins) if origins else [])
         asker = check_name(source, "source") if source is not None else None
-        composition = compose(recall, self.settings.answer_evidence_max, speakers, asker)
+        composition = compose(recall, self.settings.answer_evidence_max, self.vocabulary, self.settings, speakers,
+                              asker)
         lead, degraded = None, False
         if composition.lead_id is not None:
             try:

@@ -14,9 +14,9 @@ The text always has the same shape:
 Choosing the lead: only statements that answer the question can lead
 (``relevance``: about the subject asked, covering what it asks). They are
 grouped by (subject, relation); the group answering best wins (then the most
-confident group, then retrieval order), and within it the newest statement
-leads (a positive one before a negation written with it), so a correction
-leads as soon as it is written. Consolidation summaries are context: they
+confident group, then retrieval order), and within it a present statement
+before a past one, then the newest (a positive one before a negation written
+with it), so a correction leads as soon as it is written. Consolidation summaries are context: they
 never lead and never count as evidence.
 
 The observation is the record: when a newer observation by or about the
@@ -24,10 +24,11 @@ subject touches what is asked and nothing extracted from it answers (the
 extraction missed it), the lead says what was said, by whom and when, before
 the older statement.
 
-Contradictions: between statements of one speaker (a worker's inference
-speaks for the speaker of the observation it was drawn from), the newer
-(unless less confident) is current and the older a change; between speakers,
-an open contradiction is a conflict the answer names, whichever side leads.
+Contradictions: an open one is read by the same policy the validation worker
+applies (``currency.standing``; a worker's inference speaks for the speaker of
+the observation it was drawn from): the side it lets stand is current and the
+other a change; a contradiction it leaves open is a conflict the answer names,
+whichever side leads.
 
 Confidence: how well the lead answers (its relevance score) times its
 support: the lead's confidence, raised by statements that agree with it
@@ -50,10 +51,11 @@ from dataclasses import dataclass, field
 from mnemonet.model.api import Recall
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
-from mnemonet.truth.currency import earlier_side
+from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.realise import realise
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
 from mnemonet.truth.text import terms
+from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
 # The confidence of an answer that found nothing answering, only related items.
@@ -128,18 +130,21 @@ class Composition:
 
 
 def compose(
-    recall: Recall, max_evidence: int, speakers: dict[str, str] | None = None, asker: str | None = None
+    recall: Recall, max_evidence: int, vocabulary: Vocabulary, policy: Policy, speakers: dict[str, str] | None = None,
+    asker: str | None = None,
 ) -> Composition:
     """The rule-made answer to ``recall.query`` (see the module docstring), addressed to ``asker``.
 
     ``speakers`` maps a statement id to whoever spoke the observation it was drawn from (see
     ``speakers_of``): a worker's inference from alice's words speaks for alice, so it does not
-    conflict with alice's later correction, it is replaced by it.
+    conflict with alice's later correction, it is replaced by it. An open contradiction is read by
+    the one currency policy (``currency.standing``), with ``vocabulary`` and ``policy``.
     """
     speakers = speakers or {}
 
-    def speaker(s: StatementView) -> str:
-        return speakers.get(s.id) or s.source or ""
+    def as_spoken(s: StatementView) -> StatementView:
+        spoken = speakers.get(s.id)
+        return s.model_copy(update={"source": spoken}) if spoken and spoken != s.source else s
 
     question = Question.read(recall.query, asker)
     wanted = question.words
@@ -148,15 +153,16 @@ def compose(
     current_ids = {s.id for s in facts}
     by_id = {s.id: s for s in [*facts, *recall.superseded]}
 
-    # Contradictions between the current statements: same source -> a change, different sources -> a conflict.
+    # Open contradictions between current statements, read by the currency policy: a winner makes the other
+    # side a change, no winner leaves a conflict the answer names.
     earlier: dict[str, StatementView] = {}
     conflicts: list[ContradictionView] = []
     for c in recall.contradictions:
         if c.a.summary or c.b.summary or c.a.id not in current_ids or c.b.id not in current_ids:
             continue
-        if speaker(c.a) == speaker(c.b):
-            older, newer = earlier_side(c)
-            earlier[older.id] = newer
+        outcome = standing(as_spoken(c.a), as_spoken(c.b), vocabulary, policy)
+        if outcome.winner is not None and outcome.loser is not None:
+            earlier[outcome.loser.id] = by_id[outcome.winner.id]
         else:
             conflicts.append(c)
     live = [s for s in facts if s.id not in earlier]
@@ -184,7 +190,7 @@ def compose(
     for old_id, newer in earlier.items():
         old = by_id[old_id]
         if _key(old) == group or score(old, question) >= ANSWERS:
-            changed.append((old, newer, "contradicted by a newer statement of the same source"))
+            changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
     lead = _sentence(lead_st, lead_conflicts, asker)
     if missed:
@@ -293,9 +299,10 @@ def _choose(statements: list[StatementView], scores: dict[str, float]) -> Statem
     # inferred from it, "user lives in X" before "user located in X"); max() keeps the first of equals,
     # so retrieval order breaks the remaining ties.
     best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.confidence for s in g)))
-    # Of one observation's statements (same time), what is leads before what is not: "I no longer live
-    # in Madrid, I live in Seville" answers Seville.
-    return max(best, key=lambda s: (s.created_at, not s.negated, s.confidence))
+    # What holds now before what held once ("I used to work at Google" never answers where one works
+    # if a present statement does); then the newest; of one observation's statements (same time), what
+    # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.
+    return max(best, key=lambda s: (s.tense != "past", s.created_at, not s.negated, s.confidence))
 
 
 def _sentence(s: StatementView, conflicts: list[ContradictionView], asker: str | None) -> str:

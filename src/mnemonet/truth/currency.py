@@ -18,8 +18,10 @@ unless it is less confident. Otherwise (an uncued restatement of a
 non-temporal fact, an exclusivity pair such as likes/dislikes) the conflict
 stays open.
 
-Different sources: each side weighs ``trust(source) x confidence``
-(``source_trust``, default 1.0 for every source).
+Different sources: first, the subject speaks for themselves (``subject_authority``,
+on by default): a person's own statement about themselves supersedes another
+source's earlier statement about them. Otherwise each side weighs
+``trust(source) x confidence`` (``source_trust``, default 1.0 for every source).
 
 1. If one side outweighs the other by more than ``resolution_margin``, it
    supersedes the other (a trusted or confident source over a doubtful one).
@@ -50,6 +52,7 @@ class Policy(Protocol):
     source_trust: dict[str, float]
     resolution_margin: float
     resolution_close_seconds: float
+    subject_authority: bool
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,12 @@ def classify(
     pn, po = vocabulary.canonical(new.predicate), vocabulary.canonical(old.predicate)
     wn, wo = object_words(new.object), object_words(old.object)
     same_object = normalise_name(new.object) == normalise_name(old.object) or (wn and wn == wo)
+    if pn == po and (new.tense == "past") != (old.tense == "past"):
+        # A past statement tells of an earlier state: of the same value it says it holds no longer, of
+        # another it says nothing about the present ("used to work at Google, now at Microsoft").
+        if same_object and new.negated == old.negated:
+            return Verdict("contradicts", f"{pn} {old.object} is said to hold no longer")
+        return Verdict("none", "one is said of the past")
     if pn == po:
         if same_object:
             if new.negated != old.negated:
@@ -128,6 +137,8 @@ def resolve(new: StatementView, old: StatementView, temporal: bool, settings: Po
         if new.revision is not None:
             return Resolution(new, old, _cued(new, old))
         return Resolution(None, None, f"{new.source} said both; {new.predicate} does not change and nothing says which")
+    if settings.subject_authority and speaks_for_self(new) and not speaks_for_self(old):
+        return Resolution(new, old, f"{new.source} speaks for themselves over {old.source}'s earlier statement")
     w_new, w_old = _weight(new, settings), _weight(old, settings)
     margin = 1.0 + settings.resolution_margin
     if w_new > w_old * margin:
@@ -142,16 +153,24 @@ def resolve(new: StatementView, old: StatementView, temporal: bool, settings: Po
     return Resolution(None, None, f"{old.source} and {new.source} disagree with equal weight, {apart:.0f}s apart")
 
 
+def speaks_for_self(s: StatementView) -> bool:
+    """Whether ``s`` is its source's statement about itself (first person: "I live in York" from alice)."""
+    return bool(s.source) and normalise_name(s.subject) == normalise_name(s.source or "")
+
+
 def _outweighs(winner: StatementView, loser: StatementView, w_winner: float, w_loser: float) -> str:
     return f"{winner.source} outweighs {loser.source} (trust x confidence {w_winner:.2f} vs {w_loser:.2f})"
 
 
-def earlier_side(c: ContradictionView) -> tuple[StatementView, StatementView]:
-    """(earlier, current) of a contradiction: the newer wins unless it is less confident."""
-    older, newer = sorted((c.a, c.b), key=lambda s: s.created_at)
-    if newer.confidence < older.confidence:
-        return newer, older
-    return older, newer
+def standing(a: StatementView, b: StatementView, vocabulary: Vocabulary, settings: Policy) -> Resolution:
+    """``resolve`` for a contradicting pair in either order: the later one is the new one, and the
+    relation is temporal when both sides give the same relation and the vocabulary says it changes.
+
+    The one policy: the validation worker writes its outcome, and answers and summaries read an open
+    contradiction by it, so a pair the worker left open is never read as settled, nor the reverse."""
+    old, new = sorted((a, b), key=lambda s: (s.created_at, s.id))
+    same = vocabulary.canonical(new.predicate) == vocabulary.canonical(old.predicate)
+    return resolve(new, old, same and vocabulary.spec(new.predicate).temporal, settings)
 
 
 def newest_first_per_attribute(statements: list[StatementView]) -> list[StatementView]:
@@ -163,18 +182,26 @@ def newest_first_per_attribute(statements: list[StatementView]) -> list[Statemen
     return [s for group in groups.values() for s in sorted(group, key=lambda s: -s.created_at)]
 
 
-def settle(statements: list[StatementView]) -> tuple[list[StatementView], list[ContradictionView]]:
-    """The facts and open conflicts among ``statements`` (current ones): of a contradiction within one
-    source the earlier side is left out, as ``earlier_side`` reads it; one between sources is a conflict,
-    and its sides are stated only as that conflict."""
+def settle(
+    statements: list[StatementView], vocabulary: Vocabulary, settings: Policy
+) -> tuple[list[StatementView], list[ContradictionView]]:
+    """The facts and open conflicts among ``statements`` (current ones): of a contradiction the policy
+    settles (``standing``) the losing side is left out; one it leaves open is a conflict, and its sides
+    are stated only as that conflict."""
     by_id = {s.id: s for s in statements}
     pairs: dict[frozenset[str], ContradictionView] = {}
     for s in statements:
         for other_id in s.contradicted_by:
             if other_id in by_id:
                 pairs.setdefault(frozenset((s.id, other_id)), ContradictionView(a=s, b=by_id[other_id]))
-    earlier = {earlier_side(c)[0].id for c in pairs.values() if (c.a.source or "") == (c.b.source or "")}
-    conflicts = [c for c in pairs.values()
-                 if (c.a.source or "") != (c.b.source or "") and not {c.a.id, c.b.id} & earlier]
+    losers: set[str] = set()
+    open_pairs = []
+    for c in pairs.values():
+        outcome = standing(c.a, c.b, vocabulary, settings)
+        if outcome.loser is not None:
+            losers.add(outcome.loser.id)
+        else:
+            open_pairs.append(c)
+    conflicts = [c for c in open_pairs if not {c.a.id, c.b.id} & losers]
     sides = {s.id for c in conflicts for s in (c.a, c.b)}
-    return [s for s in statements if s.id not in earlier and s.id not in sides], conflicts
+    return [s for s in statements if s.id not in losers and s.id not in sides], conflicts
