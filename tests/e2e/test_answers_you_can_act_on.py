@@ -91,3 +91,13 @@ async def test_the_subject_speaks_for_themselves(make_node: NodeFactory, store_s
     lead, _, rest = answer.partition("\n")
     assert "York" in lead and "Leeds" not in lead and "Unresolved" not in lead, answer
     assert "alice lives in leeds" in rest.partition("Changed:")[2].casefold(), answer  # both shown: earlier changed
+
+
+async def test_a_fact_that_coexists_never_retires_another(make_node: NodeFactory, store_service: MemoryService) -> None:
+    client = await _network(make_node, store_service)
+    await _say(client, ("user", "I like short meetings"), ("user", "I hate meetings on Fridays"))
+    statements = [s for s in await client.client.get_recent_statements(limit=50) if s.source == "user"]
+    assert statements and not any(s.superseded_by or s.contradicted_by for s in statements), statements
+    answer = (await client.client.remember("what are my meeting preferences?", source="user")).text
+    shown = answer.partition("Changed:")[0]
+    assert "short meetings" in shown and "Changed:" not in answer, answer

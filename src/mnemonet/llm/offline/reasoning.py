@@ -59,8 +59,9 @@ def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
     """Do ``a`` and ``b`` contradict? Rules, in order:
 
     1. same subject, predicate and object, one negated;
-    2. opposite feelings (likes/loves/prefers/enjoys/wants vs dislikes, or negations) about
-       objects sharing a word ("morning meetings" / "mornings");
+    2. opposite feelings (likes/loves/prefers/enjoys/wants vs dislikes, or negations) about the same
+       object, qualifiers and all ("mornings" / "morning": yes; "short meetings" / "meetings on
+       Fridays": no, both can hold);
     3. both ``prefers`` with different objects that share a head word, or that name different
        times of day ("morning meetings" / "afternoon");
     4. two different values of a single-valued attribute (has_name, lives_in, works_at ...).
@@ -73,10 +74,11 @@ def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
     if a.predicate == b.predicate and same_object and a.negated != b.negated:
         return PairJudgement(index=index, contradicts=True, reason=f"one negates the other ({a.predicate} {a.object})")
     pa, pb = _polarity(a), _polarity(b)
-    shared = words_a & words_b
-    if pa and pb and pa != pb and shared:
+    # Only about the same thing, qualifiers and all: "likes short meetings" and "hates meetings on Fridays"
+    # both hold (a narrower feeling never retires a broader, different one).
+    if pa and pb and pa != pb and same_object:
         return PairJudgement(index=index, contradicts=True,
-                             reason=f"opposite feelings about {', '.join(sorted(shared))}")
+                             reason=f"opposite feelings about {', '.join(sorted(words_a))}")
     if a.predicate == b.predicate == "prefers" and not a.negated and not b.negated and not same_object:
         times_a, times_b = words_a & lx.TIME_WORDS, words_b & lx.TIME_WORDS
         if times_a and times_b and times_a != times_b:
