@@ -190,3 +190,12 @@ def test_a_past_statement_ends_its_value_and_leaves_others_alone() -> None:
     elsewhere = now.model_copy(update={"id": "c", "object": "Microsoft"})
     assert classify(once, now, default_vocabulary()).kind == "contradicts"  # "I used to work at Google"
     assert classify(once, elsewhere, default_vocabulary()).kind == "none"  # "... but now I work at Microsoft"
+
+
+async def test_an_inferring_workers_own_statements_teach_no_cardinality(service: MemoryService) -> None:
+    # Issue 32, seen case 4: ten inferred homes of one person (the twins of ten moves) taught "multi".
+    for i, city in enumerate(["Lyon", "Nice", "Metz"]):
+        await service.claim(f"alice located_at_home: {city}", source="inference-agent", idempotency_key=f"i{i}")
+    assert await service.graph.predicate_values("located_at_home", []) == (0, 0)
+    await service.claim("bob located_at_home: Rome", source="bob", idempotency_key="b")
+    assert await service.graph.predicate_values("located_at_home", []) == (1, 0)

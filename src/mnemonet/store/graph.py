@@ -28,7 +28,7 @@ from mnemonet.model import (
 )
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import derived_id
-from mnemonet.model.records import ConceptSpec, StatementSpec, check_id, check_name, check_text
+from mnemonet.model.records import WORKER_SOURCES, ConceptSpec, StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
 from mnemonet.store import datadir
 from mnemonet.store import graph_cypher as q
@@ -335,9 +335,14 @@ class GraphStore:
         return out
 
     async def predicate_values(self, predicate: str, exclude: list[str]) -> tuple[int, int]:
-        """(subjects with a current value of ``predicate``, those with more than one from one source)."""
+        """(subjects with a current value of ``predicate``, those with more than one from one source).
+
+        The workers' own statements do not count: a cardinality is learned from what sources said, never
+        from one inferring worker's backlog (ten inferred homes of one person are ten moves, not ten homes).
+        """
         name = check_name(predicate, "predicate")
-        rows = await self.driver.read(q.PREDICATE_VALUES, {"predicate": name, "exclude": self._ids(exclude, "exclude")})
+        params = {"predicate": name, "exclude": self._ids(exclude, "exclude"), "workers": list(WORKER_SOURCES)}
+        rows = await self.driver.read(q.PREDICATE_VALUES, params)
         if not rows:
             return 0, 0
         return int(rows[0]["subjects"] or 0), int(rows[0]["multi_subjects"] or 0)

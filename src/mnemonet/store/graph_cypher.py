@@ -521,7 +521,7 @@ MATCH (s:Statement {predicate: $predicate})-[:ABOUT_SUBJECT]->(subj:Concept)
 WHERE NOT s.id IN $exclude AND NOT coalesce(s.negated, false)
 """ + _current("subj, ") + """
 MATCH (s)-[:ABOUT_OBJECT]->(obj:Concept)
-MATCH (s)-[:ASSERTED_BY]->(src:Source)
+MATCH (s)-[:ASSERTED_BY]->(src:Source) WHERE NOT src.name IN $workers
 WITH subj, src, count(DISTINCT obj) AS values
 WITH subj, max(values) AS values
 RETURN count(subj) AS subjects, sum(CASE WHEN values > 1 THEN 1 ELSE 0 END) AS multi_subjects""").strip()
