@@ -101,3 +101,44 @@ async def test_a_fact_that_coexists_never_retires_another(make_node: NodeFactory
     answer = (await client.client.remember("what are my meeting preferences?", source="user")).text
     shown = answer.partition("Changed:")[0]
     assert "short meetings" in shown and "Changed:" not in answer, answer
+
+
+async def test_a_retracted_statement_takes_its_inferred_twin_with_it(
+    make_node: NodeFactory, store_service: MemoryService
+) -> None:
+    client = await _network(make_node, store_service)
+    await _say(client, ("alice", "I live in Rome"))
+    statements = await client.client.get_recent_statements(limit=20)
+    [home] = [s for s in statements if s.source == "alice" and s.object == "Rome"]
+    twins = [s for s in statements if s.source == "inference-agent" and s.object == "Rome"]
+    assert twins, statements  # the inferred "alice located in Rome"
+    result = await store_service.retract(home.id, "wrong city", source="alice")
+    assert {t.id for t in twins} <= set(result.flagged)
+    answer = (await client.client.remember("where does alice live?")).text
+    assert "Rome" not in answer.partition("\n")[0], answer
+    assert "Retracted:" in answer and "wrong city" in answer, answer  # the answer cites the retraction
+
+
+async def test_after_a_bulk_import_the_inferred_twins_follow_the_moves(
+    make_node: NodeFactory, store_service: MemoryService
+) -> None:
+    client = await _network(make_node, store_service)
+    cities = ["Lyon", "Nantes", "Lille", "Nice", "Dijon", "Brest", "Metz", "Pau", "Tours", "Rome"]
+    chatter = ["the weather is grey today", "we should book the room", "lunch was good", "the build is green"]
+    lines = []
+    for i in range(240):
+        if i % 24 == 0:
+            lines.append(f"alice: I live in {cities[i // 24]}")
+        else:
+            lines.append(f"{('bob', 'carol', 'dan')[i % 3]}: {chatter[i % len(chatter)]} ({i})")
+    for start in range(0, len(lines), 100):  # import_request_max_lines a request, as run_node.py import sends it
+        report = await client.client.import_file("\n".join(lines[start:start + 100]), format="chat")
+        assert report.ok == len(lines[start:start + 100]), report
+    await _say(client)  # the workers catch up
+    homes = [s for s in await store_service.graph.recent_statements(500)
+             if s.subject == "alice" and s.predicate in ("lives_in", "located_in") and not s.summary]
+    current = {(s.predicate, s.object) for s in homes if not s.superseded_by and not s.withdrawn}
+    assert current == {("lives_in", "Rome"), ("located_in", "Rome")}, current
+    for question, asker in (("where do I live?", "alice"), ("where does alice live?", None)):
+        lead = await _lead(client, question, asker)
+        assert "Rome" in lead and not any(c in lead for c in cities[:-1]), (question, lead)

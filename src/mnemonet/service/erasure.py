@@ -34,6 +34,7 @@ from mnemonet.service.common import (
     statement_entry,
 )
 from mnemonet.service.context import ServiceContext
+from mnemonet.service.derivations import Derivations
 from mnemonet.store import vector_erase
 from mnemonet.store.graph_errors import UnknownReference
 
@@ -46,8 +47,9 @@ _SHORT_ID = re.compile(r"^(st|obs)-[0-9a-f]{8}$")
 class Erasure:
     """Retracts and erases (``MemoryService.retract``, ``forget``, ``tombstones``, ``clear``, ``sync_vectors``)."""
 
-    def __init__(self, ctx: ServiceContext) -> None:
+    def __init__(self, ctx: ServiceContext, derivations: Derivations) -> None:
         self._ctx = ctx
+        self._derivations = derivations
 
     # -- retract: append, delete nothing -----------------------------------------
 
@@ -55,7 +57,8 @@ class Erasure:
         """Take a statement or an observation back: append a retraction by ``source``, delete nothing.
 
         A retracted item is never current, never an answer, never a basis, never a side of an open
-        contradiction, and statements derived only from it are flagged and left out the same way.
+        contradiction, and statements derived only from it are flagged and left out the same way; a
+        worker's claims resting on a retracted statement are retracted with it (``derivations``).
         One retraction per item: retrying (or retracting again, whoever asks) returns the standing one.
         """
         graph = self._ctx.graph
@@ -80,10 +83,13 @@ class Erasure:
         created = await graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by.name)
         [standing] = await graph.retractions_of([target_id])
         derived = await graph.statements_derived_from(target_id, kind)
+        flagged = [s.id for s in derived if s.derived_from_retracted]
+        if kind == "statement":
+            for base in await graph.get_statements([target_id]):
+                flagged += await self._derivations.retracted(base, standing.id, standing.source)
         return RetractResult(
             retraction_id=standing.id, target_id=target_id, kind=kind, created=created, reason=standing.reason,
-            source=standing.source, created_at=standing.created_at,
-            flagged=[s.id for s in derived if s.derived_from_retracted],
+            source=standing.source, created_at=standing.created_at, flagged=list(dict.fromkeys(flagged)),
         )
 
     # -- forget: erase, compact, tombstone ----------------------------------------

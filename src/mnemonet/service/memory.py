@@ -56,6 +56,7 @@ from mnemonet.model.views import (
 from mnemonet.service.claims import Claims
 from mnemonet.service.common import MAX_LIMIT
 from mnemonet.service.context import ServiceContext
+from mnemonet.service.derivations import Derivations
 from mnemonet.service.erasure import Erasure
 from mnemonet.service.indexing import VectorIndexer
 from mnemonet.service.ingest import Ingest
@@ -86,8 +87,9 @@ class MemoryService:
         self._ingest = Ingest(self._ctx)
         self._claims = Claims(self._ctx)
         self._reads = Reads(self._ctx, self._shared)
-        self._erasure = Erasure(self._ctx)
-        self._workers = Workers(self._ctx)
+        derivations = Derivations(self._ctx)
+        self._erasure = Erasure(self._ctx, derivations)
+        self._workers = Workers(self._ctx, derivations)
         self._operations = Operations(self._ctx, self._ingest.infers_with_extraction)
 
     async def _shared(self) -> list[tuple[str, ServiceContext]]:

@@ -27,6 +27,7 @@ from mnemonet.service.common import (
     worker_spec,
 )
 from mnemonet.service.context import ServiceContext
+from mnemonet.service.derivations import Derivations
 from mnemonet.service.indexing import IndexEntry
 from mnemonet.truth.currency import settle
 
@@ -35,8 +36,9 @@ class Workers:
     """Serves the worker agents (``MemoryService.infer``, ``record_inference``, ``pending_*``, ``mark_processed``,
     ``link_statements``, ``predicate_profile``, ``record_predicate``, ``record_summary``)."""
 
-    def __init__(self, ctx: ServiceContext) -> None:
+    def __init__(self, ctx: ServiceContext, derivations: Derivations) -> None:
         self._ctx = ctx
+        self._derivations = derivations
 
     # -- inference ---------------------------------------------------------------
 
@@ -83,6 +85,8 @@ class Workers:
         result = await ctx.graph.write_inference(observation_id, tuple(statements), worker)
         if result.created and statements:
             await ctx.index_statements(await ctx.graph.get_statements(result.statement_ids))
+        if statements:  # written after their base was taken back or replaced (a worker behind an import)
+            await self._derivations.inferred(result.statement_ids)
         return result
 
     # -- validation ----------------------------------------------------------------
@@ -98,13 +102,17 @@ class Workers:
         return await self._ctx.graph.mark_statements_processed(worker_spec(source), ids)
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
-        """SUPERSEDES or CONTRADICTS between existing statements.
+        """SUPERSEDES or CONTRADICTS between existing statements; a worker's claims resting on a superseded
+        statement are superseded with it (``derivations``).
 
         False when the link exists (either way for CONTRADICTS).
         """
         if isinstance(reason, str):
             check_no_secrets(reason, "reason")  # type and length are the graph's to check
-        return await self._ctx.graph.link_statements(kind, from_id, to_id, reason, worker_spec(source))
+        created = await self._ctx.graph.link_statements(kind, from_id, to_id, reason, worker_spec(source))
+        if kind == "SUPERSEDES":  # again on a retry: a cascade cut short by a failure is finished
+            await self._derivations.superseded(from_id, to_id, source)
+        return created
 
     async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
         """A predicate's remembered cardinality and how many subjects have one or several current values."""
