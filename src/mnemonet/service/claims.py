@@ -19,7 +19,10 @@ from mnemonet.model.records import ClaimRecord, SourceSpec, StatementLink, check
 from mnemonet.model.views import StatementView
 from mnemonet.service.common import MAX_LIMIT, MAX_LOAD_IDS, sentence_of, source_spec, statement_spec
 from mnemonet.service.context import ServiceContext
+from mnemonet.truth.reference import named
 
+# Statements a reference is checked against beyond its subject's, and named when it resolves to none.
+NAMED_CANDIDATES = 5
 # Hits at or above this normalised score may serve as a claim's basis.
 BASIS_MIN_SCORE = 0.5
 
@@ -103,43 +106,34 @@ class Claims:
     async def _claim_contradiction(self, triple: Triple, text: str, source: SourceSpec) -> ClaimResult:
         """"A contradicts B" links the two statements it names with ``CONTRADICTS``.
 
-        Each side is looked up among all statements, superseded ones included: first by its
-        triple, then by search.
+        Each side resolves to the statement with its meaning (``truth.reference``: same subject, relation,
+        polarity and object), superseded ones included, or the claim is refused naming the closest ones.
         """
         a = await self._find_statement(triple.subject, source.name)
         b = await self._find_statement(triple.object, source.name)
-        for side, found in ((triple.subject, a), (triple.object, b)):
-            if found is None:
-                raise InvalidInput(f"text: no statement in memory matches {side!r} (superseded ones included)")
-        assert a is not None and b is not None
         if a.id == b.id:
-            if normalise_name(triple.subject) == normalise_name(triple.object):
-                raise InvalidInput(f"text: both sides are the same statement ({a.sentence()!r}, {a.id})")
-            raise InvalidInput(
-                f"text: {triple.subject!r} and {triple.object!r} both match only {a.sentence()!r} ({a.id}); "
-                "write each side as its statement reads, e.g. 'user prefers morning meetings'"
-            )
+            raise InvalidInput(f"text: both sides are the same statement ({a.sentence()!r}, {a.id})")
         created = await self._ctx.graph.link_statements("CONTRADICTS", a.id, b.id, text, source)
         return ClaimResult(statement_id=a.id, created=created, statement=a, contradicts=[a.id, b.id])
 
-    async def _find_statement(self, sentence: str, speaker: str) -> StatementView | None:
-        """The statement a sentence names: an exact triple match (superseded ones included), else the top search hit."""
-        graph = self._ctx.graph
+    async def _find_statement(self, sentence: str, speaker: str) -> StatementView:
+        """The one statement ``sentence`` names, or ``InvalidInput`` naming the closest candidates."""
+        ctx = self._ctx
         triple = parse_canonical_claim(sentence, speaker)
+        hits = await ctx.retriever.search(sentence, k=NAMED_CANDIDATES, kinds=["statement"], mode="hybrid")
+        near = await ctx.graph.get_statements([h.id for h in hits])
         if triple is not None:
-            about = await graph.statements_about(triple.subject, limit=MAX_LIMIT, include_superseded=True)
-            exact = [
-                s for s in about
-                if normalise_name(s.subject) == normalise_name(triple.subject) and s.predicate == triple.predicate
-                and normalise_name(s.object) == normalise_name(triple.object) and s.negated == triple.negated
-            ]
-            if exact:
-                return max(exact, key=lambda s: (s.created_at, s.id))  # the latest wording of it
-        hits = await self._ctx.retriever.search(sentence, k=1, kinds=["statement"], mode="hybrid")
-        if not hits:
-            return None
-        found = await graph.get_statements([hits[0].id])
-        return found[0] if found else None
+            about = await ctx.graph.statements_about(triple.subject, limit=MAX_LIMIT, include_superseded=True)
+            meant = StatementView(id="named", subject=triple.subject, predicate=triple.predicate,
+                                  object=triple.object, negated=triple.negated, confidence=triple.confidence)
+            found = named(meant, list({s.id: s for s in [*about, *near]}.values()), ctx.vocabulary)
+            if len(found) == 1 or (found and normalise_name(found[0].object) == normalise_name(triple.object)):
+                return found[0]
+            if found:
+                near = found
+        closest = "; ".join(f"{s.sentence()!r} ({s.id})" for s in near[:NAMED_CANDIDATES]) or "none"
+        raise InvalidInput(f"text: no statement in memory says {sentence!r} (superseded ones included); "
+                           f"the closest: {closest}")
 
     async def _refuse_withdrawn(self, basis: object) -> None:
         """A retracted item (or a statement standing only on retracted ones) is never a basis: ``InvalidInput``."""
