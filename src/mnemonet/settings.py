@@ -454,6 +454,16 @@ class Settings(BaseSettings):
         3600.0, ge=0, description="Conflicting statements from different sources of about equal weight made "
         "within this many seconds stay an open conflict; further apart, the newer supersedes (temporal predicates).",
     )
+    relation_min_similarity: float = Field(
+        0.93, ge=0, le=1, description="How near (cosine of the embeddings) a predicate outside the relation "
+        "vocabulary must be to a relation's phrase to be read as that relation (has_new_manager -> has_manager); "
+        "the mapping is remembered as a Predicate node. Phrases of a few words sit close in any small embedder: "
+        "below about 0.93 unrelated relations (moved_to, married_to) meet.",
+    )
+    relation_min_margin: float = Field(
+        0.02, ge=0, le=1, description="How much nearer a predicate must be to its nearest relation than to the next "
+        "one to be read as it; closer calls keep their own name.",
+    )
     subject_authority: bool = Field(
         True, description="A person's own statement about themselves supersedes another source's earlier "
         "statement about them (alice's 'I live in York' over bob's earlier 'Alice lives in Leeds'), before trust "

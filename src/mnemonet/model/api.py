@@ -173,6 +173,8 @@ class PredicateProfile(BaseModel):
     decided_by: str | None = None
     subjects: int = 0
     multi_subjects: int = 0
+    relation: str | None = Field(None, description="The vocabulary's relation it means, found by meaning and "
+                                 "remembered (a Predicate node); itself when it means none.")
 
 
 class WorkerMemory(Protocol):

@@ -79,7 +79,11 @@ class Reads:
         origins = contradicted_origins(recall)[:MAX_LOAD_IDS]
         speakers = speakers_of(recall, await ctx.graph.get_observations(origins) if origins else [])
         asker = check_name(source, "source") if source is not None else None
-        composition = compose(recall, ctx.settings.answer_evidence_max, ctx.vocabulary, ctx.settings, speakers, asker)
+        # Predicates outside the vocabulary read as the relations found for them by meaning (Predicate nodes).
+        free = {s.predicate for s in [*recall.statements, *recall.superseded] if not ctx.vocabulary.known(s.predicate)}
+        found = await ctx.graph.predicate_relations(sorted(free))
+        vocabulary = ctx.vocabulary.with_relations(found)
+        composition = compose(recall, ctx.settings.answer_evidence_max, vocabulary, ctx.settings, speakers, asker)
         lead, degraded = None, False
         if composition.lead_id is not None:
             try:

@@ -29,6 +29,7 @@ from mnemonet.service.common import (
 from mnemonet.service.context import ServiceContext
 from mnemonet.service.derivations import Derivations
 from mnemonet.service.indexing import IndexEntry
+from mnemonet.service.relations import Relations
 from mnemonet.truth.currency import settle
 
 
@@ -39,6 +40,7 @@ class Workers:
     def __init__(self, ctx: ServiceContext, derivations: Derivations) -> None:
         self._ctx = ctx
         self._derivations = derivations
+        self._relations = Relations(ctx)
 
     # -- inference ---------------------------------------------------------------
 
@@ -115,7 +117,8 @@ class Workers:
         return created
 
     async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
-        """A predicate's remembered cardinality and how many subjects have one or several current values."""
+        """A predicate's remembered cardinality, how many subjects have one or several current values, and the
+        vocabulary's relation it means (found by meaning and remembered the first time it is asked)."""
         graph = self._ctx.graph
         if not isinstance(exclude, list) or len(exclude) > MAX_LIMIT:
             raise InvalidInput(f"exclude: must be a list of at most {MAX_LIMIT} ids")
@@ -123,7 +126,8 @@ class Workers:
         subjects, multi = await graph.predicate_values(predicate, exclude)
         cardinality, decided_by = decision or (None, None)
         return PredicateProfile(predicate=predicate, cardinality=cardinality, decided_by=decided_by,
-                                subjects=subjects, multi_subjects=multi)
+                                subjects=subjects, multi_subjects=multi,
+                                relation=await self._relations.relation(predicate))
 
     async def record_predicate(self, predicate: str, cardinality: str, decided_by: str) -> PredicateProfile:
         """Remember a predicate's cardinality (the first decision stands)."""

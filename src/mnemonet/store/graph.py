@@ -364,6 +364,20 @@ class GraphStore:
         assert decision is not None  # just merged
         return decision
 
+    async def predicate_relations(self, predicates: list[str]) -> dict[str, str]:
+        """The recorded relation of each predicate that has one (``record_predicate_relation``)."""
+        names = [check_name(p, "predicate") for p in predicates]
+        rows = await self.driver.read(q.PREDICATE_RELATIONS, {"names": names}) if names else []
+        return {r["name"]: r["relation"] for r in rows}
+
+    async def record_predicate_relation(self, predicate: str, relation: str, similarity: float, related_by: str) -> str:
+        """Remember which relation a predicate means, once (the first mapping stands); the one that stands."""
+        name = check_name(predicate, "predicate")
+        params = {"name": name, "id": derived_id("prd", name), "relation": check_name(relation, "relation"),
+                  "similarity": float(similarity), "related_by": check_name(related_by, "related_by"), "now": _now_ms()}
+        await self._write_once_or_conflict(q.RECORD_PREDICATE_RELATION, params)
+        return (await self.predicate_relations([name])).get(name, relation)
+
     async def mark_statements_processed(self, source: SourceSpec, ids: list[str]) -> int:
         """Record that ``source`` has processed the statements (``PROCESSED``); unknown ids are skipped.
 

@@ -536,6 +536,20 @@ MERGE (p:Predicate {name: $name})
 ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_by, p.created_at = $now
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
+# A predicate's relation in the vocabulary, found by meaning (``service/relations.py``): the first mapping
+# stands, and a predicate found to mean none keeps its own name as its relation.
+PREDICATE_RELATIONS = """
+MATCH (p:Predicate) WHERE p.name IN $names AND p.relation IS NOT NULL
+RETURN p.name AS name, p.relation AS relation""".strip()
+
+RECORD_PREDICATE_RELATION = """
+MERGE (p:Predicate {name: $name})
+ON CREATE SET p.id = $id, p.created_at = $now
+WITH p
+WHERE p.relation IS NULL
+SET p.relation = $relation, p.similarity = $similarity, p.related_by = $related_by
+RETURN p.relation AS relation""".strip()
+
 # The registry of memory spaces (besides ``default``), in the default space's graph; kept by ``clear``.
 # Each space's items live in a graph of their own, so no query of one space can reach another's.
 SPACE_CREATE = """

@@ -46,6 +46,7 @@ provenance. Every statement reads as a sentence (``realise``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mnemonet.model.api import Recall
@@ -169,12 +170,15 @@ def compose(
     scores = {s.id: score(s, question) for s in [*live, *recall.superseded]}
     answering = [s for s in live if scores[s.id] >= ANSWERS]
 
-    lead_st = _choose(answering, scores)
+    def key(s: StatementView) -> tuple[str, str]:
+        return s.subject.casefold(), vocabulary.canonical(s.predicate)
+
+    lead_st = _choose(answering, scores, key)
     missed = _missed_observations(recall, question, lead_st, scores)
     if lead_st is None:
         return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
 
-    group = _key(lead_st)
+    group = key(lead_st)
     related = [s for s in answering if s.id != lead_st.id]
     evidence = _distinct([lead_st, *related])[:max_evidence]
     shown = {s.id for s in evidence}
@@ -183,13 +187,13 @@ def compose(
 
     changed: list[tuple[StatementView, StatementView | None, str]] = []
     for s in recall.superseded:
-        if s.summary or not (_key(s) == group or scores[s.id] >= ANSWERS):
+        if s.summary or not (key(s) == group or scores[s.id] >= ANSWERS):
             continue
         replacement = next((by_id[i] for i in s.superseded_by if i in by_id), None)
         changed.append((s, replacement, "superseded"))
     for old_id, newer in earlier.items():
         old = by_id[old_id]
-        if _key(old) == group or score(old, question) >= ANSWERS:
+        if key(old) == group or score(old, question) >= ANSWERS:
             changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
     lead = _sentence(lead_st, lead_conflicts, asker)
@@ -288,13 +292,14 @@ def accept_phrasing(composition: Composition, written: str, max_chars: int) -> s
     return text
 
 
-def _choose(statements: list[StatementView], scores: dict[str, float]) -> StatementView | None:
+def _choose(statements: list[StatementView], scores: dict[str, float],
+            key: Callable[[StatementView], tuple[str, str]]) -> StatementView | None:
     """The newest statement of the (subject, relation) group answering the question best."""
     if not statements:
         return None
     groups: dict[tuple[str, str], list[StatementView]] = {}
     for s in statements:
-        groups.setdefault(_key(s), []).append(s)
+        groups.setdefault(key(s), []).append(s)
     # Best answer; then the most confident group (a literal statement before the claims a worker
     # inferred from it, "user lives in X" before "user located in X"); max() keeps the first of equals,
     # so retrieval order breaks the remaining ties.
@@ -326,10 +331,6 @@ def _confidence(lead: StatementView, current: list[StatementView], conflicts: li
     if support + opposition == 0:
         return 0.0
     return round(support * support / (support + opposition), 2)
-
-
-def _key(s: StatementView) -> tuple[str, str]:
-    return s.subject.casefold(), s.predicate
 
 
 def _claim(s: StatementView) -> tuple[str, str, str, bool]:
