@@ -83,9 +83,10 @@ ACTIONS = ("retract", "retract-statements", "forget")
 _CASE_KEYS = {"name", "class", "lines", "ask", "asker", "expect", "abstain", "keep", "reject"}
 # An answer's sections after its lead line: a header line, then its items as "  - ...".
 SECTIONS = ("Evidence", "Changed", "In conflict", "Retracted", "Related")
-# Cited ids ("[st-23a1022c]", "obs-5f0e...") are left out of what is judged: their hex digits could match
-# or reject a number by chance.
+# Cited ids ("[st-23a1022c]", "obs-5f0e...") and the times an answer prints ("Thu 26 Nov 22:15") are left out
+# of what is judged: their digits could match or reject a number by chance.
 _CITED_ID = re.compile(r"\b[a-z]{2,5}-[0-9a-f]{6,}\b")
+_PRINTED_TIME = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \d{1,2} [A-Z][a-z]{2}(?: \d{4})? \d{1,2}:\d{2}\b")
 
 
 @dataclass(frozen=True)
@@ -287,7 +288,7 @@ def sections(answer_text: str) -> dict[str, list[str]]:
 
 
 def _judged(text: str) -> str:
-    return _CITED_ID.sub("", text).casefold()
+    return _PRINTED_TIME.sub("", _CITED_ID.sub("", text)).casefold()
 
 
 def judge_case(case: Case, answer_text: str) -> Outcome:

@@ -97,6 +97,7 @@ def test_cited_ids_neither_match_nor_reject() -> None:
     case = _case(expect="12", reject=["8 people", "ab"])
     assert not scenarios.judge(case, "From memory: the team has 8 members [st-12abcdef].").passed
     assert scenarios.judge(case, "From memory: the team has 12 people [st-ab8c0d1e].").passed
+    assert not scenarios.judge(case, 'user said "we grew" (Thu 12 Nov 22:15); before that: 9 members.').passed
 
 
 def test_abstention_is_the_composer_sentence_first() -> None:
