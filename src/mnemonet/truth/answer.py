@@ -21,8 +21,8 @@ never lead and never count as evidence.
 
 The observation is the record: when a newer observation by or about the
 subject touches what is asked and nothing extracted from it answers (the
-extraction missed it), the lead says what was said, by whom and when, before
-the older statement.
+extraction missed it), the lead says what was said, by whom and when, and the
+older statement follows as evidence.
 
 Contradictions: an open one is read by the same policy the validation worker
 applies (``currency.standing``; a worker's inference speaks for the speaker of
@@ -61,6 +61,8 @@ from mnemonet.truth.vocabulary import Vocabulary
 NOTHING = "Nothing in memory answers that."
 # The confidence of an answer that found nothing answering, only related items.
 RELATED_CONFIDENCE = 0.2
+# The most an answer led by words nothing was extracted from can have (scaled by how well they match).
+MISSED_CONFIDENCE = 0.5
 CONTESTED = "Unresolved: "
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
@@ -91,7 +93,11 @@ class Composition:
         return list(dict.fromkeys(ids))
 
     def memory(self) -> list[tuple[str, str]]:
-        """The lines a language model may phrase the lead from: the lead's statement and its conflicts."""
+        """The lines a language model may phrase the lead from: the lead's statement and its conflicts, or the
+        newer observation that leads instead of an older statement (what the extraction missed) alone."""
+        said = [(o.id, f"{_one_line(o.text)} | observed | from {o.source or 'unknown'}") for o in self.observations]
+        if any(o.id == self.lead_id for o in self.observations):
+            return said[:1]
         lines = [(s.id, f"{realise(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
         for c in self.conflicts:
             if self.lead_id not in (c.a.id, c.b.id):
@@ -99,8 +105,7 @@ class Composition:
             for s in (c.a, c.b):
                 if s.id != self.lead_id:
                     lines.append((s.id, f"{realise(s)} | current, contested | {_provenance(s)}"))
-        lines += [(o.id, f"{_one_line(o.text)} | observed | from {o.source or 'unknown'}") for o in self.observations]
-        return lines
+        return lines + said
 
     def text(self, lead: str | None = None, *, degraded: bool = False) -> str:
         parts = [lead or self.lead]
@@ -196,15 +201,17 @@ def compose(
         if key(old) == group or score(old, question) >= ANSWERS:
             changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
-    lead = _sentence(lead_st, lead_conflicts, asker)
-    if missed:
-        lead = f"{_said(missed[0])}; before that: {lead[:1].lower()}{lead[1:]}"
     confidence = round(scores[lead_st.id] * _confidence(lead_st, live, lead_conflicts), 2)
-    return Composition(
-        lead=lead, lead_id=lead_st.id, evidence=evidence, changed=changed[:max_evidence],
-        conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
+    composition = Composition(
+        lead=_sentence(lead_st, lead_conflicts, asker), lead_id=lead_st.id, evidence=evidence,
+        changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
         retractions=retractions[:max_evidence], observations=missed[:max_evidence],
     )
+    if missed:
+        # The record said more since: the newer words lead (who, when); the older statement is evidence.
+        composition.lead, composition.lead_id = f"{_capital(_said(missed[0]))}.", missed[0].id
+        composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
+    return composition
 
 
 def _nothing_answers(
@@ -216,7 +223,7 @@ def _nothing_answers(
     if missed:
         return Composition(lead=f"No statement answers that yet; {_said(missed[0])}.", lead_id=missed[0].id,
                            observations=missed[:max_evidence], retractions=retractions,
-                           confidence=RELATED_CONFIDENCE)
+                           confidence=round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2))
     near = sorted((s for s in live if scores[s.id] > 0 or about_subject(s, question)),
                   key=lambda s: -scores[s.id])
     related = _distinct(near)[:max_evidence]
