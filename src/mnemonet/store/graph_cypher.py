@@ -527,13 +527,17 @@ WITH subj, max(values) AS values
 RETURN count(subj) AS subjects, sum(CASE WHEN values > 1 THEN 1 ELSE 0 END) AS multi_subjects""").strip()
 
 PREDICATE_DECISION = """
-MATCH (p:Predicate {name: $name})
+MATCH (p:Predicate {name: $name}) WHERE p.cardinality IS NOT NULL
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
-# The first decision wins: a racing second worker's MERGE finds the node and changes nothing.
+# The first decision wins: a racing second worker's MERGE finds it made and changes nothing. The node may
+# exist already with the relation the predicate means (RECORD_PREDICATE_RELATION), and no decision yet.
 RECORD_PREDICATE_DECISION = """
 MERGE (p:Predicate {name: $name})
-ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_by, p.created_at = $now
+ON CREATE SET p.id = $id, p.created_at = $now
+WITH p
+WHERE p.cardinality IS NULL
+SET p.cardinality = $cardinality, p.decided_by = $decided_by
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
 # A predicate's relation in the vocabulary, found by meaning (``service/relations.py``): the first mapping

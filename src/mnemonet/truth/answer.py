@@ -172,14 +172,14 @@ def compose(
         else:
             conflicts.append(c)
     live = [s for s in facts if s.id not in earlier]
-    scores = {s.id: score(s, question) for s in [*live, *recall.superseded]}
+    scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
     answering = [s for s in live if scores[s.id] >= ANSWERS]
 
     def key(s: StatementView) -> tuple[str, str]:
         return s.subject.casefold(), vocabulary.canonical(s.predicate)
 
     lead_st = _choose(answering, scores, key)
-    missed = _missed_observations(recall, question, lead_st, scores)
+    missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
         return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
 
@@ -198,7 +198,7 @@ def compose(
         changed.append((s, replacement, "superseded"))
     for old_id, newer in earlier.items():
         old = by_id[old_id]
-        if key(old) == group or score(old, question) >= ANSWERS:
+        if key(old) == group or score(old, question, vocabulary) >= ANSWERS:
             changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
     confidence = round(scores[lead_st.id] * _confidence(lead_st, live, lead_conflicts), 2)
@@ -232,7 +232,7 @@ def _nothing_answers(
 
 
 def _missed_observations(
-    recall: Recall, question: Question, lead: StatementView | None, scores: dict[str, float]
+    recall: Recall, question: Question, lead: StatementView | None, scores: dict[str, float], vocabulary: Vocabulary,
 ) -> list[ObservationView]:
     """Observations newer than the lead that touch what is asked, by or about its subject, from which no
     statement answers it: what the extraction missed, newest first."""
@@ -246,7 +246,7 @@ def _missed_observations(
         if o.created_at <= since or observation_score(o, question) < ANSWERS:
             continue
         drawn = extracted.get(o.id, [])
-        if any(scores.get(s.id, score(s, question)) >= ANSWERS for s in drawn):
+        if any((scores[s.id] if s.id in scores else score(s, question, vocabulary)) >= ANSWERS for s in drawn):
             continue  # understood: its statements answer (they lead, were replaced or were taken back)
         if any(terms(s.predicate, question.asker) & question.words for s in drawn):
             continue  # understood: about someone or something else ("my sister lives in Madrid")
