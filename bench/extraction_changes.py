@@ -3,6 +3,7 @@
     .venv/bin/python bench/extraction_changes.py              # this tree
     .venv/bin/python bench/extraction_changes.py --misses     # ... and every dev pair it gets wrong
     .venv/bin/python bench/extraction_changes.py --src DIR    # another checkout's src/ (e.g. the branch base)
+    .venv/bin/python bench/extraction_changes.py --file F     # another file of pairs
 
 Reads ``bench/data/extraction_changes.yaml``: pairs of an original fact and a
 change of it said in other words ("My manager is Carol" / "Frank took over
@@ -16,7 +17,8 @@ A change pair counts as
 - **slot**: a statement of the change has the subject (normalised) and the
   predicate (canonical, by the relation vocabulary) of a statement of the
   original, in the present tense, with the new value (``new``: a word its
-  object contains) or, for an ending (``ended``), the original's object negated;
+  object contains) or, for an ending (``ended``), the original's object (or a
+  broader one: no word the original's object lacks) negated;
 - **marked**: that statement also carries ``revision`` (change or correction);
 - **supersedes**: the validation worker's policy (``truth.currency``:
   ``classify``, the offline judge for what it leaves ambiguous, ``resolve``
@@ -47,6 +49,7 @@ DATA = Path(__file__).resolve().parent / "data" / "extraction_changes.yaml"
 CLASSES = ("role_holder", "employer", "relocation", "switch", "postponement", "numeric", "promotion", "status",
            "correction", "keep")
 _HOUR_MS = 3_600_000
+_ARTICLES = frozenset({"the", "a", "an"})
 
 
 @dataclass
@@ -77,7 +80,7 @@ def load(path: Path = DATA) -> list[dict[str, Any]]:
 
 
 def _words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9]+(?:-[a-z0-9]+)*", text.lower())
+    return re.findall(r"[a-z0-9]+(?:[-&][a-z0-9]+)*", text.lower())
 
 
 class Judge:
@@ -139,9 +142,11 @@ async def run(model: Any, pairs: list[dict[str, Any]]) -> list[Outcome]:
                 if not judge.same_slot(n, o) or n.tense != "present":
                     continue
                 if pair.get("ended"):
-                    hit = n.negated and not o.negated and _words(o.object)[-1:] == _words(n.object)[-1:]
+                    # The ending covers the original: no narrower than it ("the gym" ends "the gym every week").
+                    ended = set(_words(n.object)) - _ARTICLES
+                    hit = n.negated and not o.negated and bool(ended) and ended <= set(_words(o.object))
                 else:
-                    hit = not n.negated and str(pair["new"]).lower() in _words(n.object) and (
+                    hit = not n.negated and set(_words(str(pair["new"]))) <= set(_words(n.object)) and (
                         judge.norm(n.object) != judge.norm(o.object))
                 if hit:
                     slot = True
@@ -198,12 +203,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--src", help="import mnemonet from this src/ directory instead")
     parser.add_argument("--misses", action="store_true", help="print every dev pair it gets wrong")
+    parser.add_argument("--file", type=Path, default=DATA, help="another file of pairs in the same form")
     args = parser.parse_args()
     sys.path.insert(0, args.src or str(Path(__file__).resolve().parent.parent / "src"))
     from mnemonet.llm.offline.model import OfflineLanguageModel
     from mnemonet.settings import Settings
 
-    pairs = load()
+    pairs = load(args.file)
     model = OfflineLanguageModel(Settings(), today=lambda: date(2026, 11, 23))
     started = time.perf_counter()
     outcomes = asyncio.run(run(model, pairs))
