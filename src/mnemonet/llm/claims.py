@@ -23,7 +23,14 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mnemonet.llm.base import Triple
-from mnemonet.llm.offline.lexicon import DEFAULT_CONFIDENCE, VERBS
+from mnemonet.llm.offline.lexicon import (
+    DEFAULT_CONFIDENCE,
+    HABIT_PREDICATE,
+    STATUS_PREDICATE,
+    VALUE_PREDICATE,
+    VERBS,
+    WHEN_PREDICATE,
+)
 from mnemonet.llm.offline.words import base_form
 
 # Predicates read as "is <phrase>" rather than as a verb.
@@ -38,7 +45,9 @@ _PAST = {"born_in": ("was born in", "was not born in")}
 
 def _phrases() -> dict[str, tuple[str, str]]:
     table: dict[str, tuple[str, str]] = {}
-    verbs = set(VERBS.values()) | {"interested_in", "employs"}
+    # The verbs the offline model writes, so a statement's sentence ("budget has value 20k") reads back.
+    verbs = set(VERBS.values()) | {"interested_in", "employs", VALUE_PREDICATE, STATUS_PREDICATE, HABIT_PREDICATE,
+                                   WHEN_PREDICATE}
     for predicate in sorted(verbs | set(_COPULA) | set(_PAST)):
         if predicate in _PAST:
             table[predicate] = _PAST[predicate]
