@@ -12,7 +12,7 @@ from datetime import date
 import pytest
 
 from mnemonet.llm import OfflineLanguageModel
-from mnemonet.llm.base import Triple
+from mnemonet.llm.base import CandidatePair, Triple
 from mnemonet.settings import Settings
 from mnemonet.truth.vocabulary import default_vocabulary
 
@@ -125,6 +125,19 @@ async def test_x_not_y_negates_y(offline: OfflineLanguageModel) -> None:
     assert rows == [("likes", "blue", False), ("likes", "green", True)]
 
 
+async def test_an_inferred_claim_keeps_its_basis_tense_date_and_doubt(offline: OfflineLanguageModel) -> None:
+    extraction = await offline.extract_observation("I used to work at Google", "erin", None, True)
+    [said] = extraction.statements
+    [inferred] = extraction.inferred
+    assert (inferred.subject, inferred.predicate, inferred.object) == ("Google", "employs", "erin")
+    assert inferred.tense == said.tense == "past"
+    assert inferred.confidence < 0.8  # the rule's 0.8, lowered as the past basis is
+    moved = await offline.extract_observation("I think I moved to Porto last year", "erin", None, True)
+    [located] = moved.inferred
+    assert (located.predicate, located.valid_at, located.revision) == ("located_in", "2025", "change")
+    assert located.confidence < moved.statements[0].confidence
+
+
 async def test_hyphenated_names_keep_their_hyphens(offline: OfflineLanguageModel) -> None:
     [t] = (await offline.extract_observation("we are building a peer-to-peer network", "Sam")).statements
     assert t.object == "peer-to-peer network"
@@ -143,3 +156,18 @@ async def test_the_object_keeps_its_qualifiers(offline: OfflineLanguageModel, se
 async def test_a_date_is_when_it_holds_not_a_qualifier(offline: OfflineLanguageModel) -> None:
     [t] = (await offline.extract_observation("I bought a bike on Monday", "Sam")).statements
     assert (t.object, t.valid_at) == ("bike", "2026-11-16")  # the Monday before
+
+
+# -- the judge: a narrower fact and an amount in another unit coexist --------------------------------------
+
+
+async def test_judge_reads_qualified_objects_and_units(offline: OfflineLanguageModel) -> None:
+    pairs = [
+        ("user dislikes meetings on Fridays", "user likes short meetings"),  # different meetings
+        ("user dislikes mornings", "user prefers morning meetings"),  # one takes in the other
+        ("budget has value 20k", "budget has value 50k"),  # one unit: the newer replaces the older
+        ("server has value 64 GB of memory", "server has value 16 cores"),  # two units: both hold
+        ("cafe has status closed", "cafe has status open"),  # single-valued
+    ]
+    judged = await offline.judge_pairs([CandidatePair(a=a, b=b) for a, b in pairs])
+    assert [j.contradicts for j in judged] == [False, True, True, False, True]
