@@ -98,6 +98,23 @@ async def test_a_change_of_something_else_keeps_off_the_slot(
     assert not [t for t in changed if _slot(t) in said and t.tense == "present"], [t.model_dump() for t in changed]
 
 
+# Read in real chat (LoCoMo dev turns): none of these says a value changed.
+@pytest.mark.parametrize(("sentence", "absent"), [
+    ("A certain activity can become a part of our lives", "is_a"),  # a possibility
+    ("I went down to the beach", "is_a"),  # a place, not a new value
+    ("Networking opened me up to amazing products", "is_a"),
+    ("I look up to my dad", "is_a"),
+    ("I paid up to $50", "has_value"),
+    ("This trilogy is one of my faves", "has_value"),  # a part, not an amount
+    ("It really helps me reset and recharge", "has_habit"),  # no subject of its own
+    ("I won't quit", "has_habit"),
+    ("I made my friend some ice cream", "is_a"),  # a thing given, not a title
+])
+async def test_everyday_turns_that_change_nothing(offline: OfflineLanguageModel, sentence: str, absent: str) -> None:
+    found = (await offline.extract_observation(sentence, "Sam")).statements
+    assert not [t for t in found if t.predicate == absent or t.revision == "change"], [t.model_dump() for t in found]
+
+
 async def test_a_change_of_place_from_a_to_b_says_where_it_was(offline: OfflineLanguageModel) -> None:
     rows = [(t.predicate, t.object, t.tense, t.revision)
             for t in (await offline.extract_observation("I moved from Boston to Seattle", "Sam")).statements]

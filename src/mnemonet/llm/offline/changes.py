@@ -80,6 +80,8 @@ def is_quantity(tok: Token) -> bool:
     "3 percent", "40 minutes"); not a date ("May 20") or a time of day ("10am")."""
     if _clock(tok):
         return False
+    if any(c.dep_ == "prep" and c.lower_ == "of" for c in tok.children):
+        return False  # "one of my faves", "two of us": a part, not an amount
     if tok.ent_type_ in _AMOUNT_LABELS or is_number(tok) and tok.dep_ != "nummod":
         return True
     return tok.ent_type_ != "DATE" and any(c.dep_ == "nummod" and is_number(c) for c in tok.children)
@@ -117,8 +119,8 @@ def is_person(tok: Token) -> bool:
 
 
 def is_thing(tok: Token) -> bool:
-    """A common noun or a name that is not a person: what can have a status or a value."""
-    return tok.pos_ == "NOUN" or tok.pos_ == "PROPN" and not is_person(tok)
+    """A noun or a name that is not a person: what can have a status or a value."""
+    return tok.pos_ in ("NOUN", "PROPN") and not is_person(tok)
 
 
 # -- the verb's parts ----------------------------------------------------------------
@@ -161,23 +163,38 @@ def change_to(verb: Token) -> tuple[Token, Token | None] | None:
     Verbs of rescheduling take a day or time only ("pushed the code to GitHub" is no change of date).
     """
     lemma = verb.lemma_.lower()
+    moving = lemma in lx.SCALAR_VERBS or lemma in lx.AMOUNT_MOTION_VERBS
     for c in verb.children:
-        # "went up to $12": the small parser makes "up to" part of the amount.
-        amount = c.dep_ in ("dobj", "npadvmod", "attr")
+        # "went up to $12": the small parser makes "up to" part of the amount ("paid up to $50" is no change).
+        amount = c.dep_ in ("dobj", "npadvmod", "attr") and moving
         if amount and any(q.dep_ == "quantmod" and q.lower_ == "to" for q in c.children):
             return c, None
     p = particle(verb)
-    scalar = lemma in lx.SCALAR_VERBS or p is not None and p.lower_ in lx.CHANGE_PARTICLES
+    # A verb of scalar change or promotion moves any value; any other verb with up/down/forward an amount
+    # or a day only ("came down to 3", "moved up to Monday"; "opened me up to new ideas" is no change).
+    ranked = lemma in lx.SCALAR_VERBS or _lemma_with_particle(verb) in lx.PROMOTION_PHRASES
+    scalar = ranked or p is not None and p.lower_ in lx.CHANGE_PARTICLES
     if not scalar and lemma not in lx.RESCHEDULE_VERBS:
         return None
     to = preposition(verb, lx.RESCHEDULE_PREPOSITIONS if not scalar else frozenset({"to"}))
     value = pobj(to)
-    if value is None and scalar:  # "got promoted to professor": the small parser's "to professor" clause
+    if value is None and ranked:  # "got promoted to professor": the small parser's "to professor" clause
         value = next((c for c in verb.children if c.dep_ == "xcomp" and c.pos_ in ("NOUN", "PROPN")
                       and any(a.lower_ == "to" for a in c.children)), None)
-    if value is None or (not scalar and not is_time_value(value)):
+    if value is None:
+        return None
+    if not (is_time_value(value) or scalar and is_quantity(value) or ranked and _new_value(value, lemma)):
         return None
     return value, pobj(preposition(verb, frozenset({"from"})))
+
+
+def _new_value(tok: Token, lemma: str) -> bool:
+    """What a rank or a value can change to: a bare title ("promoted to senior engineer", "moved up to
+    senior analyst") or, after "changed to", a name ("my manager changed to Frank"); not a place, a thing
+    or a person ("promoted to the board", "changed to my old bank")."""
+    bare = not any(c.dep_ in ("det", "poss") for c in tok.children)
+    return bare and (tok.pos_ in ("NOUN", "ADJ") or tok.pos_ == "PROPN" and lemma == "change") and (
+        tok.ent_type_ not in ("GPE", "LOC", "FAC"))
 
 
 def changed_thing(verb: Token, subject: Token) -> Token:

@@ -201,6 +201,8 @@ SCALAR_VERBS = frozenset({
     "jump", "double", "slash", "hike", "boost", "promote", "demote", "upgrade", "downgrade", "change",
 })
 CHANGE_PARTICLES = frozenset({"up", "down", "forward"})
+PROMOTION_PHRASES = frozenset({"move up", "step up", "bump up"})  # "moved up to senior analyst"
+AMOUNT_MOTION_VERBS = frozenset({"go", "come"})  # "went up to 1500", "came down to 3"
 # Verbs of moving house or workplace: "<X> moved / relocated / got transferred to P" says X is in P now.
 MOVE_VERBS = frozenset({"move", "relocate", "transfer", "settle", "emigrate", "retire"})
 MOVE_PREPOSITIONS = frozenset({"to", "into", "in"})
@@ -239,7 +241,7 @@ MAX_AGE = 130  # a bare number said of a person ("Ben is 41") is their age up to
 HABIT_PREDICATE = "has_habit"
 # Verbs that, said of a person with nothing after them, name no activity one has ("I agree", "I see",
 # "I know", "I'll try", "it depends"): never read as a habit.
-NOT_HABITS = REPORTING_VERBS | PLAN_VERBS | STATIVE_VERBS | VERBS_WITHOUT_OBJECT | frozenset({
+NOT_HABITS = REPORTING_VERBS | PLAN_VERBS | STATIVE_VERBS | VERBS_WITHOUT_OBJECT | ENDING_VERBS | frozenset({
     "agree", "disagree", "understand", "care", "remember", "forget", "wonder", "mind", "wait", "try", "come",
     "go", "leave", "stay", "happen", "matter", "exist", "seem", "win", "lose", "promise", "apologise",
     "apologize", "do", "count", "depend", "help", "suck", "rock", "lie", "sit", "stand", "arrive", "return",

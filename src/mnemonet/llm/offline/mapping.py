@@ -215,8 +215,8 @@ class Mapper:
             self._rename(verb, negated, clause)
             return
         for subj_tok in clause.subjects:
-            if not negated and self._change(verb, subj_tok, clause, when):
-                continue
+            if not negated and not _modal(verb) and self._change(verb, subj_tok, clause, when):
+                continue  # "can become part of our lives" says no change
             values = _copula_values(verb) if lemma == "be" else []
             if values and _is_attribute(subj_tok, values):
                 self._attribute(subj_tok, values, negated, clause, when)
@@ -841,10 +841,19 @@ def _is_habit(verb: Token, subj_tok: Token) -> bool:
     used alone ("I agree", "I see", "I know") are left out."""
     person = subj_tok.lower_ in _FIRST_PERSON or changes.is_person(subj_tok)
     bare = not any(c.dep_ not in ("nsubj", "aux", "neg", "advmod", "npadvmod", "punct", "prep") for c in verb.children)
+    own = subj_tok.head == verb  # not a subject shared with another verb ("it helps me reset and recharge")
+    # A present verb, or "do" + verb ("I don't smoke"); a bare verb after "make"/"help" is no habit.
+    finite = verb.tag_ in ("VBP", "VBZ") or verb.tag_ == "VB" and any(c.lemma_ == "do" for c in verb.children)
     return (
-        person and bare and verb.tag_ in ("VBP", "VBZ", "VB") and verb.lemma_.lower() not in lx.NOT_HABITS
-        and not any(c.dep_ == "prep" and not _is_time(c) for c in verb.children)
+        person and bare and own and finite and verb.lemma_.lower() not in lx.NOT_HABITS
+        and not _modal(verb) and not any(c.dep_ == "prep" and not _is_time(c) for c in verb.children)
     )
+
+
+def _modal(verb: Token) -> bool:
+    """ "can become", "might quit", "should move": a possibility or advice, not a fact that changed."""
+    return any(c.dep_ == "aux" and c.tag_ == "MD" and c.lower_ not in ("will", "'ll", "wo", "shall")
+               for c in verb.children)
 
 
 def _is_event(verb: Token, clause: _Clause) -> bool:
