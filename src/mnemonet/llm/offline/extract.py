@@ -22,7 +22,7 @@ from mnemonet.llm.offline.parser import extract_triples as rule_triples
 from mnemonet.model.records import Revision
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Span, Token
 
 _NOT_IN_SUBJECTS = (
     lx.TIME_WORDS
@@ -49,12 +49,20 @@ def strip_lead_in(text: str) -> str:
     return _LEAD_IN.sub("", text.strip())
 
 
-def revision_of(sentence: str) -> Revision | None:
-    """ "correction" when the sentence corrects an earlier value ("sorry", "actually", "X is wrong"),
-    "change" when it says the value changed ("now", "no longer"), else None."""
-    if _CORRECTION.search(sentence):
+def revision_of(sentence: Span) -> Revision | None:
+    """ "correction" when the sentence corrects an earlier value ("sorry", "actually", "X is wrong", any
+    form of the verb "correct", "I misspoke", "typo"), "change" when it says the value changed ("now",
+    "no longer", "since the reorg"), else None."""
+    if _CORRECTION.search(sentence.text) or any(_corrects(t) for t in sentence):
         return "correction"
-    return "change" if _CHANGE.search(sentence) else None
+    if _CHANGE.search(sentence.text) or any(t.lower_ == "since" and t.dep_ == "prep" for t in sentence):
+        return "change"
+    return None
+
+
+def _corrects(tok: Token) -> bool:
+    # "let me correct that", "correcting myself"; "that's correct" confirms.
+    return tok.lemma_.lower() in lx.CORRECTION_LEMMAS and (tok.lemma_.lower() != "correct" or tok.pos_ == "VERB")
 
 
 @dataclass(frozen=True)
@@ -85,10 +93,12 @@ def extract_triples(doc: Doc, reading: Reading, speaker: str = "user", today: da
         found = mapper.sentence(sent)
         if not found:
             found = [t for t in rule_triples(sent.text, speaker) if clean_subject(t.subject)]
-        # An opening "No," / "Wait," / "Sorry," answers what was said before: a correction.
-        revision = "correction" if reading.corrects and n == 0 else revision_of(sent.text)
+        # An opening "No," / "Wait," / "Sorry," answers what was said before: a correction. A cue marks
+        # every triple of its sentence; a correction outranks the change a verb of change marks.
+        revision = "correction" if reading.corrects and n == 0 else revision_of(sent)
         if revision is not None:
-            found = [t.model_copy(update={"revision": revision}) for t in found]
+            found = [t if revision == "change" and t.revision else t.model_copy(update={"revision": revision})
+                     for t in found]
         out.extend(t for t in found if t not in out)
     return out
 
@@ -99,4 +109,6 @@ def _words(phrases: tuple[str, ...]) -> str:
 
 _CORRECTION = re.compile(rf"\b(?:{_words(lx.CORRECTION_CUES)})\b", re.IGNORECASE)
 _CHANGE = re.compile(rf"\b(?:{_words(lx.CHANGE_CUES)})\b", re.IGNORECASE)
-_LEADING_CUE = re.compile(rf"^(?:(?:{_words(lx.LEADING_CUES)})\s*[,:;.!-]+\s*)+", re.IGNORECASE)
+# One or more cues ending in punctuation: "No, wait, ...", "no wait, ...", "Hold on: ...".
+_CUE = _words(lx.LEADING_CUES)
+_LEADING_CUE = re.compile(rf"^(?:(?:(?:{_CUE})\s+)*(?:{_CUE})\s*[,:;.!-]+\s*)+", re.IGNORECASE)
