@@ -465,9 +465,9 @@ class Settings(BaseSettings):
         "one to be read as it; closer calls keep their own name.",
     )
     subject_authority: bool = Field(
-        True, description="A person's own statement about themselves supersedes another source's earlier "
-        "statement about them (alice's 'I live in York' over bob's earlier 'Alice lives in Leeds'), before trust "
-        "weights are compared; the answer lists the earlier one as changed.",
+        True, description="A person's own statement about themselves stands over another source's statement about "
+        "them (alice's 'I live in York' over bob's 'Alice lives in Leeds'), before trust weights are compared, "
+        "unless the other's is later and reports a change or corrects; the answer lists the other as changed.",
     )
     consolidation_min_new_statements: int = Field(
         5, description="New statements a concept must gain before the consolidation worker writes a summary."

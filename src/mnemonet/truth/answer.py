@@ -59,6 +59,8 @@ from mnemonet.truth.text import terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
+# The relation of a thing's state (open, closed, cancelled ...): said later, it leads whatever is asked of it.
+STATUS_RELATION = "has_status"
 # The confidence of an answer that found nothing answering, only related items.
 RELATED_CONFIDENCE = 0.2
 # The most an answer led by words nothing was extracted from can have (scaled by how well they match).
@@ -178,7 +180,8 @@ def compose(
     def key(s: StatementView) -> tuple[str, str]:
         return s.subject.casefold(), vocabulary.canonical(s.predicate)
 
-    lead_st = _choose(answering, scores, key)
+    chosen = _choose(answering, scores, key)
+    lead_st = _with_status(chosen, live, vocabulary) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
         return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
@@ -201,7 +204,8 @@ def compose(
         if key(old) == group or score(old, question, vocabulary) >= ANSWERS:
             changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
-    confidence = round(scores[lead_st.id] * _confidence(lead_st, live, lead_conflicts), 2)
+    assert chosen is not None
+    confidence = round(scores[chosen.id] * _confidence(lead_st, live, lead_conflicts), 2)
     composition = Composition(
         lead=_sentence(lead_st, lead_conflicts, asker), lead_id=lead_st.id, evidence=evidence,
         changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
@@ -307,14 +311,24 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
     groups: dict[tuple[str, str], list[StatementView]] = {}
     for s in statements:
         groups.setdefault(key(s), []).append(s)
-    # Best answer; then the most confident group (a literal statement before the claims a worker
-    # inferred from it, "user lives in X" before "user located in X"); max() keeps the first of equals,
-    # so retrieval order breaks the remaining ties.
-    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.confidence for s in g)))
+    # Best answer; then the group said last (of equally good answers the latest word: "I quit smoking" over
+    # "I smoke ten a day"); then the most confident (a literal statement before the claims a worker inferred
+    # from it with it, "user lives in X" before "user located in X"); max() keeps the first of equals, so
+    # retrieval order breaks the remaining ties.
+    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.created_at for s in g),
+                                               max(s.confidence for s in g)))
     # What holds now before what held once ("I used to work at Google" never answers where one works
     # if a present statement does); then the newest; of one observation's statements (same time), what
     # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.
     return max(best, key=lambda s: (s.tense != "past", s.created_at, not s.negated, s.confidence))
+
+
+def _with_status(lead: StatementView, live: list[StatementView], vocabulary: Vocabulary) -> StatementView:
+    """The subject's state said after ``lead`` when it has one ("the offsite got cancelled" after "the offsite is
+    on the 14th"): whatever is asked about a thing, that it is cancelled, closed or over comes first."""
+    later = [s for s in live if vocabulary.canonical(s.predicate) == STATUS_RELATION and not s.negated
+             and s.subject.casefold() == lead.subject.casefold() and s.created_at > lead.created_at]
+    return max(later, key=lambda s: s.created_at) if later else lead
 
 
 def _sentence(s: StatementView, conflicts: list[ContradictionView], asker: str | None) -> str:

@@ -105,12 +105,13 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
         covered = q.words & (relation | obj)  # the holder of something: "who manages QA?"
     else:
         return 0.0
-    # The question word asking for the relation ("where" for lives_in) counts as a word it covers when no
-    # other word of the question names the relation; a question naming nothing but its subject ("who is
+    # The question word asking for the relation ("where" for lives_in) counts as half a word it covers when
+    # no other word of the question names the relation (a word naming another relation outweighs it:
+    # "where does Dana work?" is works_at, not lives_in); a question naming nothing but its subject ("who is
     # the budget owner?") asks for whatever is said of it, and the question word only breaks ties there.
     kind = q.wh in asked and not (relation & q.words)
     if q.words <= subject:
         return 1.0 - (0.0 if kind else 0.001)
     if not (covered - subject) and not kind:
         return 0.0  # the subject alone answers nothing
-    return min(1.0, (len(covered) + kind) / len(q.words))
+    return min(1.0, (len(covered) + 0.5 * kind) / len(q.words))

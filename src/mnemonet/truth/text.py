@@ -39,7 +39,7 @@ def terms(text: str, me: str = "user") -> set[str]:
     """Content words of ``text``, crudely singular, with synonyms folded together; first person is ``me``
     (the asker's name, casefolded words of it)."""
     out = set()
-    mine = set(_WORD_RE.findall(me.casefold())) or {"user"}
+    mine = {fold(w) for w in _WORD_RE.findall(me.casefold())} or {"user"}
     for word in _WORD_RE.findall(text.casefold().replace("_", " ")):
         if word in _STOP:
             continue
@@ -52,7 +52,22 @@ def terms(text: str, me: str = "user") -> set[str]:
 
 
 def fold(word: str) -> str:
-    """One casefolded word, crudely singular, synonyms folded together ("jobs" -> "work")."""
+    """One casefolded word, synonyms folded together ("jobs" -> "work"), then stemmed ("smoking", "smokes"
+    and "smoke" meet): what two words must share to match."""
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
-    return _SAME.get(word, word)
+    return stem(_SAME.get(word, word))
+
+
+def stem(word: str) -> str:
+    """A crude stem: -ing, -ed and a final -e dropped where at least three letters stay ("living" -> "liv",
+    "lived" -> "liv", "live" -> "liv"; "thing" stays)."""
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # "planned" -> "plan", "shopping" -> "shop"
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word

@@ -81,6 +81,25 @@ def reading_of(text: str) -> Reading:
     return Reading(body[opening.end():], True) if opening else Reading(body, False)
 
 
+# Chat leaves out its first-person subject ("promoted to senior engineer today", "ditched the iPhone for a
+# Pixel", "loving the new flat"): the subject a root verb of that form stands for, said again for the parse.
+_ELIDED_SUBJECT = {"VBD": "I", "VBN": "I got", "VBG": "I am"}
+_SUBJECT_DEPENDENTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl", "auxpass", "aux"})
+
+
+def with_elided_subjects(doc: Doc) -> str | None:
+    """The text of ``doc`` with the first-person subject said where a sentence opens with a verb that has
+    none (past, participle or -ing: never an imperative, which has the plain form); None if none does."""
+    parts, changed = [], False
+    for sent in doc.sents:
+        root = sent.root
+        elided = (root.i == sent.start and root.tag_ in _ELIDED_SUBJECT and not is_question(sent)
+                  and not any(c.dep_ in _SUBJECT_DEPENDENTS for c in root.children))
+        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if elided else sent.text)
+        changed |= elided
+    return " ".join(parts) if changed else None
+
+
 def extract_triples(doc: Doc, reading: Reading, speaker: str = "user", today: date | None = None) -> list[Triple]:
     """Every triple the parsed ``reading`` states, first person being ``speaker``, dates resolved from
     ``today``; each carries the revision cue of its sentence (a leading "Correction:" counts for the first)."""

@@ -210,9 +210,11 @@ MOVE_PREPOSITIONS = frozenset({"to", "into", "in"})
 WORKPLACE_NOUNS = frozenset({"office", "branch", "site", "campus", "headquarters", "hq", "department", "lab",
                              "plant", "studio", "team"})
 # Verbs of switching what one uses: "switched (from A) to B"; and of replacing: "replaced A with B",
-# "swapped A for B"; "Y replaced / succeeded / took over from Z as my manager": Y holds the role.
+# "swapped A for B", "ditched A for B" (giving one thing up for another); "Y replaced / succeeded / took over
+# from Z as my manager": Y holds the role.
 SWITCH_VERBS = frozenset({"switch", "migrate", "convert", "transition"})
-REPLACE_VERBS = frozenset({"replace", "swap", "trade", "exchange", "succeed", "take over", "relieve"})
+REPLACE_VERBS = frozenset({"replace", "swap", "trade", "exchange", "succeed", "take over", "relieve", "ditch", "drop",
+                           "dump", "abandon"})
 # Verbs ending an activity: "stopped going to the gym", "quit smoking", "gave up playing chess".
 ENDING_VERBS = frozenset({"stop", "quit", "cease", "give up"})
 # Statuses of things (``has_status``): the adjectives and participles that name one, and the verbs
