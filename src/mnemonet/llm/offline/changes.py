@@ -179,8 +179,10 @@ def change_to(verb: Token) -> tuple[Token, Token | None] | None:
     to = preposition(verb, lx.RESCHEDULE_PREPOSITIONS if not scalar else frozenset({"to"}))
     value = pobj(to)
     if value is None and ranked:  # "got promoted to professor": the small parser's "to professor" clause
-        value = next((c for c in verb.children if c.dep_ == "xcomp" and c.pos_ in ("NOUN", "PROPN")
-                      and any(a.lower_ == "to" for a in c.children)), None)
+        # (it takes a bare title after "to" for a verb now and then: "was promoted to sergeant")
+        value = next((c for c in verb.children if c.dep_ == "xcomp" and c.pos_ in ("NOUN", "PROPN", "VERB")
+                      and any(a.lower_ == "to" for a in c.children)
+                      and not any(a.dep_ in ("dobj", "advmod") for a in c.children)), None)
     if value is None:
         return None
     if not (is_time_value(value) or scalar and is_quantity(value) or ranked and _new_value(value, lemma)):
@@ -193,7 +195,8 @@ def _new_value(tok: Token, lemma: str) -> bool:
     senior analyst") or, after "changed to", a name ("my manager changed to Frank"); not a place, a thing
     or a person ("promoted to the board", "changed to my old bank")."""
     bare = not any(c.dep_ in ("det", "poss") for c in tok.children)
-    return bare and (tok.pos_ in ("NOUN", "ADJ") or tok.pos_ == "PROPN" and lemma == "change") and (
+    misread = tok.pos_ == "VERB" and tok.dep_ == "xcomp"  # a title the parser took for a verb (see change_to)
+    return bare and (tok.pos_ in ("NOUN", "ADJ") or misread or tok.pos_ == "PROPN" and lemma == "change") and (
         tok.ent_type_ not in ("GPE", "LOC", "FAC"))
 
 

@@ -258,7 +258,8 @@ class Mapper:
         when the clause is none."""
         changed = self._changed(clause)
         if (to := changes.change_to(verb)) is not None and not changes.moved_to(verb):
-            self._state(changes.changed_thing(verb, subj_tok), to[0], changed, when)
+            # A title the parser took for a verb ("promoted to sergeant") is what the holder is (is_a).
+            self._state(changes.changed_thing(verb, subj_tok), to[0], changed, when, rank=to[0].pos_ == "VERB")
             return True
         if (status := changes.status_of_clause(verb, subj_tok)) is not None and (
             (event := _is_event(verb, clause)) or _is_state(verb)
@@ -785,7 +786,8 @@ def _is_attribute(tok: Token, values: list[Token]) -> bool:
 
 def _copula_values(verb: Token) -> list[Token]:
     """What a copula says its subject is: "is Tom", "is on July 4th" (the object of a first preposition)."""
-    values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")]
+    values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")
+              and not (c.dep_ == "npadvmod" and _is_time(c))]  # "... these days" says when, not what
     if not values:
         prep = next((c for c in verb.children if c.dep_ == "prep"), None)
         values = [v] if (v := _pobj(prep)) is not None else []
