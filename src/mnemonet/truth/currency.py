@@ -1,9 +1,11 @@
 """Which statement is current: the one policy, applied at write (the validation worker) and at read.
 
 Two statements conflict (``classify``) by the vocabulary: the same relation
-with another value where it has one value at a time, a negation of the same
-claim, sides of an exclusivity group, opposite feelings about one thing (left
-to the model). Which side stands (``resolve``):
+with another value where it has one value at a time (and the same qualified
+slot: "a bar on weekends" and "a bookshop on weekdays" both hold, and a
+narrower value never conflicts with a broader one it does not repeat), a
+negation of the same claim, sides of an exclusivity group, opposite feelings
+about one thing (left to the model). Which side stands (``resolve``):
 
 A statement may carry a revision cue from its text (``revision``):
 ``correction`` ("sorry", "actually", "correction:", "I meant", "X is wrong")
@@ -47,7 +49,7 @@ from typing import Literal, Protocol
 
 from mnemonet.model.records import normalise_name
 from mnemonet.model.views import ContradictionView, StatementView
-from mnemonet.truth.text import object_words
+from mnemonet.truth.text import object_words, time_qualifiers
 from mnemonet.truth.vocabulary import Vocabulary
 
 
@@ -93,6 +95,11 @@ def classify(
             return Verdict("none", "the same statement")
         if new.negated or old.negated:
             return Verdict("none", "a negation of another value")
+        qualified = time_qualifiers(new.object)
+        if qualified and qualified != time_qualifiers(old.object):
+            # Another qualified slot ("a bar on weekends" beside "a bookshop on weekdays"), or a narrower one
+            # beside a broader value: both hold, whatever the relation's cardinality.
+            return Verdict("none", f"{new.object} holds {', '.join(sorted(qualified))}: another slot")
         cardinality = vocabulary.spec(pn).cardinality if vocabulary.known(pn) else (learned or {}).get(pn, "multi")
         if cardinality == "single":
             return Verdict("contradicts", f"{pn} has one value at a time: {old.object} vs {new.object}")

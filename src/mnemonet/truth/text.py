@@ -6,6 +6,26 @@ import re
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _OBJECT_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
+_QUALIFYING = re.compile(r"\s(?:on|in|during|at|every|over|through)\s")
+# Words of a recurring time that qualify a value: "works at a bar on weekends", "lives in Menorca in summer".
+_RECURRING_TIMES = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekday", "weekend", "morning",
+    "afternoon", "evening", "night", "summer", "winter", "spring", "autumn", "fall", "holiday", "term", "semester",
+    "vacation", "daytime", "nighttime",
+})
+
+
+def time_qualifiers(name: str) -> frozenset[str]:
+    """The recurring times a value is qualified by, in a phrase of its own ("bar on weekends" -> {"weekend"};
+    "morning meetings" has none: the time is part of the value)."""
+    _, found, phrase = _qualifying_phrase(name)
+    return object_words(phrase) & _RECURRING_TIMES if found else frozenset()
+
+
+def _qualifying_phrase(name: str) -> tuple[str, bool, str]:
+    """(value, whether a qualifying phrase follows it, the phrase): "bar on weekends" -> ("bar", True, "weekends")."""
+    m = _QUALIFYING.search(name.casefold())
+    return (name[: m.start()], True, name[m.end():]) if m else (name, False, "")
 
 
 def object_words(name: str) -> frozenset[str]:
@@ -22,7 +42,7 @@ _STOP = frozenset({
     "what", "who", "whom", "whose", "where", "when", "which", "why", "how", "do", "does", "did", "is", "are",
     "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
     "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
-    "currently", "current", "still", "has", "have", "not", "it", "that", "this", "be",
+    "currently", "current", "still", "not", "it", "that", "this", "be",
 })
 # Different words for one idea, so "job" meets "works at" (first person is the asker: ``terms``).
 _SAME = {
@@ -30,7 +50,7 @@ _SAME = {
     "love": "like", "enjoy": "like", "hate": "dislike",
     "job": "work", "employer": "work", "company": "work", "employ": "work", "working": "work",
     "home": "live", "living": "live", "located": "live", "based": "live", "moved": "live", "move": "live",
-    "called": "name", "named": "name",
+    "called": "name", "named": "name", "has": "have", "had": "have", "having": "have",
 }
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 
