@@ -24,6 +24,7 @@ from mnemonet.settings import Settings
 log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 400  # one readable line, whatever a peer put in its message
+CONSOLIDATION = "consolidation"  # the backlog entry /settle does not wait for
 
 
 def describe_error(exc: Exception) -> str:
@@ -138,10 +139,14 @@ class CliSession:
         raise AssertionError(f"unhandled command {name!r}")  # parse_line only returns known names
 
     async def _settle(self, arg: str) -> list[str]:
-        """Wait until the space's backlog (``stats``) is empty, at most the given or default seconds.
+        """Wait until the writes' own work in the space is done (``stats`` backlog: vectors, extraction,
+        inference, validation), at most the given or default seconds.
 
-        The workers run on other peers and only the store knows what they have left, so this polls it;
-        a worker that never comes (no inference peer, say) shows as a timeout naming what is left.
+        Consolidation is left out: its worker waits for ``consolidation_quiet_period`` after the last write
+        before it summarises, and a summary never answers, so waiting for it made every /settle after a
+        write last that long. The workers run on other peers and only the store knows what they have left,
+        so this polls it; a worker that never comes (no inference peer, say) shows as a timeout naming what
+        is left.
         """
         settings = self._settings
         within = settings.cli_settle_timeout
@@ -159,10 +164,13 @@ class CliSession:
             backlog = (await self.api.stats()).get("backlog")
             if not isinstance(backlog, dict):
                 return ["cannot settle: the store does not report its backlog"]
-            left = {k: v for k, v in backlog.items() if v}
+            left = {k: v for k, v in backlog.items() if v and k != CONSOLIDATION}
             waited = loop.time() - started
             if not left:
-                return [f"settled: the workers have nothing left to do ({waited:.1f}s)"]
+                due = backlog.get(CONSOLIDATION) or 0
+                follows = f"; consolidation follows ({due} concept{'s' if due != 1 else ''} due a summary)" \
+                    if due else ""
+                return [f"settled: the workers have nothing left to do ({waited:.1f}s){follows}"]
             if waited >= within:
                 what = ", ".join(f"{k}={v}" for k, v in left.items())
                 return [f"not settled after {within:g}s: still pending {what}"]
