@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from mnemonet.settings import Settings, flag_type, load_settings, unknown_environment
 from mnemonet.store.datadir import DataDirInUse, DataDirLock, uses_embedded_servers
+from mnemonet.store.embedded_extra import missing_embedded_servers
 
 log = logging.getLogger("mnemonet.node")
 
@@ -183,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             log_to_file(settings.data_dir / "logs" / "cli-node.log")  # keep log lines out of the prompt
         else:
             plain_warnings()  # a script's output stays readable: only warnings, one plain line each
+    if "store" in _capabilities(settings) and (missing := missing_embedded_servers(settings)) is not None:
+        _say(missing)  # before anything starts: a node that cannot open its store must not say "ready"
+        return 2
     lock = None
     if "store" in _capabilities(settings) and uses_embedded_servers(settings):
         # Before the heavy imports and any server: a second node on this directory is refused at once.

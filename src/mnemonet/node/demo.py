@@ -143,8 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``run_node.py demo [flags]``: the same flags as a node (``--capabilities`` is ignored)."""
     from mnemonet.node.cli_entry import parse_args, warn_unknown_environment
     from mnemonet.node.logs import setup_logging
+    from mnemonet.store.embedded_extra import missing_embedded_servers
 
     settings, script = parse_args(argv)
+    if (missing := missing_embedded_servers(settings)) is not None:
+        print(f"error: {missing}", file=sys.stderr)
+        return 1
     setup_logging(settings.log_level)
     warn_unknown_environment()
     log_file = settings.data_dir / "logs" / "demo.log"
