@@ -709,9 +709,10 @@ class Settings(BaseSettings):
         "does not answer, the next (writes keep their idempotency key, so nothing is written twice)."
     )
     token: str = Field(
-        "", description="Client token the MCP server and `run_node.py import` send (`run_node.py token create NAME "
-        "--scopes read,write`; add speak-for if it relays several users). Empty for a keyless (loopback) node. The "
-        "MCP server holds no cluster key: a leaked MCP config leaks only this token."
+        "", description="Client token the MCP server, `run_node.py import`, `mnemonet capture` and the CLI node send "
+        "(`run_node.py token create NAME --scopes read,write`; add speak-for if it relays several users, admin for a "
+        "CLI that makes and shares spaces). Empty for a keyless (loopback) node. The MCP server holds no cluster "
+        "key: a leaked MCP config leaks only this token. Prefer the environment to --token, which `ps` shows."
     )
     mcp_max_items: int = Field(
         50, description="Most items one MCP tool call returns or takes (search k, recent, contradictions, load ids)."

@@ -16,6 +16,7 @@ from mnemonet.cli import render
 from mnemonet.cli.commands import Command, parse_line
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.api import MemoryAPI
+from mnemonet.model.errors import Forbidden, Unauthorised, is_expected
 from mnemonet.model.secrets import SecretRefused
 from mnemonet.model.spaces import DEFAULT_SPACE, InSpace, check_space
 from mnemonet.p2p.errors import NoCapablePeer, P2PError, RequestTimeout
@@ -30,7 +31,10 @@ CONSOLIDATION = "consolidation"  # the backlog entry /settle does not wait for
 def describe_error(exc: Exception) -> str:
     """One line saying what went wrong and, where it helps, what to do."""
     detail = " ".join(str(exc).split())
-    if isinstance(exc, NoCapablePeer):
+    if isinstance(exc, Forbidden | Unauthorised):
+        line = (f"refused: {detail} (a CLI node acts with the client token given as --token or MNEMONET_TOKEN; "
+                "make one with run_node.py token create NAME --scopes ...)")
+    elif isinstance(exc, NoCapablePeer):
         line = f"no capable peer yet ({detail}); is a store node running and joined? try again in a moment"
     elif isinstance(exc, RequestTimeout):
         line = f"timed out: {detail}"
@@ -67,6 +71,7 @@ class CliSession:
         self._settings = settings
         self._write = lambda line: write(render.terminal_safe(line))  # stored text is other agents' text
         self._forget = forget  # drops a line from the input history (one the store refused as a secret)
+        self.failed = False  # the last line's command failed (a script stops there)
 
     @property
     def prompt(self) -> str:
@@ -74,7 +79,9 @@ class CliSession:
         return f"{self.source}> " if self.space == DEFAULT_SPACE else f"{self.space}:{self.source}> "
 
     async def run_line(self, line: str) -> bool:
-        """Run one line and write its output; ``False`` once the user asked to quit."""
+        """Run one line and write its output (``failed`` says whether it failed); ``False`` once the user asked
+        to quit."""
+        self.failed = False
         try:
             command = parse_line(line, self._settings.max_text_chars, self._settings.max_name_chars)
             if command is None:
@@ -85,7 +92,8 @@ class CliSession:
                 self._write(command.note)
             self._emit(await self._run(command))
         except Exception as exc:  # CancelledError is a BaseException and passes through
-            if not isinstance(exc, (ValueError, P2PError)):
+            self.failed = True
+            if not isinstance(exc, ValueError) and not is_expected(exc):  # a bug: its stack goes to the log
                 log.warning("cli command failed: %s", exc, exc_info=exc)
             if self._forget is not None and _is_secret_refusal(exc):
                 self._forget(line)

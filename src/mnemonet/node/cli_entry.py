@@ -35,7 +35,7 @@ WORKER_FLAGS = (
     "consolidation_min_new_statements", "consolidation_quiet_period", "consolidation_max_interval",
 )
 MAIN_FLAGS = ("profile", "capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key",
-              "cluster_key_file", "data_dir", "log_level")
+              "cluster_key_file", "token", "data_dir", "log_level")
 
 
 def _help(name: str) -> str:
@@ -116,8 +116,10 @@ def _capabilities(settings: Settings) -> set[str]:
     return {c.strip() for c in settings.capabilities.split(",") if c.strip()}
 
 
-async def run(settings: Settings, script: Path | None = None, data_dir_lock: DataDirLock | None = None) -> None:
-    """Start the node, wait for SIGINT/SIGTERM (or the CLI's /quit), then stop it (sending ``leave``)."""
+async def run(settings: Settings, script: Path | None = None, data_dir_lock: DataDirLock | None = None) -> bool:
+    """Start the node, wait for SIGINT/SIGTERM (or the CLI's /quit), then stop it (sending ``leave``).
+
+    False when the CLI's script stopped at a failed command."""
     from mnemonet.node.peer_node import PeerNode
 
     node = PeerNode(settings, _capabilities(settings), data_dir_lock=data_dir_lock)
@@ -131,9 +133,9 @@ async def run(settings: Settings, script: Path | None = None, data_dir_lock: Dat
         if "cli" in node.capabilities:
             from mnemonet.cli.app import attach_cli
 
-            await attach_cli(node, stop, script)
-        else:
-            await stop.wait()
+            return await attach_cli(node, stop, script, credential=settings.token)
+        await stop.wait()
+        return True
     finally:
         log.info("node %s stopping", node.node_id, extra={"node_id": node.node_id})
         await node.stop()
@@ -197,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(str(exc))
             return 3
     try:
-        asyncio.run(run(settings, script, lock))
+        if not asyncio.run(run(settings, script, lock)):
+            return 1
     except DataDirInUse as exc:
         _say(str(exc))
         return 3
