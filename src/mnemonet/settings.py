@@ -239,7 +239,10 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(2048, description="Most tokens a language-model reply may use.")
     llm_timeout: float = Field(60.0, description="Seconds before one language-model call is abandoned.")
     llm_max_retries: int = Field(3, description="Retries on 429/5xx/timeouts before failing.")
-    prompts_dir: Path | None = Field(None, description="Prompt templates folder; default is the packaged prompts/.")
+    prompts_dir: Path | None = Field(
+        None, description="Prompt templates folder; default: the checkout's prompts/ (in a wheel, the copy built "
+        "into it)."
+    )
     llm_retry_backoff: float = Field(
         0.5, description="First language-model retry delay in seconds; doubles per retry, with jitter.",
     )
