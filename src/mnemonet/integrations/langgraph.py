@@ -31,7 +31,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Coroutine, Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -53,16 +52,16 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("MnemonetStore needs LangGraph: pip install 'mnemonet[langgraph]'") from exc
 
 from mnemonet.integrations.fields import get_json, put_json
+from mnemonet.integrations.keyed import Numbered, load_run
 from mnemonet.integrations.runner import LoopThread
 from mnemonet.model.errors import Conflict, MnemonetError
-from mnemonet.model.ids import observation_id, retraction_id
+from mnemonet.model.ids import observation_id
 from mnemonet.p2p.client import HttpMemoryClient
 
 T = TypeVar("T")
 
 NAMESPACE_KEY, ITEM_KEY, VALUE_PREFIX = "lg_ns", "lg_key", "lg_v"
 VALUE_PIECES = 17  # metadata holds 20 entries: namespace, key and the value's pieces
-LOAD_BATCH = 50  # versions looked up per load (each with its retraction: 100 ids, the most one load takes)
 TEXT_FIELDS = ("text", "content", "memory", "data")
 DELETE_REASON = "deleted through the LangGraph store"
 
@@ -105,15 +104,6 @@ def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) ->
         return False
     part = namespace[:len(path)] if condition.match_type == "prefix" else namespace[len(namespace) - len(path):]
     return all(want == "*" or want == got for want, got in zip(path, part, strict=True))
-
-
-@dataclass(frozen=True)
-class _Version:
-    """One stored version of an item: its observation and whether it was retracted (deleted)."""
-
-    number: int
-    observation: dict[str, Any]
-    retracted: bool
 
 
 class MnemonetStore(BaseStore):
@@ -197,20 +187,11 @@ class MnemonetStore(BaseStore):
     def _observation_id(self, namespace: tuple[str, ...], key: str, version: int) -> str:
         return observation_id(self._idempotency_key(namespace, key, version), self.space)
 
-    async def _versions(self, namespace: tuple[str, ...], key: str) -> list[_Version]:
+    async def _versions(self, namespace: tuple[str, ...], key: str) -> list[Numbered]:
         """Every stored version of the item, oldest first (they are numbered from 1 without a gap)."""
-        found: list[_Version] = []
-        while True:
-            numbers = range(len(found) + 1, len(found) + 1 + LOAD_BATCH)
-            ids = {n: self._observation_id(namespace, key, n) for n in numbers}
-            loaded = {item["id"]: item for item in await self._client.load(
-                [*ids.values(), *(retraction_id(i) for i in ids.values())], space=self.space)}
-            for n, obs_id in ids.items():
-                if obs_id not in loaded:
-                    return found
-                found.append(_Version(n, loaded[obs_id], retraction_id(obs_id) in loaded))
+        return await load_run(self._client, lambda n: self._idempotency_key(namespace, key, n), self.space)
 
-    def _item(self, namespace: tuple[str, ...], key: str, versions: list[_Version]) -> Item | None:
+    def _item(self, namespace: tuple[str, ...], key: str, versions: list[Numbered]) -> Item | None:
         """The item as it stands: the newest version, created when its run of live versions began."""
         if not versions or versions[-1].retracted:
             return None
