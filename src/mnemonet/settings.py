@@ -722,6 +722,28 @@ class Settings(BaseSettings):
     )
     mcp_hit_chars: int = Field(160, description="Characters of one search hit's one-line text in the MCP search tool.")
 
+    # -- capture hook for coding agents (integrations/capture) ---------------
+    capture_state_dir: Path = Field(
+        Path("~/.mnemonet/capture"),
+        description="Where `mnemonet capture` keeps how far it has read each session's transcript and the turns "
+        "it could not send yet (the spool, sent on the next call); ~ is the user's home.",
+    )
+    capture_timeout: float = Field(
+        8.0, gt=0, description="Seconds one `mnemonet capture` may take in all (below the hook's own limit): what "
+        "is not sent by then is spooled to disk and sent on the next call.",
+    )
+    capture_user: str = Field("user", description="The speaker of the user's turns a capture observes.")
+    capture_assistant: str = Field(
+        "claude-code", description="The speaker of the assistant's turns a capture observes."
+    )
+    capture_defer_extraction: bool = Field(
+        True, description="Captured turns are recorded at once and extracted by the inference worker, so the hook "
+        "returns quickly; false extracts each inline (slower, needs no inference node).",
+    )
+    capture_max_payload_bytes: int = Field(
+        1_000_000, description="Largest hook payload read from stdin; more is refused as not a hook's.",
+    )
+
     # -- interactive CLI node and demo (cli, node/demo) ----------------------
     cli_store_wait: float = Field(
         20.0, description="Seconds the CLI node waits at start for a live store peer before taking commands."

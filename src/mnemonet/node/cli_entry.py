@@ -51,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables. "
         "`%(prog)s demo [flags]` instead starts a whole local network in one process with the CLI attached; "
         "`%(prog)s mcp --url URL` serves the memory to an MCP client over stdio (a client with MNEMONET_TOKEN); "
+        "`%(prog)s capture --url URL` is a Claude Code hook observing a session's turns (its payload on stdin); "
         "`%(prog)s token create NAME --scopes read,write` prints a client token; "
         "`%(prog)s reembed` re-embeds every stored text after a change of embedding model. "
         "Each of these has its own --help.",
@@ -155,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemonet.node.demo import main as demo_main
 
         return demo_main(argv[1:])
+    if argv[:1] == ["capture"]:
+        from mnemonet.integrations.capture import main as capture_main
+
+        return capture_main(argv[1:])
     if argv[:1] == ["mcp"]:
         from mnemonet.mcp.cli import main as mcp_main
 
