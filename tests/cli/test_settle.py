@@ -80,8 +80,9 @@ async def test_settle_means_the_writes_own_work_is_done_and_consolidation_may_fo
         await ValidationAgent(memory, settings, owner, llm).drain()
         await asyncio.wait_for(waiting, 600)  # no consolidation worker ever runs here
         assert (await memory.stats())["backlog"]["consolidation"] > 0
-        assert out[-1].startswith("settled: the workers have nothing left to do ("), out[-1]
-        assert "consolidation follows" in out[-1], out[-1]
+        assert out[-1].startswith("settled: the writes' work is done ("), out[-1]
+        assert out[-1].endswith("; consolidation follows (1 concept due a summary)") or out[-1].endswith(
+            " concepts due a summary)"), out[-1]
         out.clear()
         await session.run_line("?what are my meeting preferences?")
         assert "Changed:" in out, out

@@ -175,10 +175,10 @@ class CliSession:
             left = {k: v for k, v in backlog.items() if v and k != CONSOLIDATION}
             waited = loop.time() - started
             if not left:
-                due = backlog.get(CONSOLIDATION) or 0
-                follows = f"; consolidation follows ({due} concept{'s' if due != 1 else ''} due a summary)" \
-                    if due else ""
-                return [f"settled: the workers have nothing left to do ({waited:.1f}s){follows}"]
+                if due := backlog.get(CONSOLIDATION) or 0:
+                    return [f"settled: the writes' work is done ({waited:.1f}s); consolidation follows "
+                            f"({due} concept{'s' if due != 1 else ''} due a summary)"]
+                return [f"settled: the workers have nothing left to do ({waited:.1f}s)"]
             if waited >= within:
                 what = ", ".join(f"{k}={v}" for k, v in left.items())
                 return [f"not settled after {within:g}s: still pending {what}"]
