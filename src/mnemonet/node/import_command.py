@@ -262,7 +262,8 @@ def main(argv: Sequence[str]) -> int:
     if written == 0:  # a wrong --format, an empty file, every line refused: a script must see it failed
         why = ("the file has no lines to import" if not tally.total
                else f"none of the {tally.total} lines could be read as {args['fmt']} (is --format right?)"
-               if tally.unreadable == tally.total else f"the node refused all {tally.total} lines")
+               if tally.unreadable == tally.total
+               else f"{tally.refused} lines refused, {tally.unreadable} unreadable, of {tally.total}")
         print(f"import: nothing imported: {why}", file=sys.stderr)
         return 1
     return 0
