@@ -14,7 +14,9 @@ from typing import Any
 from mnemonet.model.ids import observation_id, retraction_id
 from mnemonet.p2p.client import HttpMemoryClient
 
-LOAD_BATCH = 50  # numbers read per load, each with its retraction: 100 ids, the most one load takes
+LOAD_MAX_IDS = 100  # the most ids one load takes (service MAX_LOAD_IDS)
+LOAD_BATCH = LOAD_MAX_IDS // 2  # numbers read per load, each with its retraction
+SEARCH_MAX_K = 500  # the most hits one search returns (service MAX_LIMIT)
 
 
 @dataclass(frozen=True)
@@ -37,3 +39,11 @@ async def load_run(client: HttpMemoryClient, key: Callable[[int], str], space: s
             if obs_id not in loaded:
                 return found
             found.append(Numbered(n, loaded[obs_id], retraction_id(obs_id) in loaded))
+
+
+async def load_all(client: HttpMemoryClient, ids: list[str], space: str | None) -> list[dict[str, Any]]:
+    """``load`` of any number of ids, ``LOAD_MAX_IDS`` a call."""
+    out: list[dict[str, Any]] = []
+    for start in range(0, len(ids), LOAD_MAX_IDS):
+        out += await client.load(ids[start:start + LOAD_MAX_IDS], space=space)
+    return out

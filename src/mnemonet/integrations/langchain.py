@@ -31,7 +31,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("the LangChain adapters need langchain-core: pip install 'mnemonet[langchain]'") from exc
 from pydantic import ConfigDict, PrivateAttr
 
-from mnemonet.integrations.keyed import Numbered, load_run
+from mnemonet.integrations.keyed import Numbered, load_all, load_run
 from mnemonet.integrations.runner import LoopThread
 from mnemonet.p2p.client import HttpMemoryClient
 
@@ -107,8 +107,7 @@ class MnemonetRetriever(BaseRetriever):
                 "kind": "answer", "cited": list(said.cited), "confidence": said.confidence,
                 "provider": said.provider}))
         hits = await client.search(query, k=self.k, kinds=self.kinds, space=self.space)
-        loaded = {item["id"]: item for item in await client.load([h.id for h in hits], space=self.space)} \
-            if hits else {}
+        loaded = {item["id"]: item for item in await load_all(client, [h.id for h in hits], self.space)}
         for hit in hits:
             item = loaded.get(hit.id, {})
             metadata = {"id": hit.id, "kind": hit.kind, "score": hit.score, "source": item.get("source"),

@@ -52,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("MnemonetStore needs LangGraph: pip install 'mnemonet[langgraph]'") from exc
 
 from mnemonet.integrations.fields import get_json, put_json
-from mnemonet.integrations.keyed import Numbered, load_run
+from mnemonet.integrations.keyed import SEARCH_MAX_K, Numbered, load_all, load_run
 from mnemonet.integrations.runner import LoopThread
 from mnemonet.model.errors import Conflict, MnemonetError
 from mnemonet.model.ids import observation_id
@@ -119,7 +119,7 @@ class MnemonetStore(BaseStore):
     def __init__(
         self, url: str | Sequence[str], token: str = "", *, space: str = "default",
         source: Callable[[tuple[str, ...]], str] | None = None, text_fields: Sequence[str] = TEXT_FIELDS,
-        scan_limit: int = 500, search_candidates: int = 50, timeout: float = 120.0,
+        scan_limit: int = SEARCH_MAX_K, search_candidates: int = 50, timeout: float = 120.0,
     ) -> None:
         self.space = space
         self._source = source
@@ -270,10 +270,10 @@ class MnemonetStore(BaseStore):
     async def _search(self, op: SearchOp) -> list[SearchItem]:
         wanted = op.offset + op.limit
         if op.query:
-            hits = await self._client.search(op.query, k=max(self._candidates, wanted * 4), kinds=["observation"],
-                                             space=self.space)
+            k = min(max(self._candidates, wanted * 4), SEARCH_MAX_K)
+            hits = await self._client.search(op.query, k=k, kinds=["observation"], space=self.space)
             scores = {h.id: h.score for h in hits}
-            loaded = await self._client.load([h.id for h in hits], space=self.space) if hits else []
+            loaded = await load_all(self._client, [h.id for h in hits], self.space)
             order = {h.id: n for n, h in enumerate(hits)}
             observations = sorted((o for o in loaded if o.get("kind") == "observation"),
                                   key=lambda o: order.get(o["id"], len(order)))
