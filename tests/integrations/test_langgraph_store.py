@@ -26,11 +26,12 @@ from langgraph.store.base import (
     SearchOp,
 )
 from langgraph.store.memory import InMemoryStore
-from netsupport import client_token
+from netsupport import CLUSTER_KEY, client_token
 
 from mnemonet.integrations.langgraph import MnemonetStore
 from mnemonet.model.ids import observation_id
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.tokens import create_token
 from mnemonet.service import SpacedMemory
 
 
@@ -193,3 +194,20 @@ async def test_the_memory_is_the_record_delete_retracts_and_speakers_come_from_t
         assert still["text"] == "I live in Lyon"  # the history keeps it
     finally:
         await asyncio.to_thread(speaking.close)
+
+
+async def test_a_store_in_a_memory_space_keeps_to_it(store_node: PeerNode, memory: SpacedMemory) -> None:
+    # The version ids derive from the space as the service derives them (model.ids.observation_id).
+    await memory.create_space("research")
+    token = create_token(CLUSTER_KEY, "agent", ["read", "write"], 3600.0, spaces="research,default")[0]
+    spaced = await asyncio.to_thread(MnemonetStore, store_node.url, token, space="research")
+    try:
+        await spaced.aput(NOTES, "n1", {"text": "The lab moved to building 7"})
+        await spaced.aput(NOTES, "n1", {"text": "The lab moved to building 9"})
+        got = await spaced.aget(NOTES, "n1")
+        assert got is not None and got.value == {"text": "The lab moved to building 9"}
+        assert [o.text for o in await memory.get_recent_observations(10, space="research")] == [
+            "The lab moved to building 9", "The lab moved to building 7"]
+        assert await memory.get_recent_observations(10) == []  # nothing in the default space
+    finally:
+        await asyncio.to_thread(spaced.close)
