@@ -55,7 +55,7 @@ from mnemonet.model.views import ContradictionView, ObservationView, RetractionV
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.realise import realise
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
-from mnemonet.truth.text import terms
+from mnemonet.truth.text import object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -324,11 +324,19 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
 
 
 def _with_status(lead: StatementView, live: list[StatementView], vocabulary: Vocabulary) -> StatementView:
-    """The subject's state said after ``lead`` when it has one ("the offsite got cancelled" after "the offsite is
-    on the 14th"): whatever is asked about a thing, that it is cancelled, closed or over comes first."""
+    """The state of the lead's thing said after ``lead``, when there is one ("the offsite got cancelled" after
+    "the offsite is on the 14th"; "my Halifax account" closed after "I have an account at Halifax"): whatever
+    is asked about a thing, that it is cancelled, closed or over comes first."""
+    about = {object_words(lead.subject), object_words(lead.object)}
     later = [s for s in live if vocabulary.canonical(s.predicate) == STATUS_RELATION and not s.negated
-             and s.subject.casefold() == lead.subject.casefold() and s.created_at > lead.created_at]
+             and _thing(s.subject) in about and s.created_at > lead.created_at]
     return max(later, key=lambda s: s.created_at) if later else lead
+
+
+def _thing(name: str) -> frozenset[str]:
+    """A thing's words without its owner: "user's Halifax account" -> {halifax, account}."""
+    _, sep, owned = name.partition("'s ")
+    return object_words(owned if sep else name)
 
 
 def _sentence(s: StatementView, conflicts: list[ContradictionView], asker: str | None) -> str:

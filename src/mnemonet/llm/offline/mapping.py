@@ -309,7 +309,7 @@ class Mapper:
     def _state(self, thing: Token, value: Token, clause: _Clause, when: str | None, *, rank: bool = False) -> None:
         """What "<thing> is <value>" says, for a value the clause reached by a change (``rank``: a title
         given, "named VP of marketing", is what the holder is)."""
-        if _is_attribute(thing, [value]):
+        if _is_attribute(thing, [value]) and not changes.is_time_value(value):
             self._attribute(thing, [value], False, clause, when)
             return
         if (role := _inverted_role(thing, [value])) is not None:  # "Mark became my supervisor"
