@@ -192,11 +192,13 @@ def change_to(verb: Token) -> tuple[Token, Token | None] | None:
 
 def _new_value(tok: Token, lemma: str) -> bool:
     """What a rank or a value can change to: a bare title ("promoted to senior engineer", "moved up to
-    senior analyst") or, after "changed to", a name ("my manager changed to Frank"); not a place, a thing
-    or a person ("promoted to the board", "changed to my old bank")."""
+    senior analyst") or, after "changed to" or "upgraded to", a name ("my manager changed to Frank",
+    "upgraded her plan to Premium"); not a place, a thing or a person ("promoted to the board", "changed
+    to my old bank")."""
     bare = not any(c.dep_ in ("det", "poss") for c in tok.children)
     misread = tok.pos_ == "VERB" and tok.dep_ == "xcomp"  # a title the parser took for a verb (see change_to)
-    return bare and (tok.pos_ in ("NOUN", "ADJ") or misread or tok.pos_ == "PROPN" and lemma == "change") and (
+    tier = lemma in ("change", "upgrade", "downgrade") and tok.ent_type_ != "PERSON"  # "upgraded to Premium"
+    return bare and (tok.pos_ in ("NOUN", "ADJ") or misread or tok.pos_ == "PROPN" and tier) and (
         tok.ent_type_ not in ("GPE", "LOC", "FAC"))
 
 
