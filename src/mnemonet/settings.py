@@ -311,6 +311,28 @@ class Settings(BaseSettings):
         50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
         "order of the first k hits does not depend on k.",
     )
+    search_ranking: Literal["fitted", "rules"] = Field(
+        "fitted", description="How hybrid+graph search ranks: 'fitted' scores every candidate (both lists unfused, "
+        "their session windows, concept neighbours) with the weights fitted on LoCoMo conversations held out from "
+        "each other (service/fitted_rank.py, bench/README.md); 'rules' is the earlier fusion plus graph bonuses "
+        "(service/graph_rank.py). The recency and use lists (search_recency_weight, search_use_weight) weigh only "
+        "in 'rules' and in hybrid mode.",
+    )
+    search_window_turns: int = Field(
+        3, ge=0, le=20, description="Turns on each side of every candidate, in its session (search_session_key), "
+        "that the fitted ranking reads with their similarity to the query: they join as candidates and lend "
+        "their scores to the turns next to them (0: none).",
+    )
+    search_window_seeds: int = Field(
+        50, ge=0, le=1000, description="Candidates (the strongest of both lists, fused by rank) whose session "
+        "windows the fitted ranking reads (search_window_turns); the others get only their own similarity.",
+    )
+    search_time_key: str = Field(
+        "session_date", description="Observation metadata key whose value (ISO 8601, or a written date such as "
+        "'8 May, 2023') says when it was said, where that differs from when it was recorded (an imported "
+        "conversation); the fitted ranking compares it with a date the question names. Absent or empty: the "
+        "time it was recorded.",
+    )
     search_expansion_seeds: int = Field(
         5,
         description="Top hits whose graph neighbourhood (adjacent turns, shared concepts) hybrid+graph search expands.",
