@@ -61,6 +61,38 @@ async def test_a_reply_is_found_through_the_window_of_the_turn_the_question_matc
     assert answer not in await ranked(retriever(service, search_window_turns=0), query, 1), "no window, no reply"
 
 
+async def test_a_date_in_the_question_picks_the_turn_said_that_day(service: MemoryService) -> None:
+    # The same words said in two sessions: only the session's date tells them apart.
+    may = await conversation(service, "s1", [("Gina", "I went to the pottery class with my sister")],
+                             session_date="1:56 pm on 8 May, 2023")
+    july = await conversation(service, "s2", [("Gina", "I went to the pottery class with my sister")],
+                              session_date="10:02 am on 3 July, 2023")
+    fitted = retriever(service)
+    for query, expected in (("What did Gina do on 3 July, 2023?", july), ("What did Gina do in May 2023?", may),
+                            ("What did Gina do in July 2023?", july)):
+        hits = await fitted.search(query, k=2, kinds=["observation"])
+        assert [h.id for h in hits][:1] == expected, query
+    # Without the said-at key both were said the day they were recorded: the older one leads on a tie.
+    undated = retriever(service, search_time_key="")
+    assert [h.id for h in await undated.search("What did Gina do on 3 July, 2023?", k=1)] == may
+
+
+async def test_a_when_question_prefers_the_turn_that_says_when(service: MemoryService) -> None:
+    timed = await conversation(service, "s1", [("Nate", "I won the chess tournament last weekend")])
+    untimed = await conversation(service, "s2", [("Nate", "I won the chess tournament with my sister")])
+    fitted = retriever(service)
+
+    async def lead(query: str) -> float:
+        """How far the timed turn's score is above the untimed one's (a ratio of the two)."""
+        scores = {h.id: h.score for h in await fitted.search(query, k=2, kinds=["observation"])}
+        return scores[timed[0]] / scores[untimed[0]]
+
+    # A turn that says when leads for any question (LoCoMo's evidence states times more often than
+    # other turns do), and further when the question asks when.
+    plain = await lead("Did Nate win the chess tournament?")
+    assert 1.0 < plain < await lead("When did Nate win the chess tournament?")
+
+
 async def test_a_statement_sharing_a_concept_with_a_top_hit_joins(service: MemoryService) -> None:
     owns = await service.claim("Dana owns a greyhound", source="scout")
     lives = await service.claim("Dana lives in Lisbon", source="scout")
