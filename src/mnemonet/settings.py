@@ -338,15 +338,18 @@ class Settings(BaseSettings):
         description="Top hits whose graph neighbourhood (adjacent turns, shared concepts) hybrid+graph search expands.",
     )
     search_lift_weight: float = Field(
-        1.0, description="Rules ranking (search_ranking): Share of a statement hit's score that hybrid+graph search adds to the observation it was "
+        1.0, description="Rules ranking (search_ranking): "
+        "Share of a statement hit's score that hybrid+graph search adds to the observation it was "
         "extracted from (the statement then folds into it); 0 turns lifting off.",
     )
     search_adjacent_turns: int = Field(
-        3, description="Rules ranking (search_ranking): Observations on each side of a top observation, in the same session, that hybrid+graph "
+        3, description="Rules ranking (search_ranking): "
+        "Observations on each side of a top observation, in the same session, that hybrid+graph "
         "search joins (0 turns it off).",
     )
     search_adjacent_discount: float = Field(
-        0.3, description="Rules ranking (search_ranking): An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
+        0.3, description="Rules ranking (search_ranking): "
+        "An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
         "embedded with the turn before them, index_context_turns, so a neighbour needs less of a push).",
     )
     search_session_key: str = Field(
@@ -393,7 +396,8 @@ class Settings(BaseSettings):
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
     )
     search_concept_discount: float = Field(
-        0.1, description="Rules ranking (search_ranking): A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
+        0.1, description="Rules ranking (search_ranking): "
+        "A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
     )
     search_seed_concepts: int = Field(
         5, description="Concepts of each top hit that shared-concept expansion follows (bounds the work per query).",
@@ -402,7 +406,8 @@ class Settings(BaseSettings):
         50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",
     )
     search_source_boost: float = Field(
-        0.5, ge=0, description="Rules ranking (search_ranking): Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
+        0.5, ge=0, description="Rules ranking (search_ranking): "
+        "Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
         "in the query (speaker-aware matching at read time; 0 turns it off). Observations are indexed as "
         "'source: text', but BM25 gives a name found in every turn of its speaker little weight.",
     )
