@@ -34,8 +34,8 @@ from datetime import date
 
 import numpy as np
 
+import mnemonet.service.rank_time as rank_time
 from mnemonet.model.views import SearchHit
-from mnemonet.service import rank_time
 from mnemonet.service.graph_rank import Ranking
 from mnemonet.service.rank_weights import NEIGHBOUR_WEIGHTS, POINT_WEIGHTS
 from mnemonet.settings import Settings
