@@ -210,6 +210,9 @@ AMOUNT_MOTION_VERBS = frozenset({"go", "come"})  # "went up to 1500", "came down
 MOVE_VERBS = frozenset({"move", "relocate", "transfer", "settle", "emigrate", "retire"})
 MOVE_PREPOSITIONS = frozenset({"to", "into", "in"})
 # A person moved to one of these is placed there at work (located_in), not at home.
+# Words that make a name an organisation's, whatever the entity label ("Acme Corp", "Initech GmbH").
+ORGANISATION_DESIGNATORS = frozenset({"inc", "ltd", "llc", "llp", "plc", "gmbh", "ag", "corp", "corporation",
+                                      "company", "co", "labs", "technologies", "consulting", "bank"})
 WORKPLACE_NOUNS = frozenset({"office", "branch", "site", "campus", "headquarters", "hq", "department", "lab",
                              "plant", "studio", "team"})
 # Verbs of switching what one uses: "switched (from A) to B"; and of replacing: "replaced A with B",

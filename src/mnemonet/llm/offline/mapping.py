@@ -838,9 +838,19 @@ def _home_predicate(subj_tok: Token, place: Token) -> str:
     (an organisation) or is placed there (an office)."""
     if not (subj_tok.lower_ in _FIRST_PERSON or changes.is_person(subj_tok)):
         return "located_in"
-    if place.ent_type_ == "ORG":
+    if place.ent_type_ == "ORG" and _organisation_by_form(place):
         return "works_at"
     return "located_in" if place.lemma_.lower() in lx.WORKPLACE_NOUNS else "lives_in"
+
+
+def _organisation_by_form(name: Token) -> bool:
+    """A name whose form only an organisation has: an acronym ("KPMG") or a corporate designator ("Acme
+    Corp"). After a verb of moving the small model labels many cities ORG ("relocated to Bristol"), and a
+    person moves home far more often than to an employer, so the label alone does not make it a job."""
+    span = next((e for e in name.doc.ents if e.start <= name.i < e.end), None)
+    words = [t.text for t in span] if span is not None else [name.text]
+    return any(len(w) >= 2 and w.isalpha() and w.isupper() for w in words) or any(
+        w.casefold().rstrip(".") in lx.ORGANISATION_DESIGNATORS for w in words)
 
 
 def _is_habit(verb: Token, subj_tok: Token) -> bool:
