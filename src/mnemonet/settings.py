@@ -310,6 +310,20 @@ class Settings(BaseSettings):
         300, ge=20, description="Longest lead sentence a language model may phrase; a longer one is replaced by the "
         "rule-made lead.",
     )
+    brief_budget: int = Field(
+        800, ge=100, description="Tokens a session brief takes when the caller gives no budget (estimated as "
+        "characters / 4).",
+    )
+    brief_max_budget: int = Field(8000, ge=100, description="The largest budget a caller may give a session brief.")
+    brief_subjects: int = Field(
+        5, ge=1, description="Subjects a brief of the team covers: the most recently written about, then the most "
+        "used.",
+    )
+    brief_scan: int = Field(
+        50, ge=1, description="Statements a brief reads per subject, and open contradictions, changes and "
+        "retractions it reads.",
+    )
+    brief_concepts: int = Field(5, ge=1, description="Most used concepts a session brief lists.")
     search_candidates: int = Field(
         50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
         "order of the first k hits does not depend on k.",

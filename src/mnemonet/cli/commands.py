@@ -22,6 +22,8 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("observe", "TEXT", "store TEXT as an observation, even when it reads as a question"),
         CommandSpec("claim", "TEXT", "assert a claim as the current source (\"A contradicts B\" links two statements)"),
         CommandSpec("retract", "ID REASON", "take a statement or observation back (short ids as printed), saying why"),
+        CommandSpec("brief", "[SUBJECT]", "what a new session should know about SUBJECT (or the team): current "
+                    "facts, open conflicts, most used concepts"),
         CommandSpec("recent", "", "the newest observations and statements"),
         CommandSpec("contradictions", "", "open contradictions, both sides with confidence and source"),
         CommandSpec("concept", "NAME", "statements about a concept, superseded ones marked"),
