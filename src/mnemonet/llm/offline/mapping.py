@@ -310,9 +310,9 @@ class Mapper:
             for item, _ in self._objects(employer):
                 self._add(subject, "works_at", item, ended, changed, when)
             return False
-        if (thing := changes.acquired(verb)) is not None:
+        if (owned := changes.acquired(verb)) is not None:
             # "we adopted a dog": the event as said, and what it leaves (has dog, now, beside what was had).
-            for item, _ in self._objects(thing):
+            for item, _ in self._objects(owned):
                 self._add(subject, "has", item, False, replace(clause, tense="present"), when)
             return False
         if (switch := changes.switched_to(verb)) is not None:
