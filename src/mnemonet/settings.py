@@ -521,7 +521,16 @@ class Settings(BaseSettings):
         5.0, description="Seconds one send on a WebSocket link may wait for the peer to read before the link is "
         "dropped as stuck (traffic moves to another link or HTTP).",
     )
-    max_inflight_per_link: int = Field(64, description="Most envelopes handled concurrently from one link.")
+    max_inflight_per_link: int = Field(
+        64, ge=1, description="Most requests one WebSocket link carries unanswered (and, apart, most other envelopes "
+        "handled at once from it): a sender with that many waits for room (link_room_timeout), so a peer is "
+        "slowed down, never refused, for being fast; a receiver refuses more as busy (a sender that ignores it).",
+    )
+    link_room_timeout: float = Field(
+        60.0, gt=0, description="Seconds a request waits for room on a full link to its peer (max_inflight_per_link "
+        "unanswered) or, arrived, for one of the peer's max_concurrent_requests; past it the call fails busy "
+        "(another capable peer is tried). Within the call's own request_timeout.",
+    )
     link_handshake_timeout: float = Field(
         3.0, description="Seconds a new WebSocket link has to complete its challenge handshake (both sides prove the "
         "cluster key) before it is closed."
@@ -584,7 +593,8 @@ class Settings(BaseSettings):
     request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")
     rpc_attempts: int = Field(3, description="Peers one request is tried on before it fails (failover).")
     max_concurrent_requests: int = Field(
-        256, description="Routed requests a node serves at once; more are refused busy.",
+        256, ge=1, description="Requests a node serves at once: a client's call beyond it is refused busy, a peer's "
+        "waits for room (link_room_timeout).",
     )
     latency_ewma_alpha: float = Field(0.2, description="Weight of the newest sample in a peer's latency average.")
     max_envelope_bytes: int = Field(8_388_608, description="Largest encoded envelope or client request body accepted.")
