@@ -9,11 +9,13 @@ over a real link, more calls at once than a link (or the peer) serves.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 
 from netsupport import NodeFactory, eventually, sees_all
 
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import Busy
 
 
@@ -95,3 +97,20 @@ async def test_past_link_room_timeout_a_call_fails_busy_naming_the_bound(make_no
     assert len(failed) == 10 and all(isinstance(r, Busy) for r in failed)
     assert "link_room_timeout" in str(failed[0]) and model.node_id in str(failed[0])
     assert embedder.most == window
+
+
+async def test_a_request_is_stamped_when_it_leaves_not_when_it_was_made(make_node: NodeFactory) -> None:
+    """A request that waited for room longer than ``max_message_age`` (30-40 s in the 1,500-line import on two
+    loaded cores) was refused as stale by its peer, which closed the link: every request on it then failed
+    over to HTTP and the peer's unauthenticated read budget refused them busy."""
+    embedder = GatedEmbedder()
+    embedder.gate.set()
+    model, front = await _linked(make_node, embedder, server={}, caller={})
+    member = front.membership.get(model.node_id)
+    assert member is not None
+    made = time.time() - 2 * model.settings.max_message_age  # as if it had waited that long for room
+    env = Envelope(kind=Kind.REQUEST, sender=front.node_id, target=model.node_id, method="embed.embed", ts=made,
+                   payload={"kwargs": {"texts": ["late"], "kind": "passage"}, "request_id": "stale-1"})
+    reply = await front.transport.call(member, env, 10.0)
+    assert reply.payload == {"result": [[1.0, 0.0, 0.0]]}
+    assert model.codec.refused["stale"] == 0 and front.transport.link_to(model.node_id) is not None

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -82,6 +83,13 @@ def _settle(outcome: asyncio.Future[Envelope | None], attempt: asyncio.Future[En
         outcome.set_exception(error)
     else:
         outcome.set_result(attempt.result())
+
+
+def _stamped(env: Envelope) -> Envelope:
+    """``env`` timestamped now. A request that waited for room on a full link, or for it to fall back to
+    HTTP, could be older than ``max_message_age`` when sent: the peer refused it as stale and closed the link
+    (issue 31: under a bulk import on two loaded cores, requests waited 30-40 s)."""
+    return env.model_copy(update={"ts": time.time()})
 
 
 def ws_url(http_url: str) -> str:
@@ -309,6 +317,7 @@ class Transport:
                 async with asyncio.timeout(timeout):
                     if window is not None:
                         await self._room(window, member.node_id, env.id)
+                        env = _stamped(env)
                     await link.send(self._codec.encode(env), self._settings.link_send_timeout)
                     sent = True
                     return await fut
@@ -322,7 +331,7 @@ class Transport:
                     window.give_back(env.id)  # never reached the peer: no reply will free its place
                 if fut.done() and not fut.cancelled():
                     fut.exception()  # failed while the send was still under way: retrieved, not warned about
-        reply = await self._abandonable(member.node_id, self._post(member, env, timeout))
+        reply = await self._abandonable(member.node_id, self._post(member, _stamped(env), timeout))
         if reply is None:
             raise PeerUnavailable(f"{member.node_id} sent no reply to {env.kind}")
         return reply
@@ -379,6 +388,8 @@ class Transport:
         if resp.status_code != 200:
             try:
                 err = resp.json()["error"]
+                if err["code"] == Busy.code:  # the peer's read budget or limits: another peer may have room
+                    raise Busy(str(err["message"]), float(err.get("retry_after", self._settings.busy_retry_after)))
                 raise RemoteError(str(err["message"]), str(err["code"]))
             except (ValueError, KeyError, TypeError):
                 raise RemoteError(f"{url} answered HTTP {resp.status_code}", "http_error") from None
