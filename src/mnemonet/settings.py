@@ -224,7 +224,11 @@ class Settings(BaseSettings):
     vector_max_id_chars: int = Field(200, description="Longest graph id accepted by the vector store.")
     vector_max_ids: int = Field(10_000, description="Most ids one get/ids_missing call accepts.")
     vector_max_metadata_chars: int = Field(8000, description="Largest JSON metadata of one vector row.")
-    vector_pool_size: int = Field(4, description="Most PostgreSQL connections one vector store holds.")
+    vector_pool_size: int = Field(
+        4, ge=1, description="Most PostgreSQL connections one store node holds (every space shares them); the "
+        "requests it admits (max_concurrent_requests) wait their turn for one, since each connection is a "
+        "server process. The FalkorDB pool holds max_concurrent_requests connections.",
+    )
     vector_command_timeout: float = Field(30.0, description="Seconds before one vector-store query is abandoned.")
 
     # -- language model -------------------------------------------------------
@@ -594,7 +598,8 @@ class Settings(BaseSettings):
     rpc_attempts: int = Field(3, description="Peers one request is tried on before it fails (failover).")
     max_concurrent_requests: int = Field(
         256, ge=1, description="Requests a node serves at once: a client's call beyond it is refused busy, a peer's "
-        "waits for room (link_room_timeout).",
+        "waits for room (link_room_timeout). A store node's FalkorDB pool holds as many connections, one per "
+        "admitted request (a query finding them all busy waits for one within graph_query_timeout).",
     )
     latency_ewma_alpha: float = Field(0.2, description="Weight of the newest sample in a peer's latency average.")
     max_envelope_bytes: int = Field(8_388_608, description="Largest encoded envelope or client request body accepted.")
