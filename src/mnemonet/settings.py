@@ -619,6 +619,11 @@ class Settings(BaseSettings):
         5.0, gt=0, description="Seconds an idle HTTP keep-alive connection is kept open (uvicorn's "
         "timeout_keep_alive)."
     )
+    http_header_timeout: float = Field(
+        10.0, gt=0, description="Seconds a connection has, from its start or from its previous response, to send "
+        "a whole request head (request line and headers); then it is closed. Clients sending headers a line at a "
+        "time (slowloris) once held connections for ever.",
+    )
     max_message_age: float = Field(30.0, description="Seconds an envelope's timestamp may be off the local clock.")
     replay_cache_size: int = Field(100_000, description="Envelope ids remembered to refuse replays.")
     event_ttl: int = Field(6, description="Hops an event is flooded before it is dropped.")

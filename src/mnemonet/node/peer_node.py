@@ -186,7 +186,8 @@ class PeerNode:
         if "store" in self.capabilities or s.ui:
             mount_dashboard(app, self)  # the web dashboard: /ui, /v1/ws, /v1/graph, /v1/stats
         self._http = self.network.server(app, s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
-                                         graceful_timeout=s.shutdown_timeout, idle_timeout=s.http_idle_timeout)
+                                         graceful_timeout=s.shutdown_timeout, idle_timeout=s.http_idle_timeout,
+                                         header_timeout=s.http_header_timeout)
         port = await self._http.start()
         self.url = (s.advertise_url or f"http://{self._advertised_host()}:{port}").rstrip("/")
         local = Member(self.node_id, self.url, self.capabilities, 0, MemberState.ALIVE, time.monotonic())
