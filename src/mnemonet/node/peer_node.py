@@ -60,7 +60,7 @@ def check_bind(settings: Settings) -> None:
     if not settings.cluster_key and not settings.insecure and not _is_loopback(settings.host):
         raise ValueError(
             f"refusing to bind {settings.host!r} without a cluster key: set MNEMONET_CLUSTER_KEY "
-            "(--cluster-key), bind 127.0.0.1, or pass --insecure"
+            "or --cluster-key-file PATH, bind 127.0.0.1, or pass --insecure"
         )
     if settings.cluster_key and len(settings.cluster_key) < settings.min_cluster_key_chars \
             and not _is_loopback(settings.host):
