@@ -81,7 +81,7 @@ def check_name(value: object, field: str, limit: int = MAX_NAME_CHARS, *, drop_i
     if (found := _invisible(value)) is not None:
         if not drop_invisible:
             raise InvalidInput(f"{field}: must not contain control or format characters (U+{ord(found):04X})")
-        value = " ".join("".join(c for c in value if c in _JOINERS or _invisible(c) is None).split())
+        value = " ".join("".join(c for c in value if _invisible(c) is None).split())
         if not value:
             raise InvalidInput(f"{field}: must not be empty")
     return value

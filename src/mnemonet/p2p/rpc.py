@@ -235,7 +235,7 @@ class RpcClient:
             started = time.monotonic()
             try:
                 reply = await self._transport.call(peer, env, self._timeout)
-            except Busy as exc:  # its link stayed full past link_room_timeout: another peer may have room
+            except Busy as exc:  # its link stayed full past link_room_timeout, or it refused over HTTP: try another
                 self._router.finished(peer.node_id, None)
                 log.info("%s on %s: %s; trying another peer", spec.name, peer.node_id, exc)
                 self._failover(spec.name, "busy")
