@@ -12,11 +12,13 @@ import asyncio
 import time
 from collections.abc import Sequence
 
+import pytest
 from netsupport import NodeFactory, eventually, sees_all
 
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import Busy
+from mnemonet.p2p.limits import Room, RoomClosed
 
 
 class GatedEmbedder:
@@ -114,3 +116,31 @@ async def test_a_request_is_stamped_when_it_leaves_not_when_it_was_made(make_nod
     reply = await front.transport.call(member, env, 10.0)
     assert reply.payload == {"result": [[1.0, 0.0, 0.0]]}
     assert model.codec.refused["stale"] == 0 and front.transport.link_to(model.node_id) is not None
+
+
+async def test_a_room_hands_places_over_in_arrival_order() -> None:
+    room = Room(1)
+    assert room.try_enter()
+    entered: list[str] = []
+
+    async def wait(name: str) -> None:
+        await room.enter(60.0)
+        entered.append(name)
+
+    first, gives_up, handed_then_cancelled, last = (asyncio.create_task(wait(n)) for n in "abcd")
+    await eventually(lambda: room.waiting == 4, 5.0, "four waiters")
+    assert not room.try_enter()  # a newcomer does not overtake the waiters
+    gives_up.cancel()  # gives up before any place is free: takes none
+    room.leave()
+    await eventually(lambda: entered == ["a"], 5.0, "the first waiter entered")
+    room.leave()  # handed to c, which is cancelled before it runs: the place goes on to d
+    handed_then_cancelled.cancel()
+    await eventually(lambda: entered == ["a", "d"], 5.0, "the place passed on to the last waiter")
+    assert room.used == 1 and first.done() and last.done() and gives_up.cancelled()
+    waiting = asyncio.create_task(room.enter(60.0))
+    await eventually(lambda: room.waiting == 1, 5.0, "one waiter")
+    room.close()  # the link is gone: waiters and newcomers fail at once
+    with pytest.raises(RoomClosed):
+        await waiting
+    with pytest.raises(RoomClosed):
+        await room.enter(60.0)
