@@ -69,3 +69,20 @@ def test_no_command_in_the_readme_puts_the_cluster_key_on_the_command_line() -> 
     commands = [line for line in code.splitlines() if "run_node.py" in line or "mnemonet " in line]
     assert [line for line in commands if re.search(r"--cluster-key(?!-file)\b", line)] == []
     assert any("--cluster-key-file" in line and "--capabilities cli" in line for line in commands)
+
+
+def _flag(command: str, flag: str) -> str | None:
+    words = command.split()
+    return words[words.index(flag) + 1] if flag in words else None
+
+
+def test_every_node_the_readme_starts_takes_a_port_of_its_own() -> None:
+    # Each `run_node.py --capabilities ...` line starts a node beside the store of the same page; one
+    # without --port takes the default (9000, the store's) and exits at once with "address in use".
+    from mnemonet.settings import Settings
+
+    default = str(Settings.model_fields["port"].default)
+    commands = [line.strip() for line in re.findall(r"run_node\.py --capabilities[^\n`]*", README)]
+    assert len(commands) >= 3
+    ports = [(c, _flag(c, "--port") or default) for c in commands if "--bootstrap" in c]
+    assert ports and all(port != default for _, port in ports), ports

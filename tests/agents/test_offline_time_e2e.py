@@ -49,7 +49,7 @@ async def test_corrected_birthday_supersedes(service: MemoryService, agent_setti
     assert [(r["a"], r["b"]) for r in rows] == [(second.statements[0].id, first.statements[0].id)]
     assert "sam corrects its own has_birthday" in rows[0]["reason"]
     answer = await service.remember("when is Tom's birthday?")
-    assert answer.text.startswith("From memory: Tom has birthday July 5th ["), answer.text
+    assert answer.text.startswith("From memory: Tom's birthday is July 5th ["), answer.text
     assert "July 4th" not in answer.text.partition("\n")[0]
 
 

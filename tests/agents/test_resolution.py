@@ -159,3 +159,47 @@ async def test_a_trusted_source_wins_a_conflict(service: MemoryService, agent_se
     await agent.drain()
     open_pairs, superseded = await _open_and_superseded(service)
     assert superseded == {"Lima"} and open_pairs == set()
+
+
+def _about(subject: str, source: str, obj: str, at: int) -> StatementView:
+    return StatementView(id=f"{source}-{obj}", subject=subject, predicate="lives_in", object=obj, confidence=0.9,
+                         created_at=at, source=source)
+
+
+@pytest.mark.parametrize(("old", "new", "authority", "winner", "reason"), [
+    # alice speaks for herself over bob's earlier word about her, whatever the weights and the gap in time
+    (_about("Alice", "bob", "Leeds", 0), _about("alice", "alice", "York", 1000), True, "alice-York",
+     "alice speaks for themselves"),
+    (_about("Alice", "bob", "Leeds", 0), _about("alice", "alice", "York", 1000), False, None, "equal weight"),
+    # a later word of another source about her does not outrank hers either, unless it reports a change
+    (_about("alice", "alice", "York", 0), _about("Alice", "bob", "Leeds", 1000), True, "alice-York",
+     "alice speaks for themselves over bob's later, unmarked statement"),
+    (_about("alice", "alice", "York", 0),
+     _about("Alice", "bob", "Leeds", 1000).model_copy(update={"revision": "change"}), True, "bob-Leeds",
+     "bob reports a change of alice's lives_in"),
+])
+def test_the_subject_speaks_for_themselves(old: StatementView, new: StatementView, authority: bool,
+                                           winner: str | None, reason: str) -> None:
+    outcome = resolve(new, old, True, Settings(subject_authority=authority))
+    assert (outcome.winner.id if outcome.winner else None) == winner
+    assert reason in outcome.reason
+
+
+def test_a_past_statement_ends_its_value_and_leaves_others_alone() -> None:
+    from mnemonet.truth.currency import classify
+    from mnemonet.truth.vocabulary import default_vocabulary
+
+    now = StatementView(id="a", subject="sam", predicate="works_at", object="Google", confidence=0.9)
+    once = now.model_copy(update={"id": "b", "tense": "past"})
+    elsewhere = now.model_copy(update={"id": "c", "object": "Microsoft"})
+    assert classify(once, now, default_vocabulary()).kind == "contradicts"  # "I used to work at Google"
+    assert classify(once, elsewhere, default_vocabulary()).kind == "none"  # "... but now I work at Microsoft"
+
+
+async def test_an_inferring_workers_own_statements_teach_no_cardinality(service: MemoryService) -> None:
+    # Issue 32, seen case 4: ten inferred homes of one person (the twins of ten moves) taught "multi".
+    for i, city in enumerate(["Lyon", "Nice", "Metz"]):
+        await service.claim(f"alice located_at_home: {city}", source="inference-agent", idempotency_key=f"i{i}")
+    assert await service.graph.predicate_values("located_at_home", []) == (0, 0)
+    await service.claim("bob located_at_home: Rome", source="bob", idempotency_key="b")
+    assert await service.graph.predicate_values("located_at_home", []) == (1, 0)

@@ -94,9 +94,11 @@ async def test_meeting_preferences_ambiguous_pairs_go_to_the_model_in_one_call(
     statements = {s.sentence(): s for s in await service.graph.recent_statements(50)}
     morning, afternoon = statements["user prefers morning meetings"], statements["user prefers afternoon"]
     dislike = statements["user dislikes morning"]
-    assert dislike.id in morning.contradicted_by  # "mornings" met the "morning" concept
-    # "actually ..." marks both new statements as a correction: each supersedes the morning preference.
-    assert set(morning.superseded_by) == {afternoon.id, dislike.id}
+    # Disliking mornings and preferring morning meetings can both hold: a broader feeling about another
+    # thing neither contradicts nor retires the narrower one (issue 32, item 6).
+    assert dislike.id not in morning.contradicted_by
+    # "actually ..." marks the afternoon preference as a correction of the same topic: it supersedes.
+    assert morning.superseded_by == [afternoon.id]
     answer = await service.remember("what are my meeting preferences?")
     lead, _, rest = answer.text.partition("\n")
     assert "afternoon" in lead and "morning" not in lead

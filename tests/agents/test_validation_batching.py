@@ -15,9 +15,10 @@ from mnemonet.llm import make_language_model
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 
-# Opposite feelings about overlapping things: no rule decides these, the model does.
-FEELINGS = [("user prefers morning meetings", "user dislikes mornings"),
-            ("user likes jazz concerts", "user dislikes jazz"), ("user prefers tea parties", "user dislikes tea")]
+# Two preferences of one topic (prefers has one value per topic): no rule decides these, the model does.
+FEELINGS = [("user prefers morning meetings", "user prefers afternoon meetings"),
+            ("user prefers jazz concerts", "user prefers rock concerts"),
+            ("user prefers tea parties", "user prefers garden parties")]
 
 
 async def _backlog(service: MemoryService) -> int:

@@ -83,7 +83,8 @@ async def test_every_tool_over_stdio_and_the_first_node_may_die(
                               source="validator")
         assert len(claimed["contradicts"]) == 2
 
-        answer = await _call(session, "remember", query="what are my meeting preferences?")
+        # The adapter asks for the user it relays: its own "my" would be mcp-adapter, who said nothing.
+        answer = await _call(session, "remember", query="what are the user's meeting preferences?")
         assert "afternoon" in answer["answer"].lower() and answer["cited"]
         assert answer["provider"].startswith("offline")
         assert answer["degraded"] is False and 0 < answer["confidence"] <= 1
@@ -111,7 +112,8 @@ async def test_every_tool_over_stdio_and_the_first_node_may_die(
         again = await _call(session, "retract", id=afternoon, reason="said by mistake", source="user")
         assert not again["created"] and again["retraction_id"] == retracted["retraction_id"]
         assert (await _call(session, "contradictions", limit=5))["contradictions"] == []
-        answer = await _call(session, "remember", query="what are my meeting preferences?")
+        # The adapter asks for the user it relays: its own "my" would be mcp-adapter, who said nothing.
+        answer = await _call(session, "remember", query="what are the user's meeting preferences?")
         assert retracted["retraction_id"] in answer["cited"] and "Retracted:" in answer["answer"]
         assert "no such node" in await _error(session, "retract", id="st_does_not_exist", reason="x")
 

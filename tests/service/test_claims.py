@@ -12,6 +12,7 @@ from mnemonet.embed.base import Embedder
 from mnemonet.llm import make_language_model
 from mnemonet.llm.base import Extraction, ParsedClaim
 from mnemonet.llm.claims import parse_canonical_claim, split_supersession
+from mnemonet.model.errors import InvalidInput
 from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
 
@@ -127,3 +128,19 @@ def test_a_canonical_first_person_claim_is_the_speakers() -> None:
     assert triple is not None and (triple.subject, triple.confidence) == ("bob", 0.8)
     assert parse_canonical_claim("me likes tea") is not None  # no speaker given: the default source
     assert parse_canonical_claim("me likes tea").subject == "user"  # type: ignore[union-attr]
+
+
+async def test_a_referenced_claim_resolves_to_its_meaning_or_is_refused_naming_the_candidates(
+    service: MemoryService,
+) -> None:
+    # Issue 32, seen case 7: the reference linked "user probably prefers tea", another statement entirely.
+    await service.claim("user probably prefers tea", source="user", idempotency_key="t")
+    await service.claim("quin likes opera", source="user", idempotency_key="q")
+    with pytest.raises(InvalidInput, match=r"no statement in memory says 'ned likes tea'.*the closest: .*prefers tea"):
+        await service.claim("the claim that ned likes tea contradicts the claim that quin likes opera", source="v")
+    ned = await service.claim("ned loves tea", source="user", idempotency_key="n")  # likes, by the vocabulary
+    linked = await service.claim("the claim that ned likes tea contradicts the claim that quin likes opera",
+                                 source="v")
+    assert ned.statement_id in linked.contradicts and len(linked.contradicts) == 2
+    [tea] = [s for s in await service.get_recent_statements(20) if s.object == "tea" and s.subject == "user"]
+    assert (tea.subject, tea.predicate, tea.confidence) == ("user", "prefers", 0.7)  # "probably" is confidence

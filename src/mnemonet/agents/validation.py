@@ -40,7 +40,7 @@ from mnemonet.model.records import VALIDATION_SOURCE, normalise_name
 from mnemonet.model.spaces import InSpace
 from mnemonet.model.views import StatementView
 from mnemonet.settings import Settings
-from mnemonet.truth.currency import classify, resolve
+from mnemonet.truth.currency import classify, standing
 from mnemonet.truth.vocabulary import Vocabulary
 
 log = logging.getLogger(__name__)
@@ -71,6 +71,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
         self.llm = llm
         self.vocabulary = vocabulary or Vocabulary.load(settings.validation_predicates_file)
         self._held: dict[str, _Held] = {}  # by memory space
+        self._relations: dict[tuple[str, str], str] = {}  # (space, predicate) -> the relation it means
 
     async def pending(self, limit: int) -> Sequence[StatementView]:
         return await self.api.pending_statements(self.source, limit)
@@ -84,12 +85,14 @@ class ValidationAgent(WorkerAgent[StatementView]):
         batch = [s for s in batch if held is None or s.id not in held.statements]  # held: still pending
         checked = [s for s in batch if not self.vocabulary.spec(s.predicate).skip]
         found = await asyncio.gather(*(self._candidates(s) for s in checked))
-        learned = await self._cardinalities(list(zip(checked, found, strict=True)), [s.id for s in batch])
+        await self._learn_relations([*checked, *(t for candidates in found for t in candidates)])
+        vocabulary = self._view()
+        learned = await self._cardinalities(list(zip(checked, found, strict=True)), [s.id for s in batch], vocabulary)
         clear: list[tuple[StatementView, StatementView, str]] = []
         ambiguous: list[tuple[StatementView, StatementView]] = []
         for s, candidates in zip(checked, found, strict=True):
             for t in candidates:
-                verdict = classify(s, t, self.vocabulary, learned)
+                verdict = classify(s, t, vocabulary, learned)
                 if verdict.kind == "contradicts":
                     clear.append((s, t, verdict.reason))
                 elif verdict.kind == "ambiguous":
@@ -145,16 +148,30 @@ class ValidationAgent(WorkerAgent[StatementView]):
         self.counters["processed"] += len(held.statements)
         return len(held.statements)
 
+    async def _learn_relations(self, statements: list[StatementView]) -> None:
+        """The relation each predicate outside the vocabulary means, asked of the memory once per worker and
+        space (found by meaning there, and remembered as a Predicate node)."""
+        space = self._space()
+        for predicate in sorted({s.predicate for s in statements if not self.vocabulary.known(s.predicate)}):
+            if (space, predicate) not in self._relations:
+                profile = await self.api.predicate_profile(predicate, [])
+                self._relations[(space, predicate)] = profile.relation or predicate
+
+    def _view(self) -> Vocabulary:
+        """The vocabulary with the relations learned in the current space."""
+        space = self._space()
+        return self.vocabulary.with_relations({p: r for (at, p), r in self._relations.items() if at == space})
+
     async def _cardinalities(
-        self, pairs: list[tuple[StatementView, list[StatementView]]], batch_ids: list[str]
+        self, pairs: list[tuple[StatementView, list[StatementView]]], batch_ids: list[str], vocabulary: Vocabulary,
     ) -> dict[str, str]:
         """Cardinality of each predicate outside the vocabulary that has two values for one subject here."""
         wanted: dict[str, list[str]] = {}
         for s, candidates in pairs:
-            pn = self.vocabulary.canonical(s.predicate)
-            if self.vocabulary.known(pn) or s.negated:
+            pn = vocabulary.canonical(s.predicate)
+            if vocabulary.known(pn) or s.negated:
                 continue
-            others = [t for t in candidates if self.vocabulary.canonical(t.predicate) == pn and not t.negated
+            others = [t for t in candidates if vocabulary.canonical(t.predicate) == pn and not t.negated
                       and normalise_name(t.object) != normalise_name(s.object)]
             if others:
                 wanted.setdefault(pn, []).extend([s.sentence(), *(t.sentence() for t in others)])
@@ -224,9 +241,7 @@ class ValidationAgent(WorkerAgent[StatementView]):
         if await self.api.link_statements("CONTRADICTS", s.id, t.id, reason, self.source):
             self.counters["claims_made"] += 1
             self.counters["contradictions"] += 1
-        same_attribute = self.vocabulary.canonical(s.predicate) == self.vocabulary.canonical(t.predicate)
-        temporal = same_attribute and self.vocabulary.spec(s.predicate).temporal
-        outcome = resolve(s, t, temporal, self.settings)
+        outcome = standing(s, t, self._view(), self.settings)
         if outcome.winner is not None and outcome.loser is not None:
             why = f"{outcome.reason} ({reason})"
             if await self.api.link_statements("SUPERSEDES", outcome.winner.id, outcome.loser.id, why[:1000],

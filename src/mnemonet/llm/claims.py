@@ -23,7 +23,15 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mnemonet.llm.base import Triple
-from mnemonet.llm.offline.lexicon import DEFAULT_CONFIDENCE, VERBS
+from mnemonet.llm.hedges import HEDGES, hedge_confidence
+from mnemonet.llm.offline.lexicon import (
+    DEFAULT_CONFIDENCE,
+    HABIT_PREDICATE,
+    STATUS_PREDICATE,
+    VALUE_PREDICATE,
+    VERBS,
+    WHEN_PREDICATE,
+)
 from mnemonet.llm.offline.words import base_form
 
 # Predicates read as "is <phrase>" rather than as a verb.
@@ -38,7 +46,9 @@ _PAST = {"born_in": ("was born in", "was not born in")}
 
 def _phrases() -> dict[str, tuple[str, str]]:
     table: dict[str, tuple[str, str]] = {}
-    verbs = set(VERBS.values()) | {"interested_in", "employs"}
+    # The verbs the offline model writes, so a statement's sentence ("budget has value 20k") reads back.
+    verbs = set(VERBS.values()) | {"interested_in", "employs", VALUE_PREDICATE, STATUS_PREDICATE, HABIT_PREDICATE,
+                                   WHEN_PREDICATE}
     for predicate in sorted(verbs | set(_COPULA) | set(_PAST)):
         if predicate in _PAST:
             table[predicate] = _PAST[predicate]
@@ -86,6 +96,17 @@ def render_claim(triple: Triple) -> str:
 
 
 _CONTRADICTION_RE = re.compile(r"^(?P<a>.+?)\s+contradicts\s+(?P<b>.+)$", re.IGNORECASE)
+# How a sentence names a statement rather than asserting it: "the claim that ned likes tea".
+_REFERENCE_RE = re.compile(r"^(?:the\s+)?(?:claim|statement|fact|idea|belief|assertion|report)\s+(?:that\s+)?"
+                           r"|^that\s+", re.IGNORECASE)
+_HEDGE_EDGE_RE = re.compile(r"^(?:(?:" + "|".join(re.escape(h) for h in sorted(HEDGES, key=len, reverse=True))
+                            + r")\s+)+|(?:\s+(?:" + "|".join(re.escape(h) for h in sorted(HEDGES, key=len,
+                            reverse=True)) + r"))+$", re.IGNORECASE)
+
+
+def statement_reference(text: str) -> str:
+    """The statement a phrase names: "the claim that ned likes tea" -> "ned likes tea"."""
+    return _REFERENCE_RE.sub("", " ".join(text.split()).strip().rstrip("."), count=1)
 
 
 def parse_canonical_claim(text: str, speaker: str = "user") -> Triple | None:
@@ -103,9 +124,11 @@ def parse_canonical_claim(text: str, speaker: str = "user") -> Triple | None:
             return None
         confidence, text = value, text[: m.start()]
     m = _CONTRADICTION_RE.match(text)
-    if m and parse_canonical_claim(m.group("a"), speaker) and parse_canonical_claim(m.group("b"), speaker):
-        # "<statement> contradicts <statement>": the validation phrasing, linking two statements.
-        return Triple(subject=m.group("a"), predicate="contradicts", object=m.group("b"), confidence=confidence)
+    if m:
+        a, b = statement_reference(m.group("a")), statement_reference(m.group("b"))
+        if parse_canonical_claim(a, speaker) and parse_canonical_claim(b, speaker):
+            # "<statement> contradicts <statement>": the validation phrasing, linking two statements.
+            return Triple(subject=a, predicate="contradicts", object=b, confidence=confidence)
     m = _LITERAL_RE.match(text)
     if m:
         return _triple(m.group("s"), m.group("p"), m.group("o"), bool(m.group("n")), confidence, speaker)
@@ -117,7 +140,12 @@ def parse_canonical_claim(text: str, speaker: str = "user") -> Triple | None:
 
 
 def _triple(subject: str, predicate: str, obj: str, negated: bool, confidence: float, speaker: str) -> Triple | None:
-    subject, obj = subject.strip(), obj.strip()
+    # A hedge next to the verb ("user probably prefers tea") says how sure, never whose or what.
+    hedges = " ".join(m.group(0) for part in (subject, obj) for m in _HEDGE_EDGE_RE.finditer(part.strip()))
+    subject, obj = _HEDGE_EDGE_RE.sub("", subject.strip()), _HEDGE_EDGE_RE.sub("", obj.strip())
+    hedged = hedge_confidence(hedges) if hedges else None
+    if hedged is not None:
+        confidence = min(confidence, hedged)
     if not subject or not obj:
         return None
     if subject.lower() in ("i", "me"):

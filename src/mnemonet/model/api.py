@@ -87,6 +87,9 @@ class Recall(BaseModel):
     observations: list[ObservationView] = Field(default_factory=list)
     retractions: list[RetractionView] = Field(
         default_factory=list, description="Retractions of what the query reached: why it is left out.")
+    withdrawn: list[StatementView] = Field(
+        default_factory=list, description="Statements the query reached that are retracted, or stand only on "
+        "retracted items: never current, listed so an answer knows what their observations said.")
 
 
 class RetractResult(BaseModel):
@@ -170,6 +173,8 @@ class PredicateProfile(BaseModel):
     decided_by: str | None = None
     subjects: int = 0
     multi_subjects: int = 0
+    relation: str | None = Field(None, description="The vocabulary's relation it means, found by meaning and "
+                                 "remembered (a Predicate node); itself when it means none.")
 
 
 class WorkerMemory(Protocol):

@@ -179,6 +179,8 @@ INFERENCE_SOURCE = "inference-agent"
 # The validation and consolidation workers' sources: their done-markers are their backlogs (``stats``).
 VALIDATION_SOURCE = "validation-agent"
 CONSOLIDATION_SOURCE = "consolidation-agent"
+# The workers' own sources: what they assert is drawn from others' words, never evidence of its own.
+WORKER_SOURCES = (INFERENCE_SOURCE, VALIDATION_SOURCE, CONSOLIDATION_SOURCE)
 # ISO 8601 calendar date at the precision the text gives: "2019", "2026-10", "2026-11-17".
 _VALID_AT_RE = re.compile(r"^\d{4}(?:-(?:0[1-9]|1[0-2])(?:-(?:0[1-9]|[12]\d|3[01]))?)?$")
 

@@ -58,7 +58,7 @@ async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit], *, 
     retractions = await graph.retractions_of(list(dict.fromkeys(targets))) if targets else []
     return Recall(
         query=query, statements=current, superseded=superseded,
-        contradictions=contradictions, observations=observations, retractions=retractions,
+        contradictions=contradictions, observations=observations, retractions=retractions, withdrawn=withdrawn,
     )
 
 

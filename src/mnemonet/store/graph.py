@@ -28,7 +28,7 @@ from mnemonet.model import (
 )
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import derived_id
-from mnemonet.model.records import ConceptSpec, StatementSpec, check_id, check_name, check_text
+from mnemonet.model.records import WORKER_SOURCES, ConceptSpec, StatementSpec, check_id, check_name, check_text
 from mnemonet.settings import Settings
 from mnemonet.store import datadir
 from mnemonet.store import graph_cypher as q
@@ -257,7 +257,8 @@ class GraphStore:
         """Write a worker's claims about an observation with its done-marker, in one atomic round trip.
 
         ``created`` is False when the source had already processed the observation
-        (nothing is written then); ``UnknownReference`` if the observation does not exist.
+        (nothing is written then); ``UnknownReference`` if the observation does not exist. The claims
+        carry the observation's time: they hold from when it was said.
         ``concepts``: the observation's extracted concepts, when the claims come with its extraction.
         """
         check_id(observation_id, "observation_id")
@@ -267,12 +268,15 @@ class GraphStore:
             raise InvalidInput("statements: must be a tuple of StatementSpec")
         if not isinstance(concepts, tuple) or not all(isinstance(x, ConceptSpec) for x in concepts):
             raise InvalidInput("concepts: must be a tuple of ConceptSpec")
-        params = inference_params(observation_id, source, statements, _now_ms(), concepts)
+        found = await self.driver.read(q.GET_OBSERVATIONS, {"ids": [observation_id]})
+        if not found:
+            raise UnknownReference("observation_id", [observation_id])
+        now = _now_ms()
+        said_at = int(found[0].get("created_at") or now)
+        params = inference_params(observation_id, source, statements, said_at, now, concepts)
         cypher = q.inference_write(bool(statements), False, bool(statements))
         outcome = await self._group.write(cypher, params)
         created = outcome.relationships_created > 0
-        if not created and not await self.driver.read(q.GET_OBSERVATIONS, {"ids": [observation_id]}):
-            raise UnknownReference("observation_id", [observation_id])
         return WriteResult(id=observation_id, created=created, statement_ids=[x.id for x in statements],
                            concept_ids=[c["id"] for c in params["concepts"]])
 
@@ -337,9 +341,14 @@ class GraphStore:
         return out
 
     async def predicate_values(self, predicate: str, exclude: list[str]) -> tuple[int, int]:
-        """(subjects with a current value of ``predicate``, those with more than one from one source)."""
+        """(subjects with a current value of ``predicate``, those with more than one from one source).
+
+        The workers' own statements do not count: a cardinality is learned from what sources said, never
+        from one inferring worker's backlog (ten inferred homes of one person are ten moves, not ten homes).
+        """
         name = check_name(predicate, "predicate")
-        rows = await self.driver.read(q.PREDICATE_VALUES, {"predicate": name, "exclude": self._ids(exclude, "exclude")})
+        params = {"predicate": name, "exclude": self._ids(exclude, "exclude"), "workers": list(WORKER_SOURCES)}
+        rows = await self.driver.read(q.PREDICATE_VALUES, params)
         if not rows:
             return 0, 0
         return int(rows[0]["subjects"] or 0), int(rows[0]["multi_subjects"] or 0)
@@ -360,6 +369,20 @@ class GraphStore:
         decision = await self.predicate_decision(name)
         assert decision is not None  # just merged
         return decision
+
+    async def predicate_relations(self, predicates: list[str]) -> dict[str, str]:
+        """The recorded relation of each predicate that has one (``record_predicate_relation``)."""
+        names = [check_name(p, "predicate") for p in predicates]
+        rows = await self.driver.read(q.PREDICATE_RELATIONS, {"names": names}) if names else []
+        return {r["name"]: r["relation"] for r in rows}
+
+    async def record_predicate_relation(self, predicate: str, relation: str, similarity: float, related_by: str) -> str:
+        """Remember which relation a predicate means, once (the first mapping stands); the one that stands."""
+        name = check_name(predicate, "predicate")
+        params = {"name": name, "id": derived_id("prd", name), "relation": check_name(relation, "relation"),
+                  "similarity": float(similarity), "related_by": check_name(related_by, "related_by"), "now": _now_ms()}
+        await self._write_once_or_conflict(q.RECORD_PREDICATE_RELATION, params)
+        return (await self.predicate_relations([name])).get(name, relation)
 
     async def mark_statements_processed(self, source: SourceSpec, ids: list[str]) -> int:
         """Record that ``source`` has processed the statements (``PROCESSED``); unknown ids are skipped.

@@ -3,85 +3,72 @@
 The text always has the same shape:
 
 1. the lead: the current answer in one sentence (a language model may
-   rephrase it, see ``accept_phrasing``; without one the rule-made lead stands);
-2. ``Evidence:`` the current statements it rests on, each with its short id;
+   rephrase it, see ``accept_phrasing``; without one the rule-made lead stands),
+   or, when nothing in memory answers the question, ``NOTHING``;
+2. ``Evidence:`` the current statements it rests on, each with its short id
+   (``Related:`` instead, when nothing answers: the closest items, at low confidence);
 3. ``Changed:`` what was replaced, ``earlier -> current``;
 4. ``In conflict:`` open conflicts between sources, stated as unresolved;
 5. ``Retracted:`` what was taken back that the question touches, by whom and why.
 
-Choosing the lead: current statements are grouped by (subject, predicate);
-the group sharing most words with the question wins (then the most
-confident group, then retrieval order), and within it the newest statement
-leads (a positive one before a negation written with it), so a correction
-leads as soon as it is written. Consolidation summaries are context: they never lead
-and never count as evidence.
+Choosing the lead: only statements that answer the question can lead
+(``relevance``: about the subject asked, covering what it asks; a correction
+answers what the statement it replaced in the same slot answered), less a
+vaguer one a more precise one agrees with ("likes meetings" beside "prefers
+morning meetings"). They are grouped by (subject, relation); the group answering best wins (then the most
+confident group, then retrieval order), and within it a present statement
+before a past one, then the newest (a positive one before a negation written
+with it), so a correction leads as soon as it is written. Consolidation summaries are context: they
+never lead and never count as evidence.
 
-Contradictions: between statements of one speaker (a worker's inference
-speaks for the speaker of the observation it was drawn from), the newer
-(unless less confident) is current and the older a change; between speakers,
-an open contradiction is a conflict the answer names, whichever side leads.
+The observation is the record: when a newer observation by or about the
+subject touches what is asked and nothing extracted from it answers (the
+extraction missed it), the lead says what was said, by whom and when, and the
+older statement follows as evidence.
 
-Confidence: the lead's confidence, raised by statements that agree with it
+Contradictions: an open one is read by the same policy the validation worker
+applies (``currency.standing``; a worker's inference speaks for the speaker of
+the observation it was drawn from): the side it lets stand is current and the
+other a change; a contradiction it leaves open is a conflict the answer names,
+whichever side leads.
+
+Confidence: how well the lead answers (its relevance score) times its
+support: the lead's confidence, raised by statements that agree with it
 (``1 - prod(1 - c)``), and weighed down by the ones in open conflict with it
-(``support * support / (support + opposition)``).
+(``support * support / (support + opposition)``). Nothing answering: at most
+``RELATED_CONFIDENCE``.
 
 The asker: ``remember``'s ``source``. Its first person in the question is
-itself ("where do I live?" asked by alice is about alice), and the lead
-addresses it: "you live in Paris", "your manager is Tom" rather than "alice
-lives in Paris". Evidence and conflicts keep the names: they are provenance.
+itself ("where do I live?" asked by alice is about alice, never about bob),
+and the lead addresses it: "you live in Paris", "your manager is Tom" rather
+than "alice lives in Paris". Evidence and conflicts keep the names: they are
+provenance. Every statement reads as a sentence (``realise``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mnemonet.model.api import Recall
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
-from mnemonet.truth.currency import earlier_side
-from mnemonet.truth.text import terms
+from mnemonet.truth.currency import Policy, standing
+from mnemonet.truth.realise import realise
+from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
+from mnemonet.truth.text import object_words, terms
+from mnemonet.truth.vocabulary import Vocabulary
 
-_IRREGULAR = {"is": "are", "has": "have", "does": "do", "was": "were"}
 NOTHING = "Nothing in memory answers that."
+# The relation of a thing's state (open, closed, cancelled ...): said later, it leads whatever is asked of it.
+STATUS_RELATION = "has_status"
+# The confidence of an answer that found nothing answering, only related items.
+RELATED_CONFIDENCE = 0.2
+# The most an answer led by words nothing was extracted from can have (scaled by how well they match).
+MISSED_CONFIDENCE = 0.5
 CONTESTED = "Unresolved: "
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
-
-
-def addressed(s: StatementView, asker: str | None) -> str:
-    """``s`` as a sentence to ``asker``: "you live in Paris", "your manager has ...", "you do not like sushi";
-    unchanged when the statement is not about the asker (or there is no asker)."""
-    sentence = s.sentence()
-    if not asker or s.summary:
-        return sentence
-    me = asker.casefold()
-    subject = s.subject
-    if subject.casefold() == me:
-        subject = "you"
-    elif subject.casefold().startswith(me + "'s "):
-        subject = "your" + subject[len(asker) + 2:]
-    else:
-        return sentence
-    obj = "you" if s.object.casefold() == me else s.object
-    words = s.predicate.split("_")
-    if subject == "you":  # second person takes the plain verb: lives -> live, has -> have, is -> are
-        words[0] = _plain_verb(words[0])
-    verb = " ".join(words)
-    if s.negated:
-        verb = f"{words[0]} not {' '.join(words[1:])}".strip() if words[0] in ("are", "is") else f"do not {verb}"
-    return f"{subject} {verb} {obj}"
-
-
-def _plain_verb(word: str) -> str:
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if word.endswith("ies") and len(word) > 4:
-        return word[:-3] + "y"
-    if word.endswith(("ches", "shes", "sses", "xes", "zes", "oes")):
-        return word[:-2]
-    if word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
 
 
 @dataclass
@@ -97,6 +84,7 @@ class Composition:
     confidence: float = 0.0
     asker: str | None = None
     retractions: list[RetractionView] = field(default_factory=list)
+    related: list[StatementView] = field(default_factory=list)
 
     @property
     def cited(self) -> list[str]:
@@ -105,19 +93,23 @@ class Composition:
         ids += [s.id for c in self.conflicts for s in (c.a, c.b)]
         ids += [o.id for o in self.observations]
         ids += [r.id for r in self.retractions]
+        ids += [s.id for s in self.related]
         return list(dict.fromkeys(ids))
 
     def memory(self) -> list[tuple[str, str]]:
-        """The lines a language model may phrase the lead from: the lead's statement and its conflicts."""
-        lines = [(s.id, f"{addressed(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
+        """The lines a language model may phrase the lead from: the lead's statement and its conflicts, or the
+        newer observation that leads instead of an older statement (what the extraction missed) alone."""
+        said = [(o.id, f"{_one_line(o.text)} | observed | from {o.source or 'unknown'}") for o in self.observations]
+        if any(o.id == self.lead_id for o in self.observations):
+            return said[:1]
+        lines = [(s.id, f"{realise(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
         for c in self.conflicts:
             if self.lead_id not in (c.a.id, c.b.id):
                 continue
             for s in (c.a, c.b):
                 if s.id != self.lead_id:
-                    lines.append((s.id, f"{s.sentence()} | current, contested | {_provenance(s)}"))
-        lines += [(o.id, f"{_one_line(o.text)} | observed | from {o.source or 'unknown'}") for o in self.observations]
-        return lines
+                    lines.append((s.id, f"{realise(s)} | current, contested | {_provenance(s)}"))
+        return lines + said
 
     def text(self, lead: str | None = None, *, degraded: bool = False) -> str:
         parts = [lead or self.lead]
@@ -128,15 +120,18 @@ class Composition:
             parts += [f"  - {_evidence(s)}" for s in self.evidence]
             parts += [f'  - {o.source or "someone"} said "{_one_line(o.text)}" ({when(o.created_at)}, '
                       f"{short_id(o.id)})" for o in self.observations]
+        if self.related:
+            parts.append("Related:")
+            parts += [f"  - {_evidence(s)}" for s in self.related]
         if self.changed:
             parts.append("Changed:")
             for old, new, how in self.changed:
-                now = (f"{new.sentence()} ({short_id(new.id)})" if new is not None
+                now = (f"{realise(new)} ({short_id(new.id)})" if new is not None
                        else ", ".join(short_id(i) for i in old.superseded_by))
-                parts.append(f"  - {old.sentence()} ({short_id(old.id)}) -> {now}, {how}")
+                parts.append(f"  - {realise(old)} ({short_id(old.id)}) -> {now}, {how}")
         if self.conflicts:
             parts.append("In conflict:")
-            parts += [f"  - {c.sentence()}" for c in self.conflicts]
+            parts += [f"  - {conflict_sentence(c)}" for c in self.conflicts]
         if self.retractions:
             parts.append("Retracted:")
             parts += [f"  - {_one_line(r.target_text) or r.kind} ({short_id(r.target_id)}), retracted by {r.source} "
@@ -145,72 +140,164 @@ class Composition:
 
 
 def compose(
-    recall: Recall, max_evidence: int, speakers: dict[str, str] | None = None, asker: str | None = None
+    recall: Recall, max_evidence: int, vocabulary: Vocabulary, policy: Policy, speakers: dict[str, str] | None = None,
+    asker: str | None = None,
 ) -> Composition:
     """The rule-made answer to ``recall.query`` (see the module docstring), addressed to ``asker``.
 
     ``speakers`` maps a statement id to whoever spoke the observation it was drawn from (see
     ``speakers_of``): a worker's inference from alice's words speaks for alice, so it does not
-    conflict with alice's later correction, it is replaced by it.
+    conflict with alice's later correction, it is replaced by it. An open contradiction is read by
+    the one currency policy (``currency.standing``), with ``vocabulary`` and ``policy``.
     """
     speakers = speakers or {}
 
-    def speaker(s: StatementView) -> str:
-        return speakers.get(s.id) or s.source or ""
+    def as_spoken(s: StatementView) -> StatementView:
+        spoken = speakers.get(s.id)
+        return s.model_copy(update={"source": spoken}) if spoken and spoken != s.source else s
 
-    wanted = terms(recall.query, asker or "user")
-    me = terms(asker or "user")
-    retractions = [r for r in recall.retractions if terms(r.target_text) & wanted - {"user"}][:max_evidence]
+    question = Question.read(recall.query, asker)
+    wanted = question.words
+    retractions = [r for r in recall.retractions if terms(r.target_text, question.asker) & wanted - {"user"}]
     facts = [s for s in recall.statements if not s.summary]
     current_ids = {s.id for s in facts}
     by_id = {s.id: s for s in [*facts, *recall.superseded]}
 
-    # Contradictions between the current statements: same source -> a change, different sources -> a conflict.
+    # Open contradictions between current statements, read by the currency policy: a winner makes the other
+    # side a change, no winner leaves a conflict the answer names.
     earlier: dict[str, StatementView] = {}
     conflicts: list[ContradictionView] = []
     for c in recall.contradictions:
         if c.a.summary or c.b.summary or c.a.id not in current_ids or c.b.id not in current_ids:
             continue
-        if speaker(c.a) == speaker(c.b):
-            older, newer = earlier_side(c)
-            earlier[older.id] = newer
+        outcome = standing(as_spoken(c.a), as_spoken(c.b), vocabulary, policy)
+        if outcome.winner is not None and outcome.loser is not None:
+            earlier[outcome.loser.id] = by_id[outcome.winner.id]
         else:
             conflicts.append(c)
     live = [s for s in facts if s.id not in earlier]
 
-    lead_st = _choose(live, wanted)
-    if lead_st is None:
-        observations = [o for o in recall.observations if terms(o.text) & wanted][:max_evidence]
-        if not observations:
-            return Composition(lead=NOTHING, lead_id=None, retractions=retractions)
-        top = observations[0]
-        lead = f'No statement answers that yet; {top.source or "someone"} said "{_one_line(top.text)}".'
-        return Composition(lead=lead, lead_id=top.id, observations=observations, retractions=retractions)
+    def key(s: StatementView) -> tuple[str, str]:
+        return s.subject.casefold(), vocabulary.canonical(s.predicate)
 
-    group = _key(lead_st)
-    related = [s for s in live if s.id != lead_st.id and (_key(s) == group or terms(s.sentence()) & wanted - me)]
-    evidence = [lead_st, *related][:max_evidence]
+    scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
+    # A correction answers what the statement it replaced in the same slot answered: "afternoon is better"
+    # replacing "I prefer morning meetings" answers a question about meetings though it does not name them.
+    live_by_key = {s.id: key(s) for s in live}
+    for old in recall.superseded:
+        for new_id in old.superseded_by:
+            if live_by_key.get(new_id) == key(old):
+                scores[new_id] = max(scores[new_id], scores[old.id])
+    answering = _precise([s for s in live if scores[s.id] >= ANSWERS], vocabulary)
+
+    chosen = _choose(answering, scores, key)
+    lead_st = _with_status(chosen, live, vocabulary) if chosen is not None else None
+    missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
+    if lead_st is None:
+        return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
+
+    group = key(lead_st)
+    related = [s for s in answering if s.id != lead_st.id]
+    evidence = _distinct([lead_st, *related])[:max_evidence]
     shown = {s.id for s in evidence}
     lead_conflicts = [c for c in conflicts if lead_st.id in (c.a.id, c.b.id)]
     conflicts = lead_conflicts + [c for c in conflicts if c not in lead_conflicts and {c.a.id, c.b.id} & shown]
 
     changed: list[tuple[StatementView, StatementView | None, str]] = []
     for s in recall.superseded:
-        if s.summary or not (_key(s) == group or terms(s.sentence()) & wanted - me):
+        if s.summary or not (key(s) == group or scores[s.id] >= ANSWERS):
             continue
         replacement = next((by_id[i] for i in s.superseded_by if i in by_id), None)
         changed.append((s, replacement, "superseded"))
     for old_id, newer in earlier.items():
         old = by_id[old_id]
-        if _key(old) == group or terms(old.sentence()) & wanted - me:
-            changed.append((old, newer, "contradicted by a newer statement of the same source"))
+        if key(old) == group or score(old, question, vocabulary) >= ANSWERS:
+            changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
-    lead = _sentence(lead_st, lead_conflicts, asker)
-    return Composition(
-        lead=lead, lead_id=lead_st.id, evidence=evidence, changed=changed[:max_evidence],
-        conflicts=conflicts[:max_evidence], confidence=_confidence(lead_st, live, lead_conflicts), asker=asker,
-        retractions=retractions,
+    assert chosen is not None
+    confidence = round(scores[chosen.id] * _confidence(lead_st, live, lead_conflicts), 2)
+    composition = Composition(
+        lead=_sentence(lead_st, lead_conflicts, asker), lead_id=lead_st.id, evidence=evidence,
+        changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
+        retractions=retractions[:max_evidence], observations=missed[:max_evidence],
     )
+    if missed:
+        # The record said more since: the newer words lead (who, when); the older statement is evidence.
+        composition.lead, composition.lead_id = f"{_capital(_said(missed[0]))}.", missed[0].id
+        composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
+    return composition
+
+
+def _nothing_answers(
+    recall: Recall, question: Question, live: list[StatementView], scores: dict[str, float],
+    missed: list[ObservationView], retractions: list[RetractionView], max_evidence: int,
+) -> Composition:
+    """No statement answers: what was said (an observation nothing was extracted from), else ``NOTHING``
+    with the closest statements as related, at low confidence."""
+    if missed:
+        return Composition(lead=f"No statement answers that yet; {_said(missed[0])}.", lead_id=missed[0].id,
+                           observations=missed[:max_evidence], retractions=retractions,
+                           confidence=round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2))
+    near = sorted((s for s in live if scores[s.id] > 0 or about_subject(s, question)),
+                  key=lambda s: -scores[s.id])
+    related = _distinct(near)[:max_evidence]
+    confidence = round(RELATED_CONFIDENCE * max((scores[s.id] for s in related), default=0.0), 2)
+    return Composition(lead=NOTHING, lead_id=None, related=related, retractions=retractions, confidence=confidence)
+
+
+def _missed_observations(
+    recall: Recall, question: Question, lead: StatementView | None, scores: dict[str, float], vocabulary: Vocabulary,
+) -> list[ObservationView]:
+    """Observations newer than the lead that touch what is asked, by or about its subject, from which no
+    statement answers it: what the extraction missed, newest first."""
+    extracted: dict[str, list[StatementView]] = {}
+    for s in [*recall.statements, *recall.superseded, *recall.withdrawn]:
+        for origin in s.derived_from:
+            extracted.setdefault(origin, []).append(s)
+    since = lead.created_at if lead is not None else -1
+    out = []
+    for o in recall.observations:
+        if o.created_at <= since or observation_score(o, question) < ANSWERS:
+            continue
+        drawn = extracted.get(o.id, [])
+        if any((scores[s.id] if s.id in scores else score(s, question, vocabulary)) >= ANSWERS for s in drawn):
+            continue  # understood: its statements answer (they lead, were replaced or were taken back)
+        if any(terms(s.predicate, question.asker) & question.words for s in drawn):
+            continue  # understood: about someone or something else ("my sister lives in Madrid")
+        out.append(o)
+    return sorted(out, key=lambda o: -o.created_at)
+
+
+def observation_score(o: ObservationView, question: Question) -> float:
+    """The share of the question's words an observation's text covers, its speaker standing for "I";
+    0 unless it is by the asker (a question in the first person) and covers a word besides the asker,
+    or names at least two of the question's words (its subject and what is asked), or all of them when
+    the question has only one ("where is the printer?")."""
+    source = o.source or "user"
+    if question.first_person and source.casefold() != question.asker.casefold():
+        return 0.0
+    if not question.words:
+        return 0.0
+    covered = question.words & set(terms(o.text, source))
+    beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
+    if not beyond or (not question.first_person and len(covered) < min(2, len(question.words))):
+        return 0.0
+    return len(covered) / len(question.words)
+
+
+def _said(o: ObservationView) -> str:
+    return f'{o.source or "someone"} said "{_one_line(o.text)}" ({when(o.created_at)})'
+
+
+def _distinct(statements: list[StatementView]) -> list[StatementView]:
+    """The statements without repeats of one claim (the same sentence from several observations)."""
+    seen: set[tuple[str, str, str, bool]] = set()
+    out = []
+    for s in statements:
+        if _claim(s) not in seen:
+            seen.add(_claim(s))
+            out.append(s)
+    return out
 
 
 def accept_phrasing(composition: Composition, written: str, max_chars: int) -> str | None:
@@ -227,27 +314,65 @@ def accept_phrasing(composition: Composition, written: str, max_chars: int) -> s
     return text
 
 
-def _choose(statements: list[StatementView], wanted: set[str]) -> StatementView | None:
-    """The newest statement of the (subject, predicate) group sharing most words with the question."""
+def _choose(statements: list[StatementView], scores: dict[str, float],
+            key: Callable[[StatementView], tuple[str, str]]) -> StatementView | None:
+    """The newest statement of the (subject, relation) group answering the question best."""
     if not statements:
         return None
     groups: dict[tuple[str, str], list[StatementView]] = {}
     for s in statements:
-        groups.setdefault(_key(s), []).append(s)
-    # Most shared words; then the most confident group (a literal statement before the claims a worker
-    # inferred from it, "user lives in X" before "user located in X"); max() keeps the first of equals,
-    # so retrieval order breaks the remaining ties.
-    best = max(groups.values(), key=lambda g: (max(len(terms(s.sentence()) & wanted) for s in g),
+        groups.setdefault(key(s), []).append(s)
+    # Best answer; then the group said last (of equally good answers the latest word: "I quit smoking" over
+    # "I smoke ten a day"); then the most confident (a literal statement before the claims a worker inferred
+    # from it with it, "user lives in X" before "user located in X"); max() keeps the first of equals, so
+    # retrieval order breaks the remaining ties.
+    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.created_at for s in g),
                                                max(s.confidence for s in g)))
-    # Of one observation's statements (same time), what is leads before what is not: "I no longer live
-    # in Madrid, I live in Seville" answers Seville.
-    return max(best, key=lambda s: (s.created_at, not s.negated, s.confidence))
+    # What holds now before what held once ("I used to work at Google" never answers where one works
+    # if a present statement does); then the newest; of one observation's statements (same time), what
+    # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.
+    return max(best, key=lambda s: (s.tense != "past", s.created_at, not s.negated, s.confidence))
+
+
+def _precise(statements: list[StatementView], vocabulary: Vocabulary) -> list[StatementView]:
+    """The statements without those a more precise one agrees with: "user likes meetings" (inferred later)
+    says less than "user prefers morning meetings", it generalises and does not change the value."""
+    def narrows(t: StatementView, s: StatementView) -> bool:
+        agree = (vocabulary.canonical(t.predicate) == vocabulary.canonical(s.predicate) and t.negated == s.negated
+                 or vocabulary.polarity(t.predicate, t.negated) * vocabulary.polarity(s.predicate, s.negated) > 0)
+        return (agree and t.subject.casefold() == s.subject.casefold() and t.tense == s.tense
+                and bool(object_words(s.object)) and object_words(t.object) > object_words(s.object))
+
+    return [s for s in statements if not any(narrows(t, s) for t in statements)]
+
+
+def _with_status(lead: StatementView, live: list[StatementView], vocabulary: Vocabulary) -> StatementView:
+    """The state of the lead's thing said after ``lead``, when there is one ("the offsite got cancelled" after
+    "the offsite is on the 14th"; "my Halifax account" closed after "I have an account at Halifax"): whatever
+    is asked about a thing, that it is cancelled, closed or over comes first."""
+    about = {object_words(lead.subject), object_words(lead.object)}
+    later = [s for s in live if vocabulary.canonical(s.predicate) == STATUS_RELATION and not s.negated
+             and _thing(s.subject) in about and s.created_at > lead.created_at]
+    return max(later, key=lambda s: s.created_at) if later else lead
+
+
+def _thing(name: str) -> frozenset[str]:
+    """A thing's words without its owner: "user's Halifax account" -> {halifax, account}."""
+    _, sep, owned = name.partition("'s ")
+    return object_words(owned if sep else name)
 
 
 def _sentence(s: StatementView, conflicts: list[ContradictionView], asker: str | None) -> str:
     if not conflicts:
-        return f"{_capital(addressed(s, asker))}."
-    return f"{CONTESTED}{'; '.join(c.sentence().removesuffix(' -- unresolved') for c in conflicts)}."
+        return f"{_capital(realise(s, asker))}."
+    return f"{CONTESTED}{'; '.join(conflict_sentence(c).removesuffix(' -- unresolved') for c in conflicts)}."
+
+
+def conflict_sentence(c: ContradictionView) -> str:
+    """``alice says X (Mon 23 Nov 09:00); bob says Y (Thu 26 Nov 10:00) -- unresolved``, older side first."""
+    sides = sorted((c.a, c.b), key=lambda s: (s.created_at, s.id))
+    said = "; ".join(f"{s.source or 'someone'} says {realise(s)} ({when(s.created_at)})" for s in sides)
+    return f"{said} -- unresolved"
 
 
 def _confidence(lead: StatementView, current: list[StatementView], conflicts: list[ContradictionView]) -> float:
@@ -258,10 +383,6 @@ def _confidence(lead: StatementView, current: list[StatementView], conflicts: li
     if support + opposition == 0:
         return 0.0
     return round(support * support / (support + opposition), 2)
-
-
-def _key(s: StatementView) -> tuple[str, str]:
-    return s.subject.casefold(), s.predicate
 
 
 def _claim(s: StatementView) -> tuple[str, str, str, bool]:
@@ -287,7 +408,7 @@ def _provenance(s: StatementView) -> str:
 
 def _evidence(s: StatementView) -> str:
     where = f" in space {s.space}" if s.space else ""  # a share: say which space the fact came from
-    return (f"{s.sentence()} ({s.confidence:.2f}, {s.source or 'unknown'}, {when(s.created_at)}, "
+    return (f"{realise(s)} ({s.confidence:.2f}, {s.source or 'unknown'}, {when(s.created_at)}, "
             f"{short_id(s.id)}{where})")
 
 

@@ -14,6 +14,7 @@ asks for one; a provider that talks to a real model asks it instead.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -46,6 +47,8 @@ class PredicateSpec(BaseModel):
     temporal: bool = True
     polarity: Literal["positive", "negative", "none"] = "none"
     skip: bool = False
+    # Words a question asks for the relation with, besides its own name ("where", "home" for lives_in).
+    asked: list[str] = Field(default_factory=list)
 
     @field_validator("aliases", "written", mode="before")
     @classmethod
@@ -98,6 +101,7 @@ class Vocabulary:
     """Lookups over the merged vocabulary; every lookup goes through the canonical predicate name."""
 
     def __init__(self, doc: SchemaFile) -> None:
+        self._doc = doc
         self._specs: dict[str, PredicateSpec] = {}
         self._canonical: dict[str, str] = {}
         self._written: set[str] = set()
@@ -126,6 +130,24 @@ class Vocabulary:
         """The predicate an alias stands for (itself if it is no alias)."""
         return self._canonical.get(predicate, predicate)
 
+    def with_relations(self, relations: Mapping[str, str]) -> Vocabulary:
+        """This vocabulary, with predicates outside it read as the relations found for them by meaning
+        (``Predicate`` nodes: "has_new_manager" -> has_manager); a mapping onto no relation of the
+        vocabulary, or of a predicate it declares, is left out."""
+        extra = {p: self.canonical(r) for p, r in relations.items()
+                 if p not in self._canonical and self.canonical(r) in self._specs}
+        if not extra:
+            return self
+        view = Vocabulary(self._doc)
+        view._canonical.update(extra)
+        return view
+
+    def phrases(self) -> dict[str, str]:
+        """Each declared relation and alias as words ("lives in"), to the relation it names: what a free
+        predicate is compared with to find the relation it means."""
+        return {name.replace("_", " "): self.canonical(name) for name in self._canonical
+                if not self.spec(name).skip}
+
     def written_as(self, predicate: str) -> str:
         """The name an extraction stores a predicate under: its canonical name, except the aliases the
         vocabulary keeps as written."""
@@ -143,6 +165,10 @@ class Vocabulary:
         """+1 positive, -1 negative, 0 neutral; negation flips it."""
         value = {"positive": 1, "negative": -1, "none": 0}[self.spec(predicate).polarity]
         return -value if negated else value
+
+    def asked_with(self, predicate: str) -> frozenset[str]:
+        """The words a question may ask for ``predicate``'s relation with (lower case, as declared)."""
+        return frozenset(w.casefold() for w in self.spec(predicate).asked)
 
     def single_valued(self, predicate: str) -> bool:
         """One value at a time per subject, by the vocabulary (``single``)."""
@@ -210,3 +236,20 @@ def rule_cardinality(predicate: str) -> PredicateCardinality:
     if predicate.endswith(_SINGLE_SUFFIXES):
         return "single"
     return "multi"
+
+
+def nearest_relation(
+    vector: list[float], phrases: Mapping[str, tuple[str, list[float]]], min_similarity: float, min_margin: float
+) -> tuple[str | None, float]:
+    """The relation whose phrase is nearest ``vector`` (unit vectors: cosine = dot product), if it is at least
+    ``min_similarity`` near and nearer by ``min_margin`` than any other relation's phrase; and that similarity."""
+    best: dict[str, float] = {}
+    for relation, phrase_vector in phrases.values():
+        sim = sum(a * b for a, b in zip(vector, phrase_vector, strict=True))
+        best[relation] = max(best.get(relation, -1.0), sim)
+    ranked = sorted(best.items(), key=lambda kv: -kv[1])
+    if not ranked:
+        return None, 0.0
+    relation, sim = ranked[0]
+    runner_up = ranked[1][1] if len(ranked) > 1 else -1.0
+    return (relation if sim >= min_similarity and sim - runner_up >= min_margin else None), sim

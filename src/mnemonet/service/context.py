@@ -1,0 +1,80 @@
+"""``ServiceContext``: what the job modules of one ``MemoryService`` share.
+
+Its stores, providers, settings, relation vocabulary, indexer, retriever and
+counters, and the three things every job does with them: count a
+language-model call, check a caller's text, index the statements it wrote.
+``MemoryService`` makes one per memory space and hands it to each job
+(``ingest``, ``claims``, ``reads``, ``erasure``, ``workers``, ``operations``).
+The language model, the settings and ``inference_runs`` are replaced after it
+is made (a node wires them, tests swap them), so a job reads them here at each
+call and keeps no copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from mnemonet.embed.base import Embedder
+from mnemonet.llm.base import LanguageModel
+from mnemonet.model.records import check_text
+from mnemonet.model.secrets import check_no_secrets
+from mnemonet.model.spaces import DEFAULT_SPACE
+from mnemonet.model.views import StatementView
+from mnemonet.service.common import statement_entry
+from mnemonet.service.indexing import VectorIndexer
+from mnemonet.service.retrieval import Retriever
+from mnemonet.service.usage import UsageRecorder
+from mnemonet.settings import Settings
+from mnemonet.store.graph import GraphStore
+from mnemonet.store.vectors import VectorStore
+from mnemonet.truth.vocabulary import Vocabulary
+
+T = TypeVar("T")
+
+
+class ServiceContext:
+    """One memory space's stores, providers, vocabulary and counters, shared by its ``MemoryService``'s jobs."""
+
+    def __init__(
+        self, graph: GraphStore, vectors: VectorStore, llm: LanguageModel, embedder: Embedder, settings: Settings,
+        space: str = DEFAULT_SPACE,
+    ) -> None:
+        self.space = space
+        # Keyed ids of another space derive from the space too, so an id names one item on the whole
+        # network (events, audit records, the dashboard); the default space's are as before spaces.
+        self.id_scope: tuple[str, ...] = () if space == DEFAULT_SPACE else (space,)
+        self.graph = graph
+        self.vectors = vectors
+        self.llm = llm
+        self.embedder = embedder
+        self.settings = settings
+        # The relation vocabulary the answers and summaries read conflicts by (the validation worker's).
+        self.vocabulary = Vocabulary.load(settings.validation_predicates_file)
+        self.indexer = VectorIndexer(vectors, embedder, settings)
+        self.retriever = Retriever(graph, vectors, embedder, settings, caught_up=self.indexer.caught_up)
+        self.usage = UsageRecorder(vectors, settings)
+        self.llm_calls: Counter[str] = Counter()
+        # Whether an inference worker runs over this memory (``infer_with_extraction: auto``): the node sets
+        # it from its membership; a memory on its own knows of none.
+        self.inference_runs: Callable[[], bool] = lambda: False
+        # Erasures and syncs of the vector index exclude each other: a sync that read graph items before
+        # they were erased would write their rows back after the erase.
+        self.erasing = asyncio.Lock()
+
+    async def ask(self, purpose: str, call: Awaitable[T]) -> T:
+        """Await a language-model call, counted under ``purpose`` (``stats()['llm_calls']``)."""
+        self.llm_calls[purpose] += 1
+        return await call
+
+    def check_input(self, value: object, field: str, *, secrets: bool = True) -> str:
+        """A caller's text within ``max_text_chars``, scanned for secrets unless ``secrets`` is False."""
+        text = check_text(value, field, self.settings.max_text_chars)
+        if secrets:
+            check_no_secrets(text, field)
+        return text
+
+    async def index_statements(self, statements: list[StatementView]) -> None:
+        await self.indexer.submit([statement_entry(s, self.settings.index_derived_vectors) for s in statements])

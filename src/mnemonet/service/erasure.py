@@ -1,0 +1,225 @@
+"""Erasure: taking back (``retract``) and erasing (``forget``, ``clear``), and keeping the vector index in step.
+
+``retract`` appends a retraction and deletes nothing. ``forget`` (admin only)
+erases an observation or all a source wrote, with everything derived only from
+it (``_derived_only_from``), the concepts nothing else uses (``_orphans``),
+their vector rows and the embedding context that quoted them
+(``_revector_alone``), compacts both stores and leaves a tombstone.
+
+The ``erasing`` lock (``ServiceContext.erasing``, public as
+``MemoryService.erasing``) is this module's: ``forget``, ``clear`` and
+``sync_vectors`` hold it, so a sync that read graph items before an erase
+cannot write their rows back after it (``SpacedMemory`` holds it too when it
+drops a space).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Literal
+
+from mnemonet.model.api import ForgetReport, RetractResult
+from mnemonet.model.errors import InvalidInput
+from mnemonet.model.ids import derived_id
+from mnemonet.model.records import check_id, check_name, check_text
+from mnemonet.model.secrets import check_no_secrets
+from mnemonet.model.views import TombstoneView
+from mnemonet.service.common import (
+    MAX_LIMIT,
+    check_limit,
+    now_ms,
+    observation_entry,
+    source_spec,
+    statement_entry,
+)
+from mnemonet.service.context import ServiceContext
+from mnemonet.service.derivations import Derivations
+from mnemonet.store import vector_erase
+from mnemonet.store.graph_errors import UnknownReference
+
+log = logging.getLogger(__name__)
+
+# A short id as ``short_id`` prints it: retract accepts it when it names one item.
+_SHORT_ID = re.compile(r"^(st|obs)-[0-9a-f]{8}$")
+
+
+class Erasure:
+    """Retracts and erases (``MemoryService.retract``, ``forget``, ``tombstones``, ``clear``, ``sync_vectors``)."""
+
+    def __init__(self, ctx: ServiceContext, derivations: Derivations) -> None:
+        self._ctx = ctx
+        self._derivations = derivations
+
+    # -- retract: append, delete nothing -----------------------------------------
+
+    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+        """Take a statement or an observation back: append a retraction by ``source``, delete nothing.
+
+        A retracted item is never current, never an answer, never a basis, never a side of an open
+        contradiction, and statements derived only from it are flagged and left out the same way; a
+        worker's claims resting on a retracted statement are retracted with it (``derivations``).
+        One retraction per item: retrying (or retracting again, whoever asks) returns the standing one.
+        """
+        graph = self._ctx.graph
+        target_id = check_id(id, "id")
+        reason = check_text(reason, "reason", self._ctx.settings.retract_reason_max_chars)
+        check_no_secrets(reason, "reason")
+        by = source_spec(source, "user")
+        node = await graph.get_node(target_id)
+        if node is None and _SHORT_ID.match(target_id):  # as answers and the CLI print ids
+            found = await graph.ids_with_prefix(target_id, 2)
+            if len(found) > 1:
+                raise InvalidInput(f"id: {target_id} is ambiguous ({', '.join(found)}); give the full id")
+            if found:
+                target_id = found[0]
+                node = await graph.get_node(target_id)
+        if node is None:
+            raise UnknownReference("id", [target_id])
+        label = str(node.get("label", "")).lower()
+        if label not in ("statement", "observation"):
+            raise InvalidInput(f"id: only a statement or an observation can be retracted, not a {label}")
+        kind: Literal["statement", "observation"] = "statement" if label == "statement" else "observation"
+        created = await graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by.name)
+        [standing] = await graph.retractions_of([target_id])
+        derived = await graph.statements_derived_from(target_id, kind)
+        flagged = [s.id for s in derived if s.derived_from_retracted]
+        if kind == "statement":
+            for base in await graph.get_statements([target_id]):
+                flagged += await self._derivations.retracted(base, standing.id, standing.source)
+        return RetractResult(
+            retraction_id=standing.id, target_id=target_id, kind=kind, created=created, reason=standing.reason,
+            source=standing.source, created_at=standing.created_at, flagged=list(dict.fromkeys(flagged)),
+        )
+
+    # -- forget: erase, compact, tombstone ----------------------------------------
+
+    async def forget(
+        self, observation_id: str | None = None, source: str | None = None, by: str = "local"
+    ) -> ForgetReport:
+        """Admin only: erase an observation, or all a source wrote, and everything derived only from it.
+
+        Erased: the observations (and, for a source, the statements it asserted and its Source nodes),
+        the statements derived only from erased items (and summaries resting on any of them: their text
+        restates it), concepts nothing else uses, retractions of erased items, their vector rows, and the
+        embedding context of other rows that quoted an erased text (their vectors made again without it).
+        Then the graph's append-only file and the vector tables (and WAL) are compacted so the bytes are
+        gone. A tombstone records what kind of request it was, how many of each, when and by whom, never
+        the content. Erasing what is already gone removes nothing and writes no tombstone.
+        """
+        if (observation_id is None) == (source is None):
+            raise InvalidInput("forget: give exactly one of observation_id or source")
+        async with self._ctx.erasing:
+            return await self._forget(observation_id, source, by)
+
+    async def _forget(self, observation_id: str | None, source: str | None, by: str) -> ForgetReport:
+        ctx = self._ctx
+        graph, settings = ctx.graph, ctx.settings
+        # Queued rows first: one indexed after the erase would bring back what was forgotten.
+        await ctx.indexer.drained()
+        ctx.indexer.forget_recent()
+        who = check_name(by, "by")
+        kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
+        sources: list[str] = []
+        if observation_id is not None:
+            found = await graph.get_observations([check_id(observation_id, "observation_id")])
+            observations = [o.id for o in found]
+            statements: list[str] = []
+        else:
+            sources, observations, statements = await graph.source_items(check_name(source, "source"))
+        erased = set(observations) | set(statements)
+        erased |= await self._derived_only_from(erased)
+        orphans = _orphans(await graph.concept_users(sorted(erased)), erased) if erased else set()
+        total = len(erased) + len(orphans)
+        if total > settings.forget_max_items:
+            raise InvalidInput(f"forget: {total} items exceed forget_max_items ({settings.forget_max_items}); "
+                               "erase observation by observation, or raise the setting")
+        report = ForgetReport(kind=kind, space=ctx.space, at=now_ms(), by=who)
+        if not erased:
+            return report
+        retractions = [r.id for r in await graph.all_retractions_of(sorted(erased))]
+        n = settings.forget_context_fragment_chars
+        texts = [o.text.strip() for o in await graph.all_observations(sorted(set(observations) & erased))]
+        fragments = sorted({piece for t in texts for piece in (t[:n], t[-n:]) if piece})
+        erasure = await vector_erase.erase(ctx.vectors, sorted(erased | orphans), fragments)
+        await self._revector_alone(erasure.stale)
+        observation_ids = sorted(observations)
+        statement_ids = sorted(erased - set(observations))
+        tombstone = TombstoneView(
+            id=derived_id("tomb", kind, *sorted(erased)), kind=kind, space=ctx.space,
+            observations=len(observation_ids),
+            statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
+            sources=len(sources), vectors=erasure.deleted, at=report.at, by=who,
+        )
+        await graph.forget(tombstone, {
+            "observations": observation_ids, "statements": statement_ids, "concepts": sorted(orphans),
+            "retractions": retractions, "sources": sources,
+        })
+        graph_compacted = await graph.compact()
+        vectors_compacted = await vector_erase.compact(ctx.vectors)
+        log.warning("forget kind=%s observations=%d statements=%d concepts=%d by=%s", kind, tombstone.observations,
+                    tombstone.statements, tombstone.concepts, who)
+        return report.model_copy(update={
+            **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
+            "contexts_scrubbed": erasure.scrubbed, "graph_compacted": graph_compacted,
+            "vectors_compacted": vectors_compacted,
+        })
+
+    async def _derived_only_from(self, erased: set[str]) -> set[str]:
+        """Statements derived only from erased items (following chains), and summaries resting on any."""
+        found: set[str] = set()
+        frontier = set(erased)
+        for _ in range(self._ctx.settings.forget_derived_depth):
+            if not frontier:
+                break
+            fresh = {sid for sid, bases, summary in await self._ctx.graph.derived_with_bases(sorted(frontier))
+                     if sid not in erased | found and (summary or bases <= erased | found | frontier)}
+            found |= fresh
+            frontier = fresh
+        return found
+
+    async def _revector_alone(self, rows: list[tuple[str, str]]) -> None:
+        """Make the vectors of rows whose context was an erased text again from their own text alone: the
+        old ones were composed with the erased text's vector (compaction then drops their bytes)."""
+        ctx = self._ctx
+        for start in range(0, len(rows), ctx.settings.vector_batch_size):
+            batch = rows[start:start + ctx.settings.vector_batch_size]
+            vectors = await ctx.embedder.embed([text for _, text in batch], "passage")
+            await vector_erase.replace_vectors(
+                ctx.vectors, [(row_id, own) for (row_id, _), own in zip(batch, vectors, strict=True)])
+
+    async def tombstones(self, limit: int = 50) -> list[TombstoneView]:
+        """Admin only: the tombstones of erasures, newest first."""
+        return await self._ctx.graph.tombstones(check_limit(limit))
+
+    # -- the whole space's graph and index -----------------------------------------
+
+    async def clear(self) -> None:
+        """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
+        ctx = self._ctx
+        async with ctx.erasing:
+            await ctx.indexer.drained()  # a row indexed after the erase would outlive its item
+            ctx.indexer.forget_recent()
+            await ctx.graph.clear()
+            await ctx.vectors.clear()
+
+    async def sync_vectors(self, limit: int = MAX_LIMIT) -> int:
+        """Index recent graph items that have no row (after a failed index write or a restart)."""
+        ctx = self._ctx
+        async with ctx.erasing:
+            observations = await ctx.graph.recent_observations(check_limit(limit))
+            statements = await ctx.graph.recent_statements(check_limit(limit))
+            derived = ctx.settings.index_derived_vectors
+            entries = [observation_entry(o) for o in observations]
+            entries += [statement_entry(s, derived) for s in statements]
+            return await ctx.indexer.index(entries)
+
+
+def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:
+    """Concepts every user of which is erased, or is itself such a concept (a part of an erased phrase)."""
+    orphans: set[str] = set()
+    while True:
+        more = {c for c, used_by in users.items() if c not in orphans and used_by <= erased | orphans}
+        if not more:
+            return orphans
+        orphans |= more

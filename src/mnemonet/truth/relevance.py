@@ -1,0 +1,126 @@
+"""Does a statement answer a question? Who it is about, and what it says about them.
+
+A statement answers only when its **subject is the one asked about** and its
+relation (or its object) **covers what the question asks**; a question no
+statement answers is answered with "nothing in memory", whatever shares a word
+with it. Matching is on folded content words (``text.terms``: crude singular
+forms, a few synonyms, first person as the asker), and, for the kind of answer
+a question wants, on the words the relation vocabulary says a question asks
+for the relation with (``asked``: "where" and "home" ask for lives_in, "role"
+and "title" for is_a ...).
+
+The subject: the asker's "I" / "my" is the asker (never another person, so
+bob's "where do I work?" is never answered with alice's job); a named person
+or thing must be named in the question (every word of a common noun's head,
+any word of a proper name); a possessed subject ("alice's sister") needs its
+possessor and its noun in the question ("my sister", "alice's sister"), so a
+relative's city never answers "where am I based?". A question about
+something's holder ("who manages QA?") may match a statement by its object
+when the relation matches too.
+
+The score of a statement is the share of the question's content words it
+covers (subject, relation and object together), 0 when its subject is not the
+one asked about; it answers at ``ANSWERS`` or more.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mnemonet.model.views import StatementView
+from mnemonet.truth.text import FIRST_PERSON, fold, terms
+from mnemonet.truth.vocabulary import Vocabulary
+
+# The share of the question a statement must cover to answer it (see the module docstring).
+ANSWERS = 0.5
+_WORD = re.compile(r"[a-z0-9]+(?:'s)?")
+_ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
+_QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how")
+# The question words that ask for a kind of answer (a place, a time, a person), and what a statement that
+# gives none of it keeps of its score: it may still answer, when nothing giving that kind does.
+_KINDS = frozenset({"where", "when", "who"})
+WRONG_KIND = 0.6
+
+
+@dataclass(frozen=True)
+class Question:
+    """What a question asks, read once: its folded content words, its question word, first person."""
+
+    text: str
+    asker: str
+    words: frozenset[str]
+    wh: str | None
+    first_person: bool
+
+    @classmethod
+    def read(cls, text: str, asker: str | None) -> Question:
+        me = asker or "user"
+        raw = _WORD.findall(text.casefold().replace("_", " "))
+        wh = next((w for w in raw if w in _QUESTION_WORDS), None)
+        return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
+                   first_person=any(w in FIRST_PERSON for w in raw))
+
+
+def subject_words(subject: str, asker: str) -> frozenset[str] | None:
+    """The question words a subject needs to be the one asked about; None if no question could name it."""
+    name = subject.casefold().strip()
+    possessor, sep, noun = name.partition("'s ")
+    if sep:
+        owner = _owner_words(possessor, asker)
+        return owner | frozenset(terms(noun, asker)) if owner else None
+    if name == asker.casefold() or name == "user" and asker == "user":
+        return _owner_words(name, asker)
+    words = [w for w in _WORD.findall(name) if w not in _ARTICLES]
+    if not words:
+        return None
+    if subject[:1].isupper() and len(words) > 1:  # a proper name: any of its words names it
+        return frozenset()
+    return frozenset({fold(words[-1])})  # a common noun: its head
+
+
+def _owner_words(name: str, asker: str) -> frozenset[str]:
+    if name == asker.casefold():
+        return frozenset(terms(asker, asker)) or frozenset({"user"})
+    return frozenset(terms(name, asker))
+
+
+def about_subject(s: StatementView, q: Question) -> bool:
+    """Whether ``s`` is about whoever or whatever ``q`` asks about."""
+    needed = subject_words(s.subject, q.asker)
+    if needed is None:
+        return False
+    if not needed:  # a proper name of several words: any of them
+        return bool({fold(w) for w in _WORD.findall(s.subject.casefold())} & q.words)
+    return needed <= q.words
+
+
+def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
+    """The share of ``q``'s content words that ``s`` covers; 0 when it is not about the subject asked."""
+    if not q.words:
+        return 0.0
+    asked = vocabulary.asked_with(s.predicate)
+    subject = frozenset(terms(s.subject, q.asker))
+    relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
+    obj = frozenset(terms(s.object, q.asker))
+    if about_subject(s, q):
+        covered = q.words & (subject | relation | obj)
+    elif q.wh in ("who", "what", "which") and obj and obj <= q.words and relation & q.words:
+        covered = q.words & (relation | obj)  # the holder of something: "who manages QA?"
+    else:
+        return 0.0
+    # The question word asking for the relation ("where" for lives_in) counts as half a word it covers when
+    # no other word of the question names the relation (a word naming another relation outweighs it:
+    # "where does Dana work?" is works_at, not lives_in); a question naming nothing but its subject ("who is
+    # the budget owner?") asks for whatever is said of it, and the question word only breaks ties there.
+    kind = q.wh in asked and not (relation & q.words)
+    if q.words <= subject:
+        share = 1.0 - (0.0 if kind else 0.001)
+    elif not (covered - subject) and not kind:
+        return 0.0  # the subject alone answers nothing
+    else:
+        share = min(1.0, (len(covered) + 0.5 * kind) / len(q.words))
+    # "Where", "when" and "who" ask for a place, a time, a person: a statement giving none of these (no
+    # relation they ask for, no time it holds at) tells of the subject without answering.
+    gives = q.wh in asked or (q.wh == "when" and s.valid_at is not None)
+    return share * (1.0 if gives or q.wh not in _KINDS else WRONG_KIND)
