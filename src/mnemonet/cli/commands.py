@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnemonet.model.records import check_name
+from mnemonet.model.secrets import check_no_secrets
 
 
 @dataclass(frozen=True)
@@ -99,4 +100,7 @@ def parse_line(line: str, max_chars: int, max_name_chars: int) -> Command | None
         raise ValueError(f"{spec.name}: takes no argument (usage /{spec.name})")
     if spec.arg == "NAME":
         arg = check_name(arg, spec.name, max_name_chars)
+        # A name set here is shown in every prompt after it and travels with every write: a secret pasted
+        # as one is refused (SecretRefused, so the session drops the line from the history) before any use.
+        check_no_secrets(arg, spec.name)
     return Command(spec.name, arg)

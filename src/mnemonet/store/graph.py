@@ -115,7 +115,9 @@ class GraphStore:
                     lock.release()
                 raise
             host, port, password = server.host, server.port, server.password
-        driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password)
+        # One connection for each request the node admits at once (whatever else a request runs waits for one).
+        driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password,
+                              max_connections=settings.max_concurrent_requests)
         store = cls(driver, settings)
         store.server = server
         store._lock = lock
