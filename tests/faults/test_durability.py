@@ -78,8 +78,10 @@ async def test_vector_write_failing_after_the_commit_converges_through_the_sync(
     services.append(svc)
     embedder.down = True
     result = await svc.observe("the backup runs at midnight", idempotency_key="durable-1")
-    # Acknowledged: the graph committed it, though its vectors could not be written.
+    # Acknowledged: the graph committed it, though its vectors could not be written (indexed behind the
+    # write: the failure is counted once that attempt is over).
     assert result.created and await _observation_count(svc, result.observation_id) == 1
+    await svc.indexer.drained()
     assert result.observation_id in await svc.vectors.ids_missing([result.observation_id])
     assert svc.indexer.failures == 1
 

@@ -49,6 +49,12 @@ class Claims:
         if basis:
             await self._refuse_withdrawn(basis)
         statement_id = keyed_id("st", idempotency_key, speaker.name, ctx.id_scope) if idempotency_key else new_id("st")
+        # An erasure of this source finds the claim whole or not at all, and none erases its basis meanwhile.
+        async with ctx.writing(speaker.name, derived=True):
+            return await self._claim(statement_id, text, speaker, basis)
+
+    async def _claim(self, statement_id: str, text: str, speaker: SourceSpec, basis: list[str] | None) -> ClaimResult:
+        ctx = self._ctx
         said = split_supersession(text)
         claim_text = text
         if said is not None and (said.kind != "no_longer" or parse_canonical_claim(said.claim, speaker.name)):
