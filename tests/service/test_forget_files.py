@@ -7,7 +7,6 @@ stays is found by the same grep.
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from datadirs import found_in, own_servers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
-from netsupport import CLUSTER_KEY, client_token, eventually, node_factory
+from netsupport import CLUSTER_KEY, client_token, eventually, node_factory, until
 
 from mnemonet.llm import make_language_model
 from mnemonet.model.errors import Forbidden, InvalidInput
@@ -116,10 +115,10 @@ async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_d
                     await admin.observe("Bob lives in Paris too", source="bob", space="other")
                     # Rows are indexed behind the writes (index_in_background): the files hold them once
                     # each space's backlog is empty (reading them before was this test's own race).
-                    async with asyncio.timeout(60):
-                        for space in (SPACE, None, "other"):
-                            while (await admin.stats(space=space))["backlog"]["vectors"]:  # noqa: ASYNC110
-                                await asyncio.sleep(0.05)
+                    for space in (SPACE, None, "other"):
+                        async def indexed(space: str | None = space) -> bool:
+                            return not (await admin.stats(space=space))["backlog"]["vectors"]
+                        await until(indexed, 60.0, f"space {space}: every row indexed behind its write")
                     for needle in (*SPACE_ERASED, KEPT):
                         assert found_in(root / "falkordb", needle), f"{needle} not in the AOF before forget"
                         assert found_in(root / "postgres", needle), f"{needle} not in PostgreSQL's files before"
