@@ -6,11 +6,17 @@ it (``_derived_only_from``), the concepts nothing else uses (``_orphans``),
 their vector rows and the embedding context that quoted them
 (``_revector_alone``), compacts both stores and leaves a tombstone.
 
-The ``erasing`` lock (``ServiceContext.erasing``, public as
-``MemoryService.erasing``) is this module's: ``forget``, ``clear`` and
-``sync_vectors`` hold it, so a sync that read graph items before an erase
-cannot write their rows back after it (``SpacedMemory`` holds it too when it
-drops a space).
+An erasure races nothing. It first closes the write gate (``write_gate``) to
+the writes it concerns, ``forget`` to the erased items' source and to the
+workers' derived writes, ``clear`` to every write, and waits for those under
+way, so a write acknowledged before it is erased whole and one that comes
+after waits for it (``forget_write_wait``) and is then written whole. Then it
+takes the ``erasing`` lock (``ServiceContext.erasing``, public as
+``MemoryService.erasing``; ``SpacedMemory`` takes both to drop a space),
+which every write to the vector index holds too: it cancels the queued
+entries of what it erases, and any row handed in later for an erased item is
+dropped by the indexer, which writes only rows of items the graph still holds.
+The report counts those cancelled entries among the erased vectors.
 """
 
 from __future__ import annotations
@@ -61,11 +67,15 @@ class Erasure:
         worker's claims resting on a retracted statement are retracted with it (``derivations``).
         One retraction per item: retrying (or retracting again, whoever asks) returns the standing one.
         """
-        graph = self._ctx.graph
         target_id = check_id(id, "id")
         reason = check_text(reason, "reason", self._ctx.settings.retract_reason_max_chars)
         check_no_secrets(reason, "reason")
         by = source_spec(source, "user")
+        async with self._ctx.deriving():  # about an item an erasure may take: one waits for the other
+            return await self._retract(target_id, reason, by.name)
+
+    async def _retract(self, target_id: str, reason: str, by: str) -> RetractResult:
+        graph = self._ctx.graph
         node = await graph.get_node(target_id)
         if node is None and _SHORT_ID.match(target_id):  # as answers and the CLI print ids
             found = await graph.ids_with_prefix(target_id, 2)
@@ -80,7 +90,7 @@ class Erasure:
         if label not in ("statement", "observation"):
             raise InvalidInput(f"id: only a statement or an observation can be retracted, not a {label}")
         kind: Literal["statement", "observation"] = "statement" if label == "statement" else "observation"
-        created = await graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by.name)
+        created = await graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by)
         [standing] = await graph.retractions_of([target_id])
         derived = await graph.statements_derived_from(target_id, kind)
         flagged = [s.id for s in derived if s.derived_from_retracted]
@@ -109,21 +119,25 @@ class Erasure:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
-        async with self._ctx.erasing:
-            return await self._forget(observation_id, source, by)
+        ctx = self._ctx
+        who = check_name(by, "by")
+        if observation_id is not None:
+            check_id(observation_id, "observation_id")
+            writers = [o.source for o in await ctx.graph.get_observations([observation_id]) if o.source]
+        else:
+            writers = [check_name(source, "source")]
+        # Writes of the erased items' source and workers' derived writes wait; those under way finish first.
+        async with ctx.excluding(writers), ctx.erasing:
+            return await self._forget(observation_id, source, who)
 
-    async def _forget(self, observation_id: str | None, source: str | None, by: str) -> ForgetReport:
+    async def _forget(self, observation_id: str | None, source: str | None, who: str) -> ForgetReport:
         ctx = self._ctx
         graph, settings = ctx.graph, ctx.settings
-        # Queued rows first: one indexed after the erase would bring back what was forgotten.
-        await ctx.indexer.drained()
         ctx.indexer.forget_recent()
-        who = check_name(by, "by")
         kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
         sources: list[str] = []
         if observation_id is not None:
-            found = await graph.get_observations([check_id(observation_id, "observation_id")])
-            observations = [o.id for o in found]
+            observations = [o.id for o in await graph.get_observations([observation_id])]
             statements: list[str] = []
         else:
             sources, observations, statements = await graph.source_items(check_name(source, "source"))
@@ -141,6 +155,9 @@ class Erasure:
         n = settings.forget_context_fragment_chars
         texts = [o.text.strip() for o in await graph.all_observations(sorted(set(observations) & erased))]
         fragments = sorted({piece for t in texts for piece in (t[:n], t[-n:]) if piece})
+        # Queued behind their writes and not indexed yet: dropped unembedded, and counted as erased rows.
+        cancelled = ctx.indexer.cancel(erased | orphans)
+        unwritten = len(await ctx.vectors.ids_missing(sorted(cancelled))) if cancelled else 0
         erasure = await vector_erase.erase(ctx.vectors, sorted(erased | orphans), fragments)
         await self._revector_alone(erasure.stale)
         observation_ids = sorted(observations)
@@ -149,7 +166,7 @@ class Erasure:
             id=derived_id("tomb", kind, *sorted(erased)), kind=kind, space=ctx.space,
             observations=len(observation_ids),
             statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
-            sources=len(sources), vectors=erasure.deleted, at=report.at, by=who,
+            sources=len(sources), vectors=erasure.deleted + unwritten, at=report.at, by=who,
         )
         await graph.forget(tombstone, {
             "observations": observation_ids, "statements": statement_ids, "concepts": sorted(orphans),
@@ -195,24 +212,29 @@ class Erasure:
     # -- the whole space's graph and index -----------------------------------------
 
     async def clear(self) -> None:
-        """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
+        """Admin only: erase the graph (but token revocations and the audit log) and the vector index.
+
+        Every write waits meanwhile (those under way finish first), and what is queued for the index is
+        dropped, not written after the erase."""
         ctx = self._ctx
-        async with ctx.erasing:
-            await ctx.indexer.drained()  # a row indexed after the erase would outlive its item
+        async with ctx.excluding(None), ctx.erasing:
+            ctx.indexer.cancel()
             ctx.indexer.forget_recent()
             await ctx.graph.clear()
             await ctx.vectors.clear()
 
     async def sync_vectors(self, limit: int = MAX_LIMIT) -> int:
-        """Index recent graph items that have no row (after a failed index write or a restart)."""
+        """Index recent graph items that have no row (after a failed index write or a restart).
+
+        An item erased between the read and the index write gets no row: the indexer writes, under the
+        erasure lock, only rows of items the graph still holds."""
         ctx = self._ctx
-        async with ctx.erasing:
-            observations = await ctx.graph.recent_observations(check_limit(limit))
-            statements = await ctx.graph.recent_statements(check_limit(limit))
-            derived = ctx.settings.index_derived_vectors
-            entries = [observation_entry(o) for o in observations]
-            entries += [statement_entry(s, derived) for s in statements]
-            return await ctx.indexer.index(entries)
+        observations = await ctx.graph.recent_observations(check_limit(limit))
+        statements = await ctx.graph.recent_statements(check_limit(limit))
+        derived = ctx.settings.index_derived_vectors
+        entries = [observation_entry(o) for o in observations]
+        entries += [statement_entry(s, derived) for s in statements]
+        return await ctx.indexer.index(entries)
 
 
 def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:

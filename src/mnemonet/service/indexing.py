@@ -10,6 +10,13 @@ yields are keyword-only rows found through it (``index_derived_vectors``).
 By default it is indexed behind the write (``index_in_background``): the
 writer goes on while the embedder works on many writes' texts at once, and a
 read first waits for the writes acknowledged before it (``caught_up``).
+
+Every write to the index runs under the erasure lock and writes only the rows
+of items still in the graph: an entry queued, or handed in by a write still
+under way, when its item was erased is dropped, never written back (issue 31,
+row 3: rows indexed behind the write outlived the erasure). An erasure also
+``cancel``s the queued entries of what it erases, so their text never reaches
+the embedder.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,17 +64,26 @@ class VectorIndexer:
     vector is usually the one the turn before got moments ago, so it costs no
     second embedding (``contextual_vector``). Only the vector sees the context;
     keyword search and hits show the observation's own text.
+
+    ``present``: which of some ids the graph still holds (``GraphStore.existing_items``); ``lock``: the
+    erasure lock (``ServiceContext.erasing``), held by every write to the index and by every erasure.
     """
 
-    def __init__(self, vectors: VectorStore, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self, vectors: VectorStore, embedder: Embedder, settings: Settings, *,
+        present: Callable[[list[str]], Awaitable[set[str]]], lock: asyncio.Lock,
+    ) -> None:
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
+        self._present = present
+        self._lock = lock
         self.failures = 0
         # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
-        # Written behind (index_in_background): entries waiting, oldest first, and how many are in a call now.
-        self._queue: OrderedDict[str, IndexEntry] = OrderedDict()
+        # Written behind (index_in_background): entries waiting, oldest first (None: cancelled, leaving in
+        # its turn so ``caught_up`` counts stay in order), and how many are in a call now.
+        self._queue: OrderedDict[str, IndexEntry | None] = OrderedDict()
         self._in_call = 0
         self._submitted = 0  # entries ever queued
         self._done = 0  # of those, indexed or failed (they leave the queue in order)
@@ -96,6 +112,8 @@ class VectorIndexer:
             if e.id not in self._queue:
                 self._queue[e.id] = e
                 self._submitted += 1
+            elif self._queue[e.id] is None:  # cancelled, and written again since (a retry after its erasure)
+                self._queue[e.id] = e
         if self._queue and (self._drain is None or self._drain.done()):
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue(), name="vector-index-drain")
 
@@ -120,6 +138,18 @@ class VectorIndexer:
         async with self._progress:
             await self._progress.wait_for(lambda: self._done >= target)
 
+    def cancel(self, ids: Collection[str] | None = None) -> list[str]:
+        """Drop the queued entries of ``ids`` (None: every queued entry) unindexed; returns their ids.
+
+        An erasure calls it holding the erasure lock: an entry is then either queued (cancelled here) or
+        indexed (its row erased), never in a call between the two.
+        """
+        wanted = list(self._queue) if ids is None else [i for i in ids if i in self._queue]
+        cancelled = [i for i in wanted if self._queue[i] is not None]
+        for i in cancelled:
+            self._queue[i] = None
+        return cancelled
+
     def forget_recent(self) -> None:
         """Drop the recent vectors kept by text (an erase leaves no copy of an erased text in memory)."""
         self._recent.clear()
@@ -135,23 +165,33 @@ class VectorIndexer:
         the load on their own.
         """
         while self._queue:
-            batch = [self._queue.popitem(last=False)[1] for _ in range(min(len(self._queue),
-                                                                           self.settings.index_background_batch))]
-            self._in_call = len(batch)
-            try:
-                await self.index_quietly(batch)
-            finally:
-                self._in_call = 0
-                self._done += len(batch)
-                async with self._progress:
-                    self._progress.notify_all()
+            # Taken from the queue under the lock, so an erasure never runs while a batch is out of it.
+            async with self._lock:
+                taken = [self._queue.popitem(last=False)[1] for _ in range(min(len(self._queue),
+                                                                               self.settings.index_background_batch))]
+                self._in_call = len(taken)
+                try:
+                    await self._quietly([e for e in taken if e is not None], self._index)
+                finally:
+                    self._in_call = 0
+                    self._done += len(taken)
+                    async with self._progress:
+                        self._progress.notify_all()
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
-        """Embed and store the entries that have no row yet; returns how many were written."""
+        """Embed and store the entries that have no row yet and whose items the graph still holds, under
+        the erasure lock; returns how many were written."""
+        if not entries:
+            return 0
+        async with self._lock:
+            return await self._index(entries)
+
+    async def _index(self, entries: Sequence[IndexEntry]) -> int:
         if not entries:
             return 0
         unique = {e.id: e for e in entries}
-        missing = set(await self.vectors.ids_missing(list(unique)))
+        present = await self._present(list(unique))  # an item erased since it was handed in has no row to get
+        missing = set(await self.vectors.ids_missing([i for i in unique if i in present])) if present else set()
         todo = [e for e in unique.values() if e.id in missing]
         if not todo:
             return 0
@@ -216,8 +256,12 @@ class VectorIndexer:
         Used right after a graph commit: the write is already acknowledged
         and ``sync`` repairs the index later.
         """
+        return await self._quietly(entries, self.index)
+
+    async def _quietly(self, entries: Sequence[IndexEntry], index: Callable[[Sequence[IndexEntry]], Awaitable[int]]
+                       ) -> int:
         try:
-            return await self.index(entries)
+            return await index(entries)
         except Exception as exc:  # provider or database down: the graph write stands
             self.failures += 1
             log.warning("vector.index_failed count=%d error=%s", len(entries), exc)

@@ -141,7 +141,9 @@ class SpacedMemory:
             if len(existing) >= self.settings.spaces_max:
                 raise Conflict(f"name: this store already holds {len(existing)} spaces (setting spaces_max)")
             # A new space starts empty, whatever a failed delete or a write racing one left under its name.
-            await self._drop(await self._open_space(name))
+            fresh = await self._open_space(name)
+            await fresh.graph.drop()
+            await fresh.vectors.drop()
             # Opened (the graph's indexes, the schema) before it is registered: a registered space is usable.
             memory = await self._open_space(name)
             row = await self.default.graph.record_space(name, by)
@@ -184,20 +186,26 @@ class SpacedMemory:
                 return ForgetReport(kind="space", space=name, at=_now_ms(), by=who)
             memory = self._open.pop(name, None) or await self._open_space(name)
             await memory.usage.close()  # its pending use counts land before the drop, not after it
-            held = await memory.graph.counts()
-            at = _now_ms()
-            # One tombstone per space created: a retry after a failure below finds it and writes none.
-            tombstone = TombstoneView(
-                id=derived_id("tomb", "space", name, str(registered["created_at"])), kind="space", space=name,
-                observations=held["Observation"], statements=held["Statement"], concepts=held["Concept"],
-                retractions=held["Retraction"], sources=held["Source"], vectors=await memory.vectors.count(),
-                at=at, by=who,
-            )
-            # Recorded first, unregistered last: if a drop or a compaction fails (a rewrite past
-            # forget_compaction_timeout) the space stays listed, and erasing it again finishes the job
-            # under the same tombstone.
-            await self.default.graph.forget(tombstone, {})
-            await self._drop(memory)
+            # A write still holding this memory is refused from now on (never written into a dropped graph);
+            # those under way finish first, and the counts are taken with nothing writing.
+            memory.writes.retire(f"space: {name!r} is erased")
+            async with memory.writes.excluding(None, self.settings.forget_drain_wait), memory.erasing:
+                cancelled = memory.indexer.cancel()  # queued behind their writes: never written
+                unwritten = await memory.vectors.ids_missing(cancelled) if cancelled else []
+                held = await memory.graph.counts()
+                # One tombstone per space created: a retry after a failure below finds it and writes none.
+                tombstone = TombstoneView(
+                    id=derived_id("tomb", "space", name, str(registered["created_at"])), kind="space", space=name,
+                    observations=held["Observation"], statements=held["Statement"], concepts=held["Concept"],
+                    retractions=held["Retraction"], sources=held["Source"],
+                    vectors=await memory.vectors.count() + len(unwritten), at=_now_ms(), by=who,
+                )
+                # Recorded first, unregistered last: if a drop or a compaction fails (a rewrite past
+                # forget_compaction_timeout) the space stays listed, and erasing it again finishes the job
+                # under the same tombstone.
+                await self.default.graph.forget(tombstone, {})
+                await memory.graph.drop()
+                await memory.vectors.drop()
             await self.default.graph.remove_shares_of(name)
             # The dropped graph's query log (telemetry stream) goes with the rewrite; then the dropped
             # schema's files and the log segments that held its rows.
@@ -210,13 +218,6 @@ class SpacedMemory:
             **tombstone.model_dump(exclude={"id"}), tombstone_id=tombstone.id,
             graph_compacted=graph_compacted, vectors_compacted=vectors_compacted,
         )
-
-    @staticmethod
-    async def _drop(memory: MemoryService) -> None:
-        async with memory.erasing:
-            await memory.indexer.drained()  # no queued row written after the drop
-            await memory.graph.drop()
-            await memory.vectors.drop()
 
     # -- the store node's own calls ---------------------------------------------
 
