@@ -4,8 +4,7 @@
 its concepts and statements (and, with ``infer_with_extraction``, the claims
 an inference worker would infer, in the same call); ``import_file`` observes
 a file line by line; ``complete_extraction`` finishes an extraction left
-pending. Every id derives from the caller's idempotency key (scoped by the
-source: another source's same key names another observation) or the
+pending. Every id derives from the caller's idempotency key or the
 observation's id, so a retry lands on the same nodes; what is written is
 handed to the vector indexer with the observation's own row. Each write
 passes the write gate as the source it is written as, so an erasure of that
@@ -22,7 +21,7 @@ from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import ImportReport, ObserveResult
 from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
-from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, keyed_id, new_id
+from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, new_id
 from mnemonet.model.records import (
     INFERENCE_SOURCE,
     ConceptSpec,
@@ -73,7 +72,7 @@ class Ingest:
         text = ctx.check_input(text, "text")
         speaker = source_spec(source, "user")
         metadata = checked_metadata(metadata)
-        obs_id = (keyed_id(OBSERVATION_PREFIX, idempotency_key, speaker.name, ctx.id_scope) if idempotency_key
+        obs_id = (derived_id(OBSERVATION_PREFIX, *ctx.id_scope, idempotency_key) if idempotency_key
                   else new_id(OBSERVATION_PREFIX))
         async with ctx.writing(speaker.name):
             return await self._observe(obs_id, text, speaker, metadata, defer_extraction)
