@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Literal
 
 from mnemonet.model.api import Answer, ClaimResult, ForgetReport, InferredClaim, ObserveResult, Recall, RetractResult
+from mnemonet.model.brief import SessionBrief
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import derived_id, new_id
@@ -161,6 +162,12 @@ class InMemoryStore:
 
     async def audit_log(self, limit: int = 50) -> list[AuditView]:
         return self.audit[::-1][:limit]
+
+    async def brief(self, subject: str | None = None, since: int | None = None,
+                    budget: int | None = None) -> SessionBrief:
+        facts = [s for s in self.statements.values() if subject is None or s.subject == subject]
+        text = "\n".join(f"{s.sentence()} ({s.id})" for s in facts)
+        return SessionBrief(subject=subject, since=since, text=text, budget=budget or 800, tokens=len(text) // 4)
 
     # -- lifecycle and spaces: what a client may call, kept minimal (one space, nothing derived) --------------
     async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:

@@ -30,6 +30,7 @@ import re
 import secrets
 from typing import Any
 
+from mnemonet.model.jsontext import nested_deeper
 from mnemonet.p2p.links import Link, LinkClosed
 
 POLICY = 1008  # WebSocket close code: policy violation
@@ -59,6 +60,8 @@ async def _receive(link: Link) -> dict[str, Any]:
         raise HandshakeFailed("the peer closed the link during the handshake")
     if len(data) > MAX_FRAME_BYTES:
         raise HandshakeFailed(f"handshake frame of {len(data)} bytes (limit {MAX_FRAME_BYTES})")
+    if nested_deeper(data if isinstance(data, str) else data.decode("utf-8", errors="replace")):
+        raise HandshakeFailed("handshake frame nests too deeply")
     try:
         message = json.loads(data)
     except ValueError:

@@ -32,6 +32,7 @@ from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 
 from mnemonet.model.errors import Busy, InvalidInput, describe, is_expected, status_of
+from mnemonet.model.jsontext import nested_deeper
 from mnemonet.model.spaces import DEFAULT_SPACE, check_space
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.docs import mount_docs
@@ -278,12 +279,12 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error("too_large", f"body exceeds {node.max_body_bytes} bytes")
         except ClientGone as exc:
             return _gone(request, exc)
+        if nested_deeper(raw.decode("utf-8", errors="replace")):
+            return _error("bad_input", "body is not JSON this node reads: nested too deeply")
         try:
             kwargs = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:
             return _error("bad_input", f"body is not JSON: {exc}")
-        except RecursionError:  # deeper than the parser can go: bad input, not a server fault
-            return _error("bad_input", "body is not JSON this node reads: nested too deeply")
         if not isinstance(kwargs, dict):
             return _error("bad_input", "body must be a JSON object of keyword arguments")
         if method in ("observe", "claim", "retract") and (refusal := check_source(caller, kwargs)) is not None:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mnemonet.model.jsontext import nested_deeper
 from mnemonet.model.records import lone_surrogate
 
 Format = Literal["jsonl", "locomo", "chat"]
@@ -100,13 +101,13 @@ def _lines(text: str) -> Iterator[tuple[int, str]]:
 
 def _jsonl(text: str, text_field: str, source_field: str, default_source: str) -> Iterator[Item | Unreadable]:
     for number, line in _lines(text):
+        if nested_deeper(line):  # refused before decoding (``model.jsontext``), as the node does a request
+            yield Unreadable(number, "not JSON this node reads: nested too deeply")
+            continue
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             yield Unreadable(number, f"not JSON: {exc.msg}")
-            continue
-        except RecursionError:  # deeper than the parser goes: this line's shape, not a fault of the node
-            yield Unreadable(number, "not JSON this node reads: nested too deeply")
             continue
         if not isinstance(row, dict) or not isinstance(row.get(text_field), str):
             yield Unreadable(number, f"no string field {text_field!r}")
@@ -129,6 +130,8 @@ def _chat(text: str, default_source: str) -> Iterator[Item | Unreadable]:
 
 def _locomo(text: str) -> Iterator[Item | Unreadable]:
     """Every turn of every conversation, numbered from 1 in file order; metadata as the retrieval bench keeps it."""
+    if nested_deeper(text):
+        raise ValueError("not a LoCoMo file (nested too deeply)")
     try:
         samples = json.loads(text)
         number = 0
@@ -144,6 +147,6 @@ def _locomo(text: str) -> Iterator[Item | Unreadable]:
                         "dia_id": str(turn["dia_id"]), "session": f"{sample['sample_id']}:session_{n}",
                         "session_date": str(conv.get(f"session_{n}_date_time", "")),
                     }))
-    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # one JSON document
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # one JSON document
         raise ValueError(f"not a LoCoMo file ({type(exc).__name__}: {exc})") from None
     yield from out
