@@ -18,7 +18,7 @@ from mnemonet.cli.console import LineReader, TerminalHistory, bounded_file_reade
 from mnemonet.cli.session import CliSession
 from mnemonet.model.api import MemoryAPI
 from mnemonet.p2p.membership import Member, MemberState
-from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
+from mnemonet.p2p.peer_access import reset_client, serve_client
 from mnemonet.settings import Settings
 
 T = TypeVar("T")
@@ -107,11 +107,11 @@ async def attach_cli(node: CliNode, stop: asyncio.Event, script: Path | None = N
     there and are echoed after the prompt, so a transcript reads like an interactive session.
     ``credential`` is a client token the session's routed admin calls carry (the demo owner's).
     """
-    held = set_client_credential(credential)
+    held = serve_client(credential)
     try:
         await _run_cli(node, stop, script, stdin or sys.stdin, out or sys.stdout)
     finally:
-        reset_client_credential(held)
+        reset_client(held)
 
 
 async def _run_cli(node: CliNode, stop: asyncio.Event, script: Path | None, stdin: TextIO, out: TextIO) -> None:

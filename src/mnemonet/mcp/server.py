@@ -108,7 +108,7 @@ class _SourceFromToken(HttpMemoryClient):
         return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis, space=space)
 
     async def retract(self, id: str, reason: str, source: str | None = None, *,
-                      space: str | None = None) -> RetractResult:
+                      space: str | None = None, any_source: bool = False) -> RetractResult:
         return await super().retract(id, reason, None, space=space)
 
 

@@ -283,7 +283,7 @@ class PeerNode:
         self._tasks = []
 
     # -- serving --------------------------------------------------------------------
-    async def _dispatch(self, env: Envelope) -> Envelope | None:
+    async def _dispatch(self, env: Envelope, linked: bool = False) -> Envelope | None:
         if self.state in ("stopped", "killed"):
             # A link reader or HTTP request outliving the stop must not ack a ping:
             # the ack would refute the suspicion and keep a stopped node alive.
@@ -296,7 +296,7 @@ class PeerNode:
             if self._cluster is not None and self._cluster.handles(env.kind):
                 return await self._cluster.handle(env)
             if env.kind is Kind.REQUEST:
-                return await self.rpc_server.handle(env)
+                return await self.rpc_server.handle(env, linked)
             if env.kind is Kind.EVENT:
                 await self.events.handle(env)
                 return None

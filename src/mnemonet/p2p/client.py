@@ -103,9 +103,12 @@ class _MemoryMethods:
             content=content, format=format, text_field=text_field, source_field=source_field,
             default_source=default_source, as_source=as_source, defer_extraction=defer_extraction or None))
 
-    async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None) -> RetractResult:
-        """Take a statement or observation back (a retry finds the standing retraction)."""
-        return await self._scall(space, "retract", {"id": id, "reason": reason, "source": source})
+    async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None,
+                      any_source: bool = False) -> RetractResult:
+        """Take a statement or observation back (a retry finds the standing retraction); ``any_source``: another
+        source's too (an admin; over HTTP the node decides it from the token)."""
+        kwargs = {"id": id, "reason": reason, "source": source, **({"any_source": True} if any_source else {})}
+        return await self._scall(space, "retract", kwargs)
 
     async def forget(
         self, observation_id: str | None = None, source: str | None = None, by: str = "local", *,
@@ -185,14 +188,10 @@ class _MemoryMethods:
         """Admin: ids of revoked client tokens, newest first."""
         return await self._call("revoked_tokens", {})
 
-    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
-        """Append an audit record on a store peer (nodes do this for the client calls they serve)."""
-        await self._call("record_audit", {"who": who, "method": method, "node": node, "outcome": outcome,
-                                          "detail": detail})
-
-    async def audit_log(self, limit: int = 50) -> list[AuditView]:
-        """Admin: audit records of client write and admin calls, newest first."""
-        return await self._call("audit_log", {"limit": limit})
+    async def audit_log(self, limit: int = 50, *, spaces: list[str] | None = None) -> list[AuditView]:
+        """Admin: audit records of client write and admin calls, newest first (over HTTP, those of the token's
+        spaces)."""
+        return await self._call("audit_log", _drop_none(limit=limit, spaces=spaces))
 
     async def spaces(self) -> list[SpaceView]:
         """Every memory space, ``default`` first."""
@@ -438,9 +437,10 @@ class HttpMemoryClient(_MemoryMethods):
         return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 
     async def retract(
-        self, id: str, reason: str, source: str | None = None, *, space: str | None = None
+        self, id: str, reason: str, source: str | None = None, *, space: str | None = None, any_source: bool = False
     ) -> RetractResult:
-        """Take a statement or observation back; the source is the token's name unless ``source`` (speak-for)."""
+        """Take a statement or observation back; the source is the token's name unless ``source`` (speak-for).
+        Another source's item only with an admin token of the space (the node decides ``any_source`` from it)."""
         return await self._scall(space, "retract", _drop_none(id=id, reason=reason, source=source))
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:

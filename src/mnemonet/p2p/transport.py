@@ -35,7 +35,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Envelope], Awaitable[Envelope | None]]
+# (envelope, linked): linked when it came on a link proven to be its sender's, not over HTTP.
+Handler = Callable[[Envelope, bool], Awaitable[Envelope | None]]
 
 PEER_PATH = "/v1/peer"
 
@@ -101,6 +102,7 @@ class Transport:
         self._handshaking = 0  # inbound sockets still proving themselves: their own small cap
         self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
         self._posts: dict[str, set[asyncio.Future[Envelope | None]]] = {}  # peer id -> HTTP calls waiting on it
+        self._dialling: dict[str, asyncio.Future[Link]] = {}  # peer id -> the dial a linked call waits for
         self._tasks: set[asyncio.Task[Any]] = set()
         self._url_overrides: dict[str, str] = {}
         self._http: httpx.AsyncClient | None = None
@@ -274,8 +276,11 @@ class Transport:
                 pass  # the link just died; HTTP may still reach the peer
         await self._post(member, env, self._settings.control_timeout)
 
-    async def call(self, member: Member, env: Envelope, timeout: float) -> Envelope:
+    async def call(self, member: Member, env: Envelope, timeout: float, *, linked: bool = False) -> Envelope:
         """Send ``env`` and wait for its reply (which may carry an error; see ``raise_for_error``).
+
+        ``linked``: only over a link (dialled now if there is none; ``PeerUnavailable`` if that fails),
+        for the calls a peer serves only to a proven sender.
 
         ``timeout`` bounds the send too. A send cut short by it leaves the link
         whole (a message is queued whole or not at all) and open: only a send
@@ -285,6 +290,8 @@ class Transport:
         fails over at detection time rather than at its own timeout.
         """
         link = self.link_to(member.node_id)
+        if link is None and linked:
+            link = await self._dial_once(member, timeout)
         if link is not None:
             loop = asyncio.get_running_loop()
             fut: asyncio.Future[Envelope] = loop.create_future()
@@ -294,7 +301,9 @@ class Transport:
                     await link.send(self._codec.encode(env), self._settings.link_send_timeout)
                     return await fut
             except LinkClosed:
-                pass  # not delivered, so HTTP is a safe second try
+                if linked:
+                    raise PeerUnavailable(f"link to {member.node_id} closed before {env.kind} was sent") from None
+                # not delivered, so HTTP is a safe second try
             except TimeoutError:
                 raise PeerTimeout(f"{member.node_id} did not answer {env.kind} within {timeout}s") from None
             finally:
@@ -305,6 +314,26 @@ class Transport:
         if reply is None:
             raise PeerUnavailable(f"{member.node_id} sent no reply to {env.kind}")
         return reply
+
+    async def _dial_once(self, member: Member, timeout: float) -> Link:
+        """A link to ``member``: the one being dialled if any (concurrent calls share one dial), else a new one."""
+        dialling = self._dialling.get(member.node_id)
+        if dialling is None:
+            dialling = self._dialling[member.node_id] = self.spawn(self.dial(member), f"dial-{member.node_id}")
+
+            def done(task: asyncio.Future[Link]) -> None:
+                self._dialling.pop(member.node_id, None)
+                if not task.cancelled():
+                    task.exception()  # retrieved here: the callers waiting may have given up
+
+            dialling.add_done_callback(done)
+        try:
+            async with asyncio.timeout(timeout):
+                return await asyncio.shield(dialling)
+        except TimeoutError:
+            raise PeerTimeout(f"no link to {member.node_id} within {timeout}s") from None
+        except ConnectionError as exc:  # PeerUnavailable too
+            raise PeerUnavailable(f"no link to {member.node_id}: {exc}") from None
 
     async def _abandonable(self, peer_id: str, post: Coroutine[Any, Any, Envelope | None]) -> Envelope | None:
         """Await an HTTP call to ``peer_id`` that ``abandon_calls_to`` can fail early (a link call's
@@ -391,15 +420,15 @@ class Transport:
 
     async def _handle_on_link(self, link: Link, env: Envelope) -> None:
         try:
-            reply = await self._dispatch(env)
+            reply = await self._dispatch(env, linked=True)
             if reply is not None:
                 await self._try_send(link, reply)
         finally:
             link.in_flight -= 1
 
-    async def _dispatch(self, env: Envelope) -> Envelope | None:
+    async def _dispatch(self, env: Envelope, linked: bool) -> Envelope | None:
         try:
-            return await self._handler(env)
+            return await self._handler(env, linked)
         except Exception as exc:  # a handler bug must cost one reply, never the link or the node
             request_id = env.payload.get("request_id")
             if not is_expected(exc):
@@ -430,6 +459,6 @@ class Transport:
             return status_of(exc.code), json.dumps(error_payload(exc.code, exc.message)).encode()
         if env.reply_to is not None or not accept(env.kind):
             return 400, json.dumps(error_payload("invalid", f"{env.kind} is not accepted at this endpoint")).encode()
-        reply = await self._dispatch(env)
+        reply = await self._dispatch(env, linked=False)
         return (204, b"") if reply is None else (200, self._codec.encode(reply))
 
