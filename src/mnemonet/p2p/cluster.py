@@ -229,7 +229,17 @@ class Cluster:
         return True
 
     async def _post_join(self, url: str) -> Envelope:
-        env = Envelope(kind=Kind.JOIN, sender=self.node_id, payload={"member": self.membership.local.to_wire()})
+        # A join is bound to the node it joins, like every other envelope: replayed to another node, it is
+        # refused (``wrong_target``) instead of listing us there. The seed's id comes first, from a join
+        # that carries nothing (``handle``), so only a key holder learns it.
+        asked = await self._post(url, Envelope(kind=Kind.JOIN, sender=self.node_id))
+        if asked.sender == self.node_id:
+            return asked  # our own URL among the seeds: nothing to join
+        env = Envelope(kind=Kind.JOIN, sender=self.node_id, target=asked.sender,
+                       payload={"member": self.membership.local.to_wire()})
+        return await self._post(url, env)
+
+    async def _post(self, url: str, env: Envelope) -> Envelope:
         reply = await self._transport.post_url(url, JOIN_PATH, env, self._settings.control_timeout)
         if reply is None:
             raise PeerUnavailable(f"{url} sent no welcome")
@@ -371,6 +381,11 @@ class Cluster:
             self.membership.apply(update)
             return None
         if env.kind is Kind.JOIN:
+            if env.target is None:
+                # Who is here: a joiner's first question, answered with our id alone, changing nothing.
+                if payload:
+                    raise ValueError("a join names the node it joins (target); only an empty one asks who is here")
+                return env.reply(Kind.WELCOME, self.node_id, {})
             member = payload.get("member")
             if not isinstance(member, dict) or member.get("node_id") != env.sender:
                 raise ValueError("member: a node may only join as itself")
