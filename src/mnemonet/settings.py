@@ -541,9 +541,14 @@ class Settings(BaseSettings):
         3.0, description="Seconds a new WebSocket link has to complete its challenge handshake (both sides prove the "
         "cluster key) before it is closed."
     )
+    max_pending_peer_links: int = Field(
+        8, description="Inbound WebSocket sockets still in their handshake at once whose upgrade request showed the "
+        "cluster key (a link ticket); more are refused (1013). Slots of their own, so strangers' idle sockets "
+        "(max_pending_links) never keep a peer from linking."
+    )
     max_pending_links: int = Field(
-        8, description="Inbound WebSocket sockets still in their handshake at once; more are refused (1013) so idle "
-        "unauthenticated sockets cannot take the max_inbound_links slots."
+        8, description="Inbound WebSocket sockets of strangers (no valid link ticket) still in their handshake at "
+        "once; more are refused (1013) so idle unauthenticated sockets cannot take the max_inbound_links slots."
     )
     gossip_interval: float = Field(0.5, description="Seconds between membership gossip rounds.")
     gossip_fanout: int = Field(3, description="Random live peers each gossip round is sent to.")

@@ -82,7 +82,8 @@ _STORE_CLIENT: tuple[tuple[str, Scope, Reach, str], ...] = (
     ("revoked_tokens", "admin", Reach("cluster"), "Ids of revoked client tokens, newest first ('*' tokens only)."),
     ("audit_log", "admin", _OWN, "Audit records of client writes and admin calls, newest first: those of the "
      "caller's spaces (every record for a '*' token)."),
-    ("retract", "write", IN_SPACE, "Take a statement or observation back: never current again, the history kept."),
+    ("retract", "write", IN_SPACE, "Take back a statement or observation the token's source wrote (another "
+     "source's: an admin of the space): never current again, the history kept."),
     ("forget", "admin", IN_SPACE, "Erase an observation, all a source wrote, or (whole_space) a whole space, and what "
      "derives only from it, compacting the files so the bytes are gone; a tombstone stays."),
     ("tombstones", "admin", IN_SPACE, "Tombstones of erasures (what kind, how many, when, by whom; never content), "

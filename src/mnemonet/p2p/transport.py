@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +24,7 @@ from starlette.websockets import WebSocket
 
 from mnemonet.model.errors import describe, is_expected, status_of
 from mnemonet.p2p import handshake
-from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind
+from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind, ReplayCache
 from mnemonet.p2p.errors import RemoteError
 from mnemonet.p2p.links import AcceptedLink, DialledLink, Link, LinkClosed
 from mnemonet.p2p.network import SOCKETS, Network
@@ -99,7 +100,11 @@ class Transport:
         self._handler = handler
         self._links: dict[str, list[Link]] = {}
         self._accepted: set[AcceptedLink] = set()  # inbound links past the handshake
-        self._handshaking = 0  # inbound sockets still proving themselves: their own small cap
+        # Inbound sockets still proving themselves, in slots of their own so none crowds out proven links:
+        # those whose upgrade request showed a link ticket (the key) and strangers, so neither crowds out the other.
+        self._handshaking = {True: 0, False: 0}
+        self._tickets = ReplayCache(settings.replay_cache_size, settings.max_message_age)
+        self._clock = time.time
         self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
         self._posts: dict[str, set[asyncio.Future[Envelope | None]]] = {}  # peer id -> HTTP calls waiting on it
         self._dialling: dict[str, asyncio.Future[Link]] = {}  # peer id -> the dial a linked call waits for
@@ -199,6 +204,8 @@ class Transport:
         link = await self._network.dial(
             member.node_id, ws_url(self.address(member)),
             timeout=self._settings.link_connect_timeout, max_bytes=2 * self._settings.max_envelope_bytes,
+            headers={handshake.TICKET_HEADER: handshake.ticket(self._codec.key, self.node_id, member.node_id,
+                                                               self._clock())},
         )
         try:
             async with asyncio.timeout(self._settings.link_handshake_timeout):
@@ -223,20 +230,28 @@ class Transport:
     async def accept(self, websocket: WebSocket) -> None:
         """Serve a link a peer opened: handshake, then read until it closes.
 
-        Sockets still in their handshake have their own cap and deadline, and
+        Sockets still in their handshake have their own caps and deadline, and
         only proven links take an inbound slot: idle sockets from anyone
-        cannot crowd out peers.
+        cannot crowd out peers. A socket whose upgrade request carries a valid
+        link ticket waits in the peers' slots (``max_pending_peer_links``),
+        any other in the strangers' (``max_pending_links``).
         """
         s = self._settings
-        if self._closing or self._handshaking >= s.max_pending_links or len(self._accepted) >= s.max_inbound_links:
+        dialler = handshake.ticket_holder(websocket.headers.get(handshake.TICKET_HEADER), self._codec.key,
+                                          self.node_id, self._clock(), s.max_message_age, self._tickets)
+        keyed = dialler is not None
+        cap = s.max_pending_peer_links if keyed else s.max_pending_links
+        if self._closing or self._handshaking[keyed] >= cap or len(self._accepted) >= s.max_inbound_links:
             await websocket.close(1013, "too many links")  # 1013: try again later
             return
-        self._handshaking += 1
+        self._handshaking[keyed] += 1
         link = AcceptedLink(websocket)
         try:
             async with asyncio.timeout(s.link_handshake_timeout):
                 await websocket.accept()
                 link.peer_id = await handshake.accept(link, self._codec.key, self.node_id, s.link_send_timeout)
+            if keyed and link.peer_id != dialler:
+                raise handshake.HandshakeFailed(f"a ticket for {dialler} used by {link.peer_id}")
         except (handshake.HandshakeFailed, TimeoutError, OSError) as exc:  # OSError: gone before the accept
             self._codec.refused["handshake"] += 1
             where = websocket.client.host if websocket.client is not None else "unknown"
@@ -244,7 +259,7 @@ class Transport:
             await link.close(handshake.POLICY, "handshake failed")
             return
         finally:
-            self._handshaking -= 1
+            self._handshaking[keyed] -= 1
         if self._closing or len(self._accepted) >= s.max_inbound_links:
             await link.close(1013, "too many links")
             return
