@@ -598,7 +598,9 @@ class Settings(BaseSettings):
     admission_concurrency: int = Field(16, ge=1, description="Pending members probed at once for admission.")
     max_incarnation_jump: int = Field(
         1_048_576, ge=1, description="Most one membership update may raise a known member's incarnation (the local "
-        "node's included); larger jumps are refused, so no claim can push a member past what it can refute."
+        "node's included; a suspicion or death one less, so its refutation fits); larger jumps are refused, so no "
+        "claim can push a member past what it can refute. A restarted node takes the first record of itself a "
+        "peer's view holds whatever its jump, to win its identity back."
     )
     control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")
     request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")

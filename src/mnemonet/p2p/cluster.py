@@ -210,7 +210,7 @@ class Cluster:
         if reply.sender == self.node_id:
             return False  # our own URL is among the seeds
         incarnation = self.membership.local.incarnation
-        self.membership.apply_many(_updates(reply.payload, "members"))
+        self.membership.merge_view(_updates(reply.payload, "members"))
         self.membership.admit(reply.sender)  # it answered us itself, at this address
         # The peer may advertise an address we cannot use (NAT, Docker); keep the one that worked.
         self._transport.remember_url(reply.sender, url)
@@ -224,7 +224,7 @@ class Cluster:
             # exchange shows it that record, it refutes, and we take the refutation.
             remote = await self.detector.transport.push_pull(peer, self.membership.snapshot())
             if remote is not None:
-                self.membership.apply_many(remote)
+                self.membership.merge_view(remote)
         log.info("joined through %s (%s); %d members known", url, reply.sender, len(self.membership.members()))
         return True
 
