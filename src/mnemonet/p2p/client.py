@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 import httpx
@@ -399,7 +399,10 @@ class HttpMemoryClient(_MemoryMethods):
     are not served to clients: calling them here raises ``UnknownMethod``.
     """
 
-    def __init__(self, base_url: str | Sequence[str], token: str = "", *, timeout: float = 120.0) -> None:
+    def __init__(self, base_url: str | Sequence[str], token: str = "", *, timeout: float = 120.0,
+                 on_refused: Callable[[str], None] | None = None) -> None:
+        # ``on_refused``: told why whenever a node refuses the token (401), e.g. to end a session built on it.
+        self._on_refused = on_refused
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         self._urls = [u.strip().rstrip("/") for u in urls if u.strip()]
         if not self._urls:
@@ -454,6 +457,8 @@ class HttpMemoryClient(_MemoryMethods):
             err = body.get("error") or {}
             code, message = str(err.get("code", "http_error")), str(err.get("message", resp.status_code))
             if resp.status_code == 401:  # say whose fault it is: the credential, not the network
+                if self._on_refused is not None:
+                    self._on_refused(message)
                 message = f"the node refused our token (401 {code}): {message}"
             raise error_from_wire(code, message)
         return spec.load_result(body.get("result"))
