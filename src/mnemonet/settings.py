@@ -239,7 +239,10 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(2048, description="Most tokens a language-model reply may use.")
     llm_timeout: float = Field(60.0, description="Seconds before one language-model call is abandoned.")
     llm_max_retries: int = Field(3, description="Retries on 429/5xx/timeouts before failing.")
-    prompts_dir: Path | None = Field(None, description="Prompt templates folder; default is the packaged prompts/.")
+    prompts_dir: Path | None = Field(
+        None, description="Prompt templates folder; default: the checkout's prompts/ (in a wheel, the copy built "
+        "into it)."
+    )
     llm_retry_backoff: float = Field(
         0.5, description="First language-model retry delay in seconds; doubles per retry, with jitter.",
     )
@@ -465,9 +468,9 @@ class Settings(BaseSettings):
         "one to be read as it; closer calls keep their own name.",
     )
     subject_authority: bool = Field(
-        True, description="A person's own statement about themselves supersedes another source's earlier "
-        "statement about them (alice's 'I live in York' over bob's earlier 'Alice lives in Leeds'), before trust "
-        "weights are compared; the answer lists the earlier one as changed.",
+        True, description="A person's own statement about themselves stands over another source's statement about "
+        "them (alice's 'I live in York' over bob's 'Alice lives in Leeds'), before trust weights are compared, "
+        "unless the other's is later and reports a change or corrects; the answer lists the other as changed.",
     )
     consolidation_min_new_statements: int = Field(
         5, description="New statements a concept must gain before the consolidation worker writes a summary."
@@ -716,14 +719,37 @@ class Settings(BaseSettings):
         "does not answer, the next (writes keep their idempotency key, so nothing is written twice)."
     )
     token: str = Field(
-        "", description="Client token the MCP server and `run_node.py import` send (`run_node.py token create NAME "
-        "--scopes read,write`; add speak-for if it relays several users). Empty for a keyless (loopback) node. The "
-        "MCP server holds no cluster key: a leaked MCP config leaks only this token."
+        "", description="Client token the MCP server, `run_node.py import`, `mnemonet capture` and the CLI node send "
+        "(`run_node.py token create NAME --scopes read,write`; add speak-for if it relays several users, admin for a "
+        "CLI that makes and shares spaces). Empty for a keyless (loopback) node. The MCP server holds no cluster "
+        "key: a leaked MCP config leaks only this token. Prefer the environment to --token, which `ps` shows."
     )
     mcp_max_items: int = Field(
         50, description="Most items one MCP tool call returns or takes (search k, recent, contradictions, load ids)."
     )
     mcp_hit_chars: int = Field(160, description="Characters of one search hit's one-line text in the MCP search tool.")
+
+    # -- capture hook for coding agents (integrations/capture) ---------------
+    capture_state_dir: Path = Field(
+        Path("~/.mnemonet/capture"),
+        description="Where `mnemonet capture` keeps how far it has read each session's transcript and the turns "
+        "it could not send yet (the spool, sent on the next call); ~ is the user's home.",
+    )
+    capture_timeout: float = Field(
+        8.0, gt=0, description="Seconds one `mnemonet capture` may take in all (below the hook's own limit): what "
+        "is not sent by then is spooled to disk and sent on the next call.",
+    )
+    capture_user: str = Field("user", description="The speaker of the user's turns a capture observes.")
+    capture_assistant: str = Field(
+        "claude-code", description="The speaker of the assistant's turns a capture observes."
+    )
+    capture_defer_extraction: bool = Field(
+        True, description="Captured turns are recorded at once and extracted by the inference worker, so the hook "
+        "returns quickly; false extracts each inline (slower, needs no inference node).",
+    )
+    capture_max_payload_bytes: int = Field(
+        1_000_000, description="Largest hook payload read from stdin; more is refused as not a hook's.",
+    )
 
     # -- interactive CLI node and demo (cli, node/demo) ----------------------
     cli_store_wait: float = Field(

@@ -24,7 +24,14 @@ from typing import Literal
 
 from mnemonet.llm.base import Triple
 from mnemonet.llm.hedges import HEDGES, hedge_confidence
-from mnemonet.llm.offline.lexicon import DEFAULT_CONFIDENCE, VERBS
+from mnemonet.llm.offline.lexicon import (
+    DEFAULT_CONFIDENCE,
+    HABIT_PREDICATE,
+    STATUS_PREDICATE,
+    VALUE_PREDICATE,
+    VERBS,
+    WHEN_PREDICATE,
+)
 from mnemonet.llm.offline.words import base_form
 
 # Predicates read as "is <phrase>" rather than as a verb.
@@ -39,7 +46,9 @@ _PAST = {"born_in": ("was born in", "was not born in")}
 
 def _phrases() -> dict[str, tuple[str, str]]:
     table: dict[str, tuple[str, str]] = {}
-    verbs = set(VERBS.values()) | {"interested_in", "employs"}
+    # The verbs the offline model writes, so a statement's sentence ("budget has value 20k") reads back.
+    verbs = set(VERBS.values()) | {"interested_in", "employs", VALUE_PREDICATE, STATUS_PREDICATE, HABIT_PREDICATE,
+                                   WHEN_PREDICATE}
     for predicate in sorted(verbs | set(_COPULA) | set(_PAST)):
         if predicate in _PAST:
             table[predicate] = _PAST[predicate]

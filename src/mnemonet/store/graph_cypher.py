@@ -100,11 +100,13 @@ def observation_write(concepts: bool, relations: bool, statements: bool) -> str:
 # An inference worker's claims about an existing observation, with its done-marker
 # (``PROCESSED`` from the worker's source): a second write for the same observation
 # and source finds the marker and writes nothing, so racing workers never duplicate.
+# The claims carry the observation's time ($now): they hold from when it was said, however late
+# the worker drew them, so a claim is never newer than what its speaker said after it.
 _INFERENCE_HEAD = """
 MATCH (w:Observation {id: $observation.id})
 OPTIONAL MATCH (w)<-[done:PROCESSED]-(:Source {key: $source.key})
 WITH w, count(done) AS done_found WHERE done_found = 0""" + _SOURCE_MERGE + """
-CREATE (src)-[:PROCESSED {created_at: $now}]->(w)"""
+CREATE (src)-[:PROCESSED {created_at: $done_at}]->(w)"""
 
 
 def inference_write(concepts: bool, relations: bool, statements: bool) -> str:
@@ -527,13 +529,17 @@ WITH subj, max(values) AS values
 RETURN count(subj) AS subjects, sum(CASE WHEN values > 1 THEN 1 ELSE 0 END) AS multi_subjects""").strip()
 
 PREDICATE_DECISION = """
-MATCH (p:Predicate {name: $name})
+MATCH (p:Predicate {name: $name}) WHERE p.cardinality IS NOT NULL
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
-# The first decision wins: a racing second worker's MERGE finds the node and changes nothing.
+# The first decision wins: a racing second worker's MERGE finds it made and changes nothing. The node may
+# exist already with the relation the predicate means (RECORD_PREDICATE_RELATION), and no decision yet.
 RECORD_PREDICATE_DECISION = """
 MERGE (p:Predicate {name: $name})
-ON CREATE SET p.id = $id, p.cardinality = $cardinality, p.decided_by = $decided_by, p.created_at = $now
+ON CREATE SET p.id = $id, p.created_at = $now
+WITH p
+WHERE p.cardinality IS NULL
+SET p.cardinality = $cardinality, p.decided_by = $decided_by
 RETURN p.cardinality AS cardinality, p.decided_by AS decided_by""".strip()
 
 # A predicate's relation in the vocabulary, found by meaning (``service/relations.py``): the first mapping

@@ -21,8 +21,8 @@ never lead and never count as evidence.
 
 The observation is the record: when a newer observation by or about the
 subject touches what is asked and nothing extracted from it answers (the
-extraction missed it), the lead says what was said, by whom and when, before
-the older statement.
+extraction missed it), the lead says what was said, by whom and when, and the
+older statement follows as evidence.
 
 Contradictions: an open one is read by the same policy the validation worker
 applies (``currency.standing``; a worker's inference speaks for the speaker of
@@ -55,12 +55,16 @@ from mnemonet.model.views import ContradictionView, ObservationView, RetractionV
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.realise import realise
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
-from mnemonet.truth.text import terms
+from mnemonet.truth.text import object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
+# The relation of a thing's state (open, closed, cancelled ...): said later, it leads whatever is asked of it.
+STATUS_RELATION = "has_status"
 # The confidence of an answer that found nothing answering, only related items.
 RELATED_CONFIDENCE = 0.2
+# The most an answer led by words nothing was extracted from can have (scaled by how well they match).
+MISSED_CONFIDENCE = 0.5
 CONTESTED = "Unresolved: "
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
@@ -91,7 +95,11 @@ class Composition:
         return list(dict.fromkeys(ids))
 
     def memory(self) -> list[tuple[str, str]]:
-        """The lines a language model may phrase the lead from: the lead's statement and its conflicts."""
+        """The lines a language model may phrase the lead from: the lead's statement and its conflicts, or the
+        newer observation that leads instead of an older statement (what the extraction missed) alone."""
+        said = [(o.id, f"{_one_line(o.text)} | observed | from {o.source or 'unknown'}") for o in self.observations]
+        if any(o.id == self.lead_id for o in self.observations):
+            return said[:1]
         lines = [(s.id, f"{realise(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
         for c in self.conflicts:
             if self.lead_id not in (c.a.id, c.b.id):
@@ -99,8 +107,7 @@ class Composition:
             for s in (c.a, c.b):
                 if s.id != self.lead_id:
                     lines.append((s.id, f"{realise(s)} | current, contested | {_provenance(s)}"))
-        lines += [(o.id, f"{_one_line(o.text)} | observed | from {o.source or 'unknown'}") for o in self.observations]
-        return lines
+        return lines + said
 
     def text(self, lead: str | None = None, *, degraded: bool = False) -> str:
         parts = [lead or self.lead]
@@ -167,14 +174,15 @@ def compose(
         else:
             conflicts.append(c)
     live = [s for s in facts if s.id not in earlier]
-    scores = {s.id: score(s, question) for s in [*live, *recall.superseded]}
+    scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
     answering = [s for s in live if scores[s.id] >= ANSWERS]
 
     def key(s: StatementView) -> tuple[str, str]:
         return s.subject.casefold(), vocabulary.canonical(s.predicate)
 
-    lead_st = _choose(answering, scores, key)
-    missed = _missed_observations(recall, question, lead_st, scores)
+    chosen = _choose(answering, scores, key)
+    lead_st = _with_status(chosen, live, vocabulary) if chosen is not None else None
+    missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
         return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
 
@@ -193,18 +201,21 @@ def compose(
         changed.append((s, replacement, "superseded"))
     for old_id, newer in earlier.items():
         old = by_id[old_id]
-        if key(old) == group or score(old, question) >= ANSWERS:
+        if key(old) == group or score(old, question, vocabulary) >= ANSWERS:
             changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
-    lead = _sentence(lead_st, lead_conflicts, asker)
-    if missed:
-        lead = f"{_said(missed[0])}; before that: {lead[:1].lower()}{lead[1:]}"
-    confidence = round(scores[lead_st.id] * _confidence(lead_st, live, lead_conflicts), 2)
-    return Composition(
-        lead=lead, lead_id=lead_st.id, evidence=evidence, changed=changed[:max_evidence],
-        conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
+    assert chosen is not None
+    confidence = round(scores[chosen.id] * _confidence(lead_st, live, lead_conflicts), 2)
+    composition = Composition(
+        lead=_sentence(lead_st, lead_conflicts, asker), lead_id=lead_st.id, evidence=evidence,
+        changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
         retractions=retractions[:max_evidence], observations=missed[:max_evidence],
     )
+    if missed:
+        # The record said more since: the newer words lead (who, when); the older statement is evidence.
+        composition.lead, composition.lead_id = f"{_capital(_said(missed[0]))}.", missed[0].id
+        composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
+    return composition
 
 
 def _nothing_answers(
@@ -216,7 +227,7 @@ def _nothing_answers(
     if missed:
         return Composition(lead=f"No statement answers that yet; {_said(missed[0])}.", lead_id=missed[0].id,
                            observations=missed[:max_evidence], retractions=retractions,
-                           confidence=RELATED_CONFIDENCE)
+                           confidence=round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2))
     near = sorted((s for s in live if scores[s.id] > 0 or about_subject(s, question)),
                   key=lambda s: -scores[s.id])
     related = _distinct(near)[:max_evidence]
@@ -225,7 +236,7 @@ def _nothing_answers(
 
 
 def _missed_observations(
-    recall: Recall, question: Question, lead: StatementView | None, scores: dict[str, float]
+    recall: Recall, question: Question, lead: StatementView | None, scores: dict[str, float], vocabulary: Vocabulary,
 ) -> list[ObservationView]:
     """Observations newer than the lead that touch what is asked, by or about its subject, from which no
     statement answers it: what the extraction missed, newest first."""
@@ -239,7 +250,7 @@ def _missed_observations(
         if o.created_at <= since or observation_score(o, question) < ANSWERS:
             continue
         drawn = extracted.get(o.id, [])
-        if any(scores.get(s.id, score(s, question)) >= ANSWERS for s in drawn):
+        if any((scores[s.id] if s.id in scores else score(s, question, vocabulary)) >= ANSWERS for s in drawn):
             continue  # understood: its statements answer (they lead, were replaced or were taken back)
         if any(terms(s.predicate, question.asker) & question.words for s in drawn):
             continue  # understood: about someone or something else ("my sister lives in Madrid")
@@ -300,14 +311,32 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
     groups: dict[tuple[str, str], list[StatementView]] = {}
     for s in statements:
         groups.setdefault(key(s), []).append(s)
-    # Best answer; then the most confident group (a literal statement before the claims a worker
-    # inferred from it, "user lives in X" before "user located in X"); max() keeps the first of equals,
-    # so retrieval order breaks the remaining ties.
-    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.confidence for s in g)))
+    # Best answer; then the group said last (of equally good answers the latest word: "I quit smoking" over
+    # "I smoke ten a day"); then the most confident (a literal statement before the claims a worker inferred
+    # from it with it, "user lives in X" before "user located in X"); max() keeps the first of equals, so
+    # retrieval order breaks the remaining ties.
+    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.created_at for s in g),
+                                               max(s.confidence for s in g)))
     # What holds now before what held once ("I used to work at Google" never answers where one works
     # if a present statement does); then the newest; of one observation's statements (same time), what
     # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.
     return max(best, key=lambda s: (s.tense != "past", s.created_at, not s.negated, s.confidence))
+
+
+def _with_status(lead: StatementView, live: list[StatementView], vocabulary: Vocabulary) -> StatementView:
+    """The state of the lead's thing said after ``lead``, when there is one ("the offsite got cancelled" after
+    "the offsite is on the 14th"; "my Halifax account" closed after "I have an account at Halifax"): whatever
+    is asked about a thing, that it is cancelled, closed or over comes first."""
+    about = {object_words(lead.subject), object_words(lead.object)}
+    later = [s for s in live if vocabulary.canonical(s.predicate) == STATUS_RELATION and not s.negated
+             and _thing(s.subject) in about and s.created_at > lead.created_at]
+    return max(later, key=lambda s: s.created_at) if later else lead
+
+
+def _thing(name: str) -> frozenset[str]:
+    """A thing's words without its owner: "user's Halifax account" -> {halifax, account}."""
+    _, sep, owned = name.partition("'s ")
+    return object_words(owned if sep else name)
 
 
 def _sentence(s: StatementView, conflicts: list[ContradictionView], asker: str | None) -> str:

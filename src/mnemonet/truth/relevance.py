@@ -5,8 +5,9 @@ relation (or its object) **covers what the question asks**; a question no
 statement answers is answered with "nothing in memory", whatever shares a word
 with it. Matching is on folded content words (``text.terms``: crude singular
 forms, a few synonyms, first person as the asker), and, for the kind of answer
-a question wants, on the kind of thing the statement's object is (``where`` ->
-a place relation, ``when`` -> a time, ``who`` -> a person ...).
+a question wants, on the words the relation vocabulary says a question asks
+for the relation with (``asked``: "where" and "home" ask for lives_in, "role"
+and "title" for is_a ...).
 
 The subject: the asker's "I" / "my" is the asker (never another person, so
 bob's "where do I work?" is never answered with alice's job); a named person
@@ -29,17 +30,17 @@ from dataclasses import dataclass
 
 from mnemonet.model.views import StatementView
 from mnemonet.truth.text import FIRST_PERSON, fold, terms
+from mnemonet.truth.vocabulary import Vocabulary
 
 # The share of the question a statement must cover to answer it (see the module docstring).
 ANSWERS = 0.5
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 _ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
-# What kind of answer a question word asks for, and the relations (their folded words) that give it.
-_WANTS: dict[str, frozenset[str]] = {
-    "where": frozenset({"live", "work", "located", "come", "born", "happen", "is", "meet", "go", "stay", "study"}),
-    "when": frozenset({"happen", "born", "birthday", "date", "start", "end", "due", "deadline"}),
-    "who": frozenset({"manager", "boss", "lead", "own", "married", "partner", "friend", "know", "report", "manage"}),
-}
+_QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how")
+# The question words that ask for a kind of answer (a place, a time, a person), and what a statement that
+# gives none of it keeps of its score: it may still answer, when nothing giving that kind does.
+_KINDS = frozenset({"where", "when", "who"})
+WRONG_KIND = 0.6
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class Question:
     def read(cls, text: str, asker: str | None) -> Question:
         me = asker or "user"
         raw = _WORD.findall(text.casefold().replace("_", " "))
-        wh = next((w for w in raw if w in _WANTS or w in ("what", "which", "how")), None)
+        wh = next((w for w in raw if w in _QUESTION_WORDS), None)
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
                    first_person=any(w in FIRST_PERSON for w in raw))
 
@@ -94,12 +95,13 @@ def about_subject(s: StatementView, q: Question) -> bool:
     return needed <= q.words
 
 
-def score(s: StatementView, q: Question) -> float:
+def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     """The share of ``q``'s content words that ``s`` covers; 0 when it is not about the subject asked."""
     if not q.words:
         return 0.0
+    asked = vocabulary.asked_with(s.predicate)
     subject = frozenset(terms(s.subject, q.asker))
-    relation = frozenset(terms(s.predicate, q.asker))
+    relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
     obj = frozenset(terms(s.object, q.asker))
     if about_subject(s, q):
         covered = q.words & (subject | relation | obj)
@@ -107,12 +109,18 @@ def score(s: StatementView, q: Question) -> float:
         covered = q.words & (relation | obj)  # the holder of something: "who manages QA?"
     else:
         return 0.0
-    # The kind of answer the question word asks for ("where" -> a place relation) counts as the word the
-    # relation does not share; a question naming nothing but its subject ("who is the budget owner?") asks
-    # for whatever is said of it, and the kind only breaks ties there.
-    kind = bool(relation & _WANTS.get(q.wh or "", frozenset())) and not relation & q.words
+    # The question word asking for the relation ("where" for lives_in) counts as half a word it covers when
+    # no other word of the question names the relation (a word naming another relation outweighs it:
+    # "where does Dana work?" is works_at, not lives_in); a question naming nothing but its subject ("who is
+    # the budget owner?") asks for whatever is said of it, and the question word only breaks ties there.
+    kind = q.wh in asked and not (relation & q.words)
     if q.words <= subject:
-        return 1.0 - (0.0 if kind else 0.001)
-    if not (covered - subject) and not kind:
+        share = 1.0 - (0.0 if kind else 0.001)
+    elif not (covered - subject) and not kind:
         return 0.0  # the subject alone answers nothing
-    return min(1.0, (len(covered) + kind) / len(q.words))
+    else:
+        share = min(1.0, (len(covered) + 0.5 * kind) / len(q.words))
+    # "Where", "when" and "who" ask for a place, a time, a person: a statement giving none of these (no
+    # relation they ask for, no time it holds at) tells of the subject without answering.
+    gives = q.wh in asked or (q.wh == "when" and s.valid_at is not None)
+    return share * (1.0 if gives or q.wh not in _KINDS else WRONG_KIND)

@@ -47,6 +47,8 @@ class PredicateSpec(BaseModel):
     temporal: bool = True
     polarity: Literal["positive", "negative", "none"] = "none"
     skip: bool = False
+    # Words a question asks for the relation with, besides its own name ("where", "home" for lives_in).
+    asked: list[str] = Field(default_factory=list)
 
     @field_validator("aliases", "written", mode="before")
     @classmethod
@@ -163,6 +165,10 @@ class Vocabulary:
         """+1 positive, -1 negative, 0 neutral; negation flips it."""
         value = {"positive": 1, "negative": -1, "none": 0}[self.spec(predicate).polarity]
         return -value if negated else value
+
+    def asked_with(self, predicate: str) -> frozenset[str]:
+        """The words a question may ask for ``predicate``'s relation with (lower case, as declared)."""
+        return frozenset(w.casefold() for w in self.spec(predicate).asked)
 
     def single_valued(self, predicate: str) -> bool:
         """One value at a time per subject, by the vocabulary (``single``)."""

@@ -22,7 +22,7 @@ from mnemonet.llm.offline.parser import extract_triples as rule_triples
 from mnemonet.model.records import Revision
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Span, Token
 
 _NOT_IN_SUBJECTS = (
     lx.TIME_WORDS
@@ -49,12 +49,20 @@ def strip_lead_in(text: str) -> str:
     return _LEAD_IN.sub("", text.strip())
 
 
-def revision_of(sentence: str) -> Revision | None:
-    """ "correction" when the sentence corrects an earlier value ("sorry", "actually", "X is wrong"),
-    "change" when it says the value changed ("now", "no longer"), else None."""
-    if _CORRECTION.search(sentence):
+def revision_of(sentence: Span) -> Revision | None:
+    """ "correction" when the sentence corrects an earlier value ("sorry", "actually", "X is wrong", any
+    form of the verb "correct", "I misspoke", "typo"), "change" when it says the value changed ("now",
+    "no longer", "since the reorg"), else None."""
+    if _CORRECTION.search(sentence.text) or any(_corrects(t) for t in sentence):
         return "correction"
-    return "change" if _CHANGE.search(sentence) else None
+    if _CHANGE.search(sentence.text) or any(t.lower_ == "since" and t.dep_ == "prep" for t in sentence):
+        return "change"
+    return None
+
+
+def _corrects(tok: Token) -> bool:
+    # "let me correct that", "correcting myself"; "that's correct" confirms.
+    return tok.lemma_.lower() in lx.CORRECTION_LEMMAS and (tok.lemma_.lower() != "correct" or tok.pos_ == "VERB")
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,25 @@ def reading_of(text: str) -> Reading:
     return Reading(body[opening.end():], True) if opening else Reading(body, False)
 
 
+# Chat leaves out its first-person subject ("promoted to senior engineer today", "ditched the iPhone for a
+# Pixel", "loving the new flat"): the subject a root verb of that form stands for, said again for the parse.
+_ELIDED_SUBJECT = {"VBD": "I", "VBN": "I got", "VBG": "I am"}
+_SUBJECT_DEPENDENTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl", "auxpass", "aux"})
+
+
+def with_elided_subjects(doc: Doc) -> str | None:
+    """The text of ``doc`` with the first-person subject said where a sentence opens with a verb that has
+    none (past, participle or -ing: never an imperative, which has the plain form); None if none does."""
+    parts, changed = [], False
+    for sent in doc.sents:
+        root = sent.root
+        elided = (root.i == sent.start and root.tag_ in _ELIDED_SUBJECT and not is_question(sent)
+                  and not any(c.dep_ in _SUBJECT_DEPENDENTS for c in root.children))
+        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if elided else sent.text)
+        changed |= elided
+    return " ".join(parts) if changed else None
+
+
 def extract_triples(doc: Doc, reading: Reading, speaker: str = "user", today: date | None = None) -> list[Triple]:
     """Every triple the parsed ``reading`` states, first person being ``speaker``, dates resolved from
     ``today``; each carries the revision cue of its sentence (a leading "Correction:" counts for the first)."""
@@ -85,10 +112,12 @@ def extract_triples(doc: Doc, reading: Reading, speaker: str = "user", today: da
         found = mapper.sentence(sent)
         if not found:
             found = [t for t in rule_triples(sent.text, speaker) if clean_subject(t.subject)]
-        # An opening "No," / "Wait," / "Sorry," answers what was said before: a correction.
-        revision = "correction" if reading.corrects and n == 0 else revision_of(sent.text)
+        # An opening "No," / "Wait," / "Sorry," answers what was said before: a correction. A cue marks
+        # every triple of its sentence; a correction outranks the change a verb of change marks.
+        revision = "correction" if reading.corrects and n == 0 else revision_of(sent)
         if revision is not None:
-            found = [t.model_copy(update={"revision": revision}) for t in found]
+            found = [t if revision == "change" and t.revision else t.model_copy(update={"revision": revision})
+                     for t in found]
         out.extend(t for t in found if t not in out)
     return out
 
@@ -99,4 +128,6 @@ def _words(phrases: tuple[str, ...]) -> str:
 
 _CORRECTION = re.compile(rf"\b(?:{_words(lx.CORRECTION_CUES)})\b", re.IGNORECASE)
 _CHANGE = re.compile(rf"\b(?:{_words(lx.CHANGE_CUES)})\b", re.IGNORECASE)
-_LEADING_CUE = re.compile(rf"^(?:(?:{_words(lx.LEADING_CUES)})\s*[,:;.!-]+\s*)+", re.IGNORECASE)
+# One or more cues ending in punctuation: "No, wait, ...", "no wait, ...", "Hold on: ...".
+_CUE = _words(lx.LEADING_CUES)
+_LEADING_CUE = re.compile(rf"^(?:(?:(?:{_CUE})\s+)*(?:{_CUE})\s*[,:;.!-]+\s*)+", re.IGNORECASE)

@@ -18,6 +18,7 @@ VERBS: dict[str, str] = {
     "work with": "works_with", "come from": "comes_from", "report to": "reports_to",
     "belong to": "belongs_to", "study at": "studies_at", "go to": "goes_to", "depend on": "depends_on",
     "care about": "cares_about", "believe in": "believes_in", "bear in": "born_in", "move from": "lives_in",
+    "base in": "located_in", "base at": "located_in",
 }
 
 # Fixed multi-word verb phrases (no inflection): phrase -> (predicate, negated).
@@ -129,7 +130,7 @@ REPORTING_HEDGES: dict[str, float] = {"think": 0.7, "believe": 0.7, "guess": 0.7
 CONDITIONAL_MARKS = frozenset({"if", "unless", "whether", "once"})
 # Verbs passing their subject to an infinitive plan: "I plan to move", "we intend to hire".
 PLAN_VERBS = frozenset({"plan", "intend", "mean", "aim", "expect", "hope"})
-ASPECT_VERBS = frozenset({"start", "begin", "keep", "continue", "stop", "quit", "resume", "try", "get"})
+ASPECT_VERBS = frozenset({"start", "begin", "keep", "continue", "resume", "try", "get"})
 STATIVE_VERBS = frozenset({"want", "love", "like", "know", "have", "get", "be", "live", "work", "own", "hate"})
 TIMELESS_PREDICATES = frozenset({"born_in", "comes_from", "has_birthday"})
 # Past facts and plans weigh less than present facts (MemoryService ranks by confidence).
@@ -142,19 +143,29 @@ LEADING_WORDS = frozenset({"so", "oh", "well", "yeah", "yes", "no", "and", "but"
                            "also",
                            "plus", "wow", "hmm"})
 COMMON_CAPITALISED = TIME_WORDS | ACTIVITY_WORDS | PLACE_WORDS
-MOVE_VERBS = frozenset({"move", "relocate"})
 # Attribute nouns naming a person or animal: an attribute only when the value is a name.
 RELATION_NOUNS = frozenset({
     "wife", "husband", "partner", "brother", "sister", "mother", "father", "mom", "dad", "son", "daughter",
     "girlfriend", "boyfriend", "friend", "dog", "cat", "pet", "manager", "boss",
 })
-PARTICLES = frozenset({"back", "up", "out", "down", "off", "away", "over"})
+# Prepositions of the phrases of time and place that stay with an object, whether they hang off it or
+# off its clause: "I hate meetings on Fridays" -> (speaker, dislikes, meetings on Fridays), a narrower
+# fact than "meetings"; an activity keeps its purpose too ("waking up early for meetings").
+QUALIFIER_PREPOSITIONS = frozenset({"on", "in", "at", "during", "before", "after", "until", "near", "around"})
+ACTIVITY_QUALIFIERS = QUALIFIER_PREPOSITIONS | {"for", "without"}
+# Nouns for people (kin and company): a move puts them in a home, not a place of business.
+PERSON_NOUNS = RELATION_NOUNS - {"dog", "cat", "pet"} | {
+    "parent", "family", "kid", "child", "colleague", "coworker", "roommate", "flatmate", "neighbour", "neighbor",
+    "cousin", "aunt", "uncle", "grandparent", "grandma", "grandpa", "grandmother", "grandfather", "nephew",
+    "niece", "people", "folk", "person", "man", "woman", "guy", "girl", "boy",
+}
+PARTICLES = frozenset({"back", "up", "out", "down", "off", "away", "over", "forward"})
 QUANTITY_NOUNS = frozenset({"lot", "lots", "bunch", "couple", "ton", "tons", "plenty", "number", "few"})
 REPORTING_FORMS = frozenset({"said", "says", "say", "told", "tells", "thinks", "thought", "believes", "believed",
                              "mentioned", "mentions", "claims", "claimed", "reckons", "guesses", "guessed"})
 CONJUNCTIONS = frozenset({"and", "but", "or", "nor", "although", "though", "while", "whereas", "because", "so", "yet"})
 
-# -- changes of an attribute said as an event ------------------------------------
+# -- changes of an attribute said as an event (``changes``) ------------------------
 # "Tom joined Hooli" / "Tom left Initech": with a named organisation as the object, the job itself
 # (works_at, ended by leave/quit) -- the state that holds now, so the old employer is superseded.
 JOIN_VERBS = frozenset({"join"})
@@ -162,29 +173,107 @@ LEAVE_VERBS = frozenset({"leave", "quit"})
 # Entity labels that are not an employer; the small model's ORG/PERSON labels on made-up company
 # names are unreliable (it tags "Hooli" PERSON), so any other proper noun counts as one.
 NOT_EMPLOYER_LABELS = frozenset({"GPE", "LOC", "FAC", "DATE", "TIME", "MONEY", "QUANTITY", "CARDINAL", "ORDINAL"})
+# "started a new job at Hooli", "took a position with Acme", "lost my job at X": nouns of a job, the
+# verbs that take one up or end it, and the prepositions that name the employer.
+JOB_NOUNS = frozenset({"job", "position", "role", "post", "gig", "internship", "contract", "placement"})
+JOB_TAKING_VERBS = frozenset({"start", "take", "get", "land", "accept", "begin", "have", "find", "secure", "score"})
+JOB_ENDING_VERBS = frozenset({"lose", "quit", "leave"})
+EMPLOYER_PREPOSITIONS = frozenset({"at", "with", "from", "for"})
+# "got hired by Cyberdyne", "is employed by Wayne Enterprises": the agent is the employer.
+HIRE_VERBS = frozenset({"hire", "employ", "recruit", "poach"})
 # "We renamed the Monday meeting to Kickoff" -> (Monday meeting, has_name, Kickoff).
 RENAME_VERBS = frozenset({"rename"})
-# "The retro moved to Thursday" (a thing, not a person, moved to a time) -> (retro, happens_on, Thursday);
-# "The launch is on Monday" -> (launch, happens_on, Monday).
-RESCHEDULE_VERBS = frozenset({"move", "reschedule", "postpone", "push", "shift", "bring", "change", "delay"})
+# Verbs of rescheduling: "The retro moved to Thursday", "we postponed the launch until April" (a thing
+# moved to a day or time) -> (retro, happens_on, Thursday); "The launch is on Monday" -> happens_on Monday.
+RESCHEDULE_VERBS = frozenset({"move", "reschedule", "postpone", "push", "shift", "bring", "change", "delay",
+                              "bump", "extend", "defer"})
 RESCHEDULE_PREPOSITIONS = frozenset({"to", "for", "until", "till"})
 TIME_PREPOSITIONS = frozenset({"on", "at", "in"})
 WHEN_PREDICATE = "happens_on"
 WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
-# Verbs of change and the predicates they report as the state they leave behind (present, whatever
-# the verb's tense: "Tom joined Hooli" -> works at Hooli now); "used to work" stays past.
-CHANGE_VERBS = JOIN_VERBS | LEAVE_VERBS | RENAME_VERBS | RESCHEDULE_VERBS
-RESULT_PREDICATES = frozenset({"works_at", "has_name", WHEN_PREDICATE})
+MONTHS = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september",
+                    "october", "november", "december"})
+# Verbs of scalar change and of promotion: "<X> <verb> (from A) to B" says X is B now ("the budget was
+# cut to 20k", "Sam was promoted to senior engineer"); so does any verb with one of the particles
+# ("went up to 1500", "came down to 3", "stepped up to editor").
+SCALAR_VERBS = frozenset({
+    "cut", "raise", "lower", "increase", "decrease", "reduce", "drop", "fall", "rise", "climb", "grow", "shrink",
+    "jump", "double", "slash", "hike", "boost", "promote", "demote", "upgrade", "downgrade", "change",
+})
+CHANGE_PARTICLES = frozenset({"up", "down", "forward"})
+PROMOTION_PHRASES = frozenset({"move up", "step up", "bump up"})  # "moved up to senior analyst"
+AMOUNT_MOTION_VERBS = frozenset({"go", "come"})  # "went up to 1500", "came down to 3"
+# Verbs of moving house or workplace: "<X> moved / relocated / got transferred to P" says X is in P now.
+MOVE_VERBS = frozenset({"move", "relocate", "transfer", "settle", "emigrate", "retire"})
+MOVE_PREPOSITIONS = frozenset({"to", "into", "in"})
+# A person moved to one of these is placed there at work (located_in), not at home.
+WORKPLACE_NOUNS = frozenset({"office", "branch", "site", "campus", "headquarters", "hq", "department", "lab",
+                             "plant", "studio", "team"})
+# Verbs of switching what one uses: "switched (from A) to B"; and of replacing: "replaced A with B",
+# "swapped A for B", "ditched A for B" (giving one thing up for another); "Y replaced / succeeded / took over
+# from Z as my manager": Y holds the role.
+SWITCH_VERBS = frozenset({"switch", "migrate", "convert", "transition"})
+REPLACE_VERBS = frozenset({"replace", "swap", "trade", "exchange", "succeed", "take over", "relieve", "ditch", "drop",
+                           "dump", "abandon"})
+# Verbs ending an activity: "stopped going to the gym", "quit smoking", "gave up playing chess".
+ENDING_VERBS = frozenset({"stop", "quit", "cease", "give up"})
+# Statuses of things (``has_status``): the adjectives and participles that name one, and the verbs
+# that set one ("the cafe closed down", "the project was cancelled", "my visa expired").
+STATUS_WORDS: dict[str, str] = {
+    "open": "open", "reopened": "open", "closed": "closed", "shut": "closed", "cancelled": "cancelled",
+    "canceled": "cancelled", "active": "active", "inactive": "inactive", "running": "running", "paused": "paused",
+    "suspended": "suspended", "over": "ended", "ended": "ended", "finished": "ended", "expired": "expired",
+    "valid": "valid", "invalid": "invalid", "live": "live", "online": "online", "offline": "offline",
+    "discontinued": "discontinued",
+}
+STATUS_VERBS: dict[str, str] = {
+    "close": "closed", "close down": "closed", "shut": "closed", "shut down": "closed", "fold": "closed",
+    "open": "open", "reopen": "open", "open up": "open", "cancel": "cancelled", "call off": "cancelled",
+    "scrap": "cancelled", "end": "ended", "finish": "ended", "wrap up": "ended", "conclude": "ended",
+    "expire": "expired", "suspend": "suspended", "pause": "paused", "resume": "running", "run": "running",
+    "launch": "live", "discontinue": "discontinued",
+}
+# The status verbs that set the status of their object ("they cancelled the project").
+STATUS_TRANSITIVE = frozenset({"close", "shut", "cancel", "call", "scrap", "suspend", "reopen", "end", "discontinue"})
+STATUS_PREDICATE = "has_status"
+# An amount is the value of the thing it measures: "the budget is 50k" -> (budget, has_value, 50k).
+VALUE_PREDICATE = "has_value"
+MAX_AGE = 130  # a bare number said of a person ("Ben is 41") is their age up to this
+# An activity said without an object is a habit: "I quit smoking" -> (speaker, has_habit, smoking, negated).
+HABIT_PREDICATE = "has_habit"
+# Verbs that, said of a person with nothing after them, name no activity one has ("I agree", "I see",
+# "I know", "I'll try", "it depends"): never read as a habit.
+NOT_HABITS = REPORTING_VERBS | PLAN_VERBS | STATIVE_VERBS | VERBS_WITHOUT_OBJECT | ENDING_VERBS | frozenset({
+    "agree", "disagree", "understand", "care", "remember", "forget", "wonder", "mind", "wait", "try", "come",
+    "go", "leave", "stay", "happen", "matter", "exist", "seem", "win", "lose", "promise", "apologise",
+    "apologize", "do", "count", "depend", "help", "suck", "rock", "lie", "sit", "stand", "arrive", "return",
+    "die", "continue", "start", "stop", "begin", "end", "change", "look", "sound", "feel", "let", "say",
+    "ask", "answer", "reply", "listen", "talk", "speak", "laugh", "cry", "smile", "recall", "relax",
+    "rest", "sleep", "wake", "need", "love", "like", "hate", "prefer", "enjoy", "deserve", "belong", "fit",
+    "apply", "work", "play", "check", "follow", "join", "move", "pass", "sign", "vote",
+})
+# Verbs of becoming: a copula whose value is new ("became a lecturer", "turned 34"); verbs that give a
+# title ("they made Omar head of sales", "Nora was appointed partner").
+BECOME_VERBS = frozenset({"become", "turn"})
+APPOINT_VERBS = frozenset({"make", "name", "appoint", "elect"})
+# Modifiers of an attribute noun that say its value changed ("my new manager is Frank": has_manager,
+# a change) or is a former one ("my previous manager was Carol": has_manager, past).
+CHANGE_MODIFIERS = frozenset({"new", "current", "latest", "present"})
+FORMER_MODIFIERS = frozenset({"old", "former", "previous", "ex"})
 
 # -- revision cues ----------------------------------------------------------------
 # Words by which a sentence says it replaces an earlier value (``Triple.revision``): a correction
 # wins over a change when both are present. Matched on whole words, case-insensitively.
 CORRECTION_CUES = (
     "sorry", "actually", "correction", "corrected", "i meant", "my mistake", "my bad", "mistaken", "wrong",
-    "incorrect", "not right", "scratch that", "oops", "to correct", "i misspoke",
+    "incorrect", "not right", "scratch that", "oops", "to correct", "i misspoke", "no wait", "hold on", "or rather",
 )
+# Lemmas by which a sentence corrects itself whatever their form ("let me correct that", "I misspoke",
+# "typo earlier"); "correct" counts as a verb only ("that's correct" confirms).
+CORRECTION_LEMMAS = frozenset({"correct", "correction", "misspeak", "misspoke", "typo", "mistake", "misremember"})
 MISTAKEN_WORDS = frozenset({"wrong", "mistaken", "incorrect"})
 CHANGE_CUES = ("now", "no longer", "anymore", "any more", "nowadays", "these days", "instead", "since then")
 # Cues that open a text before its first clause ("Correction: ...", "Sorry, ..."): stripped before
 # parsing, since the small parser takes "correction" for the subject of what follows.
-LEADING_CUES = ("correction", "sorry", "oops", "my mistake", "my bad", "actually", "no", "wait", "to correct that")
+LEADING_CUES = ("correction", "sorry", "oops", "my mistake", "my bad", "actually", "no", "wait", "to correct that",
+                "hold on", "scratch that", "let me correct that", "let me correct myself", "i misspoke", "typo")

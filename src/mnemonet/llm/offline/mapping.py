@@ -2,43 +2,65 @@
 
 Each clause (a verb with its subject) becomes triples:
 
-- subject: the nominal subject with its compounds, adjectives and possessor
-  ("my sister" -> "<speaker>'s sister"); first person is the speaker; he/she
-  is the one person named in the observation, or the clause is left out;
+- subject: the nominal subject with its compounds, adjectives, possessor and
+  own phrases of place ("my sister" -> "<speaker>'s sister", "the cafe on Main
+  Street"); first person is the speaker; he/she is the one person named in
+  the observation, and he/she/they in a reported clause the one reporting it
+  ("user said they hate X" -> user dislikes X), or the clause is left out;
   "X and Y" gives one triple per subject; "my brother Sam" is Sam (and
   <speaker> has_brother Sam).
 - predicate: the verb lemma with its particle or preposition, through the
-  verb table (``lexicon.VERBS``: "work at" -> works_at, "move to" ->
-  lives_in ...) and the relation vocabulary's aliases (``truth.vocabulary``);
-  copulas give is_a (a noun), has_property (an adjective), "<adjective>
-  <preposition>" (interested_in) or, with a possessive subject, an
-  attribute ("my manager is Tom" -> <speaker> has_manager Tom).
+  verb table (``lexicon.VERBS``: "work at" -> works_at, "report to" ->
+  reports_to ...) and the relation vocabulary's aliases (``truth.vocabulary``:
+  reports_to is has_manager); copulas give is_a (a noun), has_property (an
+  adjective), has_status (an adjective of status of a thing: open, closed,
+  cancelled ...), has_value (an amount: "the budget is 50k"; a person's bare
+  number is has_age), happens_on (a thing's day), "<adjective> <preposition>"
+  (interested_in) or an attribute: a possessed noun valued by a name or in
+  the attribute table ("my manager is Tom", "Tom is my manager", "our
+  landlord is Ken" -> <speaker> has_manager Tom / has_landlord Ken).
 - object: the head of the complement with its compounds, adjectives,
-  numbers and "of" phrases; never a relative or subordinate clause; "X and
-  Y" gives one triple per object, "not Y" a negated one.
+  numbers, "of" phrases and phrases of time and place, its own or its
+  clause's ("I hate meetings on Fridays" -> meetings on Fridays; a date is
+  ``valid_at`` instead); an activity keeps its particle, manner and purpose
+  ("waking up early for meetings"); hyphens stay ("peer-to-peer"); never a
+  relative or subordinate clause; "X and Y" gives one triple per object,
+  "not Y" and "X, not Y" a negated one.
 - negation: ``neg`` dependents, "no longer", "never", "no X".
 - confidence: the hedge table (``mnemonet.llm.hedges``) over the clause and
   the verbs that govern it; lowered for past facts and plans.
 - tense: past (past-tense verbs, "used to"), future ("will", "going to",
   "plan to"), else present; time phrases resolve to ``valid_at``.
-- changes said as events give the state they leave: "Tom left Initech and
-  joined Hooli" -> (Tom, works_at, Initech, negated), (Tom, works_at, Hooli);
-  "we renamed the Monday meeting to Kickoff" -> (Monday meeting, has_name,
-  Kickoff); "the retro moved to Thursday" and "the retro is on Friday" ->
-  (retro, happens_on, Thursday / Friday), all present.
+- changes said as events (``changes``) give the state they leave, on the
+  slot the plain statement of that state uses, present and marked
+  ``revision="change"``: "Frank took over from Carol as my manager" and "my
+  new manager is Frank" -> (<speaker>, has_manager, Frank); "Tom left Initech
+  and joined Hooli", "I started a new job at Hooli" -> works_at; "we relocated
+  to Porto" -> lives_in; "I switched from Vim to Emacs" -> uses Emacs, not
+  Vim; "the budget was cut to 20k", "my rent went up to 1500 euros" ->
+  has_value; "Sam was promoted to senior engineer" -> is_a; "the retro moved
+  to Thursday" -> happens_on; "the cafe closed down" -> has_status closed; "I
+  stopped going to the gym" -> goes_to gym, negated; "I quit smoking" ->
+  has_habit smoking, negated (an activity said with no object is a habit:
+  "I smoke"); "we renamed the Monday meeting to Kickoff" -> has_name. A plan
+  ("I will move to Lisbon") stays future, unmarked.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import TYPE_CHECKING
 
 from mnemonet.llm.base import Tense, Triple
 from mnemonet.llm.hedges import NO_HEDGE, hedge_confidence
+from mnemonet.llm.offline import changes
 from mnemonet.llm.offline import lexicon as lx
+from mnemonet.llm.offline.changes import pobj as _pobj
 from mnemonet.llm.offline.when import resolve
-from mnemonet.llm.offline.words import third_person
+from mnemonet.llm.offline.words import ing_form, third_person
+from mnemonet.model.records import Revision
 from mnemonet.truth.vocabulary import default_vocabulary
 
 if TYPE_CHECKING:  # spaCy itself is imported only when the first parse loads the pipeline (``nlp``)
@@ -49,8 +71,10 @@ _CLAUSE_DEPS = ("conj", "ccomp", "advcl", "parataxis", "xcomp", "relcl", "acl")
 _KEEP_IN_NAME = ("compound", "amod", "nummod", "poss", "nmod", "quantmod", "case", "npadvmod")
 _OBJECT_DEPS = ("dobj", "attr", "oprd", "acomp", "dative")
 _PERSON_PRONOUNS = frozenset({"he", "she", "him", "her", "his", "hers", "himself", "herself"})
+_THEY = frozenset({"they", "them", "their", "theirs", "themselves", "themself"})
 _FIRST_PERSON = frozenset({"i", "me", "we", "us", "my", "our", "mine", "ours", "myself", "ourselves"})
 _TIME_LABELS = ("DATE", "TIME")
+_SUBJECT_PHRASES = lx.QUALIFIER_PREPOSITIONS | {"of"}
 
 
 @dataclass
@@ -60,6 +84,9 @@ class _Clause:
     subjects: list[Token] = field(default_factory=list)
     tense: Tense | None = None
     hedge: float | None = None
+    # Set by a verb of change or ending above: "stopped going to the gym" (negated, a change).
+    revision: Revision | None = None
+    negated: bool = False
 
 
 class Mapper:
@@ -70,6 +97,8 @@ class Mapper:
         self.speaker = speaker
         self.today = today
         self.named = _one_named_person(doc)
+        # Pronouns of a reported clause bound to the one who reports it (token index -> reporter).
+        self._bound: dict[int, Token] = {}
         self.out: list[Triple] = []
         self._found: list[tuple[int, Triple]] = []
         self._at = 0
@@ -105,14 +134,20 @@ class Mapper:
         subjects = _with_conjuncts(own[0]) if own else inherited.subjects
         tense = _tense(verb) or inherited.tense
         hedge = _min(inherited.hedge, hedge_confidence(_local_text(verb)))
-        here = _Clause(subjects, tense, hedge)
+        here = replace(inherited, subjects=subjects, tense=tense, hedge=hedge)
         lemma = verb.lemma_.lower()
         children = list(verb.children)
         xcomp = next((c for c in children if c.dep_ == "xcomp" and c.pos_ in ("VERB", "AUX")), None)
-        if xcomp is not None and self._through(verb, lemma, xcomp, here):
+        activity = changes.ended_activity(verb) if subjects and not _negated(verb) else None
+        if activity is not None:
+            self._ended(activity, here)
+        elif xcomp is not None and self._through(verb, lemma, xcomp, here):
             pass
         elif lemma in lx.REPORTING_VERBS and any(c.dep_ == "ccomp" for c in children):
-            pass  # the report itself ("Jenna said ...") is not a fact about Jenna
+            # The report itself ("Jenna said ...") is not a fact about Jenna; a he/she/they in what she
+            # said is her ("user said they hate waking up early").
+            for ccomp in (c for c in children if c.dep_ == "ccomp"):
+                self._bind(ccomp, subjects)
         elif subjects and verb.dep_ not in ("relcl", "acl", "amod"):
             self._emit(verb, here)
         for child in children:
@@ -122,6 +157,8 @@ class Mapper:
                 self._clause(verb_conj, _Clause(subjects, None, inherited.hedge))  # "I like cats and hate dogs"
             if child.dep_ == "advcl" and _mark(child) in lx.CONDITIONAL_MARKS:
                 continue  # "if it rains I stay home": a condition asserts neither part
+            if child == activity:
+                continue
             if child.dep_ in ("conj", "parataxis") and child.pos_ in ("VERB", "AUX"):
                 self._clause(child, _Clause(subjects, None, inherited.hedge))
             elif child.dep_ in ("ccomp", "advcl") and child.pos_ in ("VERB", "AUX"):
@@ -133,47 +170,158 @@ class Mapper:
     def _through(self, verb: Token, lemma: str, xcomp: Token, here: _Clause) -> bool:
         """Verbs that pass their subject to an infinitive: "used to work", "going to move", "want to learn"."""
         if lemma == "use" and verb.tag_ == "VBD":
-            self._clause(xcomp, _Clause(here.subjects, "past", here.hedge))
+            self._clause(xcomp, replace(here, tense="past"))
             return True
         if lemma == "go" and verb.tag_ == "VBG" or lemma in lx.PLAN_VERBS:
-            self._clause(xcomp, _Clause(here.subjects, "future", here.hedge))
+            self._clause(xcomp, replace(here, tense="future"))
             return True
         if lemma in lx.ASPECT_VERBS and any(c.dep_ in ("dobj", "prep", "attr") for c in xcomp.children):
             # "I just started volunteering at a shelter": the activity, going on now, is the fact.
-            self._clause(xcomp, _Clause(here.subjects, "present", here.hedge))
+            self._clause(xcomp, replace(here, tense="present"))
             return True
         return False
+
+    def _ended(self, activity: Token, clause: _Clause) -> None:
+        """ "I stopped going to the gym": the activity, negated, as a change (present: it holds now);
+        "I quit smoking": an activity with no object is a habit (``has_habit``)."""
+        ended = replace(self._changed(clause), negated=not clause.negated)
+        if activity.pos_ == "VERB" and any(c.dep_ in ("dobj", "prep", "attr", "dative") for c in activity.children):
+            self._clause(activity, ended)
+            return
+        for subj_tok in clause.subjects:
+            if (subject := self._subject(subj_tok)) is not None:
+                self._at = activity.i
+                self._add(subject, lx.HABIT_PREDICATE, activity.lower_, ended.negated, ended, None)
+
+    def _bind(self, clause_verb: Token, reporters: list[Token]) -> None:
+        """A third-person pronoun in a reported clause is the one who reports it ("user said they ...",
+        "Jenna said her manager is Tom"), unless another person is named."""
+        if len(reporters) != 1 or reporters[0].lower_ in _FIRST_PERSON:
+            return
+        reporter = reporters[0]
+        for tok in clause_verb.subtree:
+            low = tok.lower_
+            if low in _THEY or low in _PERSON_PRONOUNS and self.named in (None, reporter.text):
+                self._bound[tok.i] = reporter
 
     # -- one clause's triples --------------------------------------------------
 
     def _emit(self, verb: Token, clause: _Clause) -> None:
         self._at = verb.i
-        negated = _negated(verb)
+        negated = _negated(verb) != clause.negated
         when = self._when(verb, clause.tense)
         lemma = verb.lemma_.lower()
         if lemma in lx.RENAME_VERBS:
             self._rename(verb, negated, clause)
             return
         for subj_tok in clause.subjects:
-            if lemma == "be" and _is_attribute(subj_tok):
-                self._attribute(subj_tok, verb, negated, clause, when)
+            if not negated and not _modal(verb) and self._change(verb, subj_tok, clause, when):
+                continue  # "can become part of our lives" says no change
+            values = _copula_values(verb) if lemma == "be" else []
+            if values and _is_attribute(subj_tok, values):
+                self._attribute(subj_tok, values, negated, clause, when)
+                continue
+            if values and (role := _inverted_role(subj_tok, values)) is not None:
+                self._role(subj_tok, role, negated, clause, when)  # "Marta is my manager"
                 continue
             subject = self._subject(subj_tok)
             if subject is None:
                 continue
             for predicate, obj_tok, obj_negated in self._predicates(verb, lemma, subj_tok):
+                if predicate == lx.HABIT_PREDICATE:
+                    self._add(subject, predicate, ing_form(obj_tok.lemma_.lower()), negated, clause, when)
+                    continue
                 here = clause
-                if lemma in lx.MOVE_VERBS and predicate == "lives_in" and clause.tense == "past":
-                    # "I moved from Boston to Seattle": Seattle is home now, Boston was.
-                    moved_from = obj_tok.head.lower_ == "from"
-                    here = _Clause(clause.subjects, "past" if moved_from else "present", clause.hedge)
-                elif predicate in lx.RESULT_PREDICATES and lemma in lx.CHANGE_VERBS and clause.tense == "past":
-                    # "Tom joined Hooli", "the retro moved to Thursday": the change is done, its result holds now.
-                    here = _Clause(clause.subjects, "present", clause.hedge)
+                if predicate == "works_at" and lemma in lx.JOIN_VERBS | lx.LEAVE_VERBS and clause.tense == "past":
+                    # "Tom joined Hooli": the change is done, its result holds now.
+                    here = self._changed(clause)
                 dated = predicate == lx.WHEN_PREDICATE  # the day is the value, not when the statement holds
-                for item, item_negated in self._objects(obj_tok, keep_dates=dated):
+                # A direct object keeps the clause's qualifiers, unless its slot holds one value (an employer
+                # is the same employer "in Berlin").
+                qualified = obj_tok.dep_ == "dobj" and not default_vocabulary().single_valued(predicate)
+                qualifiers = self._qualifiers(verb, None) if qualified else []
+                for item, item_negated in self._objects(obj_tok, keep_dates=dated, qualifiers=qualifiers):
                     self._add(subject, predicate, item, negated != (obj_negated or item_negated), here,
                               None if dated else when)
+                for other in _not_alternatives(verb, obj_tok):  # "I like blue, not green"
+                    for item, _ in self._objects(other, keep_dates=dated):
+                        self._add(subject, predicate, item, not negated, here, None if dated else when)
+
+    def _changed(self, clause: _Clause) -> _Clause:
+        """The clause of a change's result: it holds now (a plan stays a plan) and replaces a value."""
+        if clause.tense == "future":
+            return clause
+        return replace(clause, tense="present", revision=clause.revision or "change")
+
+    def _change(self, verb: Token, subj_tok: Token, clause: _Clause, when: str | None) -> bool:
+        """A change said as an event, written on the slot of the state it leaves (``changes``); False
+        when the clause is none."""
+        changed = self._changed(clause)
+        if (to := changes.change_to(verb)) is not None and not changes.moved_to(verb):
+            # A title the parser took for a verb ("promoted to sergeant") is what the holder is (is_a).
+            self._state(changes.changed_thing(verb, subj_tok), to[0], changed, when, rank=to[0].pos_ == "VERB")
+            return True
+        if (status := changes.status_of_clause(verb, subj_tok)) is not None and (
+            (event := _is_event(verb, clause)) or _is_state(verb)
+        ):
+            thing, state = status
+            if (name := self._subject(thing)) is not None:  # "the cafe closed down"; "the bridge is closed"
+                self._add(name, lx.STATUS_PREDICATE, state, False, changed if event else clause, when)
+            return True
+        if (role := changes.role_as(verb, subj_tok)) is not None:
+            holder, noun = role
+            self._role(holder, noun, False, changed, when)
+            return True
+        if (title := changes.appointed(verb, subj_tok)) is not None:  # "they made Omar head of sales"
+            self._state(*title, changed, when, rank=True)
+            return True
+        subject = self._subject(subj_tok)
+        if subject is None:
+            return False
+        if (job := changes.job_at(verb)) is not None:
+            # "I lost my job at X": the event as said, and the state it leaves (no longer works at X).
+            employer, ended = job
+            for item, _ in self._objects(employer):
+                self._add(subject, "works_at", item, ended, changed, when)
+            return False
+        if (switch := changes.switched_to(verb)) is not None:
+            new, old = switch
+            for tok, gone in ((new, False), (old, True)):
+                for item, _ in self._objects(tok) if tok is not None else []:
+                    self._add(subject, "uses", item, gone, changed, when)
+            return True
+        if (move := changes.moved_to(verb)) is not None:
+            place, origin = move
+            mover = changes.changed_thing(verb, subj_tok)  # "we moved our hosting to Hetzner": the hosting
+            subject = self._subject(mover) or subject
+            predicate = _home_predicate(mover, place)
+            if origin is not None and clause.tense != "future":  # "moved from Boston to Seattle": Boston was
+                for item, _ in self._objects(origin):
+                    self._add(subject, predicate, item, False, replace(clause, tense="past"), when)
+            for item, _ in self._objects(place):
+                self._add(subject, predicate, item, False, changed, when)
+            return True
+        if (value := changes.became(verb)) is not None:  # "I became a lecturer", "I turned 34"
+            self._state(subj_tok, value, changed, when)
+            return True
+        return False
+
+    def _state(self, thing: Token, value: Token, clause: _Clause, when: str | None, *, rank: bool = False) -> None:
+        """What "<thing> is <value>" says, for a value the clause reached by a change (``rank``: a title
+        given, "named VP of marketing", is what the holder is)."""
+        if _is_attribute(thing, [value]) and not changes.is_time_value(value):
+            self._attribute(thing, [value], False, clause, when)
+            return
+        if (role := _inverted_role(thing, [value])) is not None:  # "Mark became my supervisor"
+            self._role(thing, role, False, clause, when)
+            return
+        subject = self._subject(thing)
+        if subject is None:
+            return
+        for predicate, obj_tok, _ in [("is_a", value, False)] if rank else self._copula_value(thing, value):
+            dated = predicate == lx.WHEN_PREDICATE
+            for item, item_negated in self._objects(obj_tok, keep_dates=dated):
+                self._add(subject, predicate, item, item_negated, clause, None if dated else when)
 
     def _predicates(self, verb: Token, lemma: str, subj_tok: Token) -> list[tuple[str, Token, bool]]:
         """(predicate, object head, negated by the phrase) for each complement of ``verb``."""
@@ -183,19 +331,16 @@ class Mapper:
             for c in children:
                 # "blue, not green": a second complement with its own "not" is negated.
                 own_neg = bool(out) and any(g.dep_ == "neg" for g in c.children)
-                if c.dep_ == "attr":
-                    out.extend((p, o, own_neg) for p, o, _ in self._copula_noun(c))
-                elif c.dep_ == "acomp":
-                    out.extend((p, o, own_neg) for p, o, _ in self._copula_adjective(c, subj_tok))
+                if c.dep_ in ("attr", "acomp"):
+                    out.extend((p, o, own_neg) for p, o, _ in self._copula_value(subj_tok, c))
                 elif c.dep_ == "prep" and (pobj := _pobj(c)) is not None and not out:
-                    out.append((lx.COPULA_PREPOSITIONS.get(c.lower_, f"is_{c.lower_}"), pobj, False))
+                    if changes.is_thing(subj_tok) and c.lower_ in lx.TIME_PREPOSITIONS and changes.is_time_value(pobj):
+                        out.append((lx.WHEN_PREDICATE, pobj, False))  # "the board meeting is on the 3rd"
+                    else:
+                        out.append((_copula_preposition(subj_tok, c.lower_, pobj), pobj, False))
             if not out and subj_tok.pos_ == "NOUN" and (day := _time_value(verb, lx.TIME_PREPOSITIONS)) is not None:
                 out.append((lx.WHEN_PREDICATE, day, False))  # "the launch is on Monday": when a thing happens
             return out
-        if lemma in lx.RESCHEDULE_VERBS and subj_tok.pos_ == "NOUN":
-            day = _time_value(verb, lx.RESCHEDULE_PREPOSITIONS)
-            if day is not None:  # "the retro (was) moved to Thursday": it happens then now
-                return [(lx.WHEN_PREDICATE, day, False)]
         if lemma in lx.JOIN_VERBS | lx.LEAVE_VERBS:
             employer = next((c for c in children if c.dep_ == "dobj"), None)
             if employer is not None and employer.pos_ == "PROPN" and employer.ent_type_ not in lx.NOT_EMPLOYER_LABELS:
@@ -215,7 +360,9 @@ class Mapper:
         if lemma == "get" and any(c.lower_ in ("have", "'ve", "has", "'s") and c.dep_ == "aux" for c in children):
             base = "have"  # "I've got a funny story": has
         for c in children:
-            if c.dep_ in _OBJECT_DEPS:
+            if c.dep_ in _OBJECT_DEPS and base == "have" and changes.is_thing(subj_tok) and changes.is_quantity(c):
+                out.append((lx.VALUE_PREDICATE, c, False))  # "our team has 10 people": what "is 12 people" says
+            elif c.dep_ in _OBJECT_DEPS:
                 out.append((_verb_predicate(base, ""), _quantity_head(c), False))
         if out:
             return out[:1] if out[0][1].dep_ != "dative" else out[1:2] or out[:1]
@@ -248,6 +395,8 @@ class Mapper:
                 adv := next((c for c in verb.children if c.dep_ == "advmod" and c.lower_ in lx.MANNER_OBJECTS), None)
             ):
                 out.append((_verb_predicate(base, ""), adv, False))  # "Kevin works remotely"
+            elif _is_habit(verb, subj_tok):
+                out.append((lx.HABIT_PREDICATE, verb, False))  # "I smoke", "I don't drink"
         return out
 
     def _passive(self, verb: Token, lemma: str, children: list[Token]) -> list[tuple[str, Token, bool]]:
@@ -261,6 +410,25 @@ class Mapper:
         if oprd is None and not any(c.dep_ == "agent" for c in children):
             return [("has_property", verb, False)]
         return []
+
+    def _copula_value(self, subj_tok: Token, value: Token) -> list[tuple[str, Token, bool]]:
+        """(predicate, object) of "<subject> is <value>", whether the value is the copula's complement or
+        reached by a change ("was cut to 20k"): an amount is the subject's value (a person's bare number
+        their age), a day or time when a thing happens, else a description."""
+        if changes.is_quantity(value) and value.dep_ != "acomp":
+            # A name or a person with a bare number under 130: an age ("Ben is 41"; the small model's labels on
+            # names are too unreliable to ask for PERSON); a thing's number is its value ("MRR is 80k").
+            person = subj_tok.lower_ in _FIRST_PERSON or changes.is_person(subj_tok) or subj_tok.pos_ == "PROPN"
+            return [("has_age" if person and changes.is_age(value) else lx.VALUE_PREDICATE, value, False)]
+        if changes.is_thing(subj_tok) and changes.is_time_value(value):
+            return [(lx.WHEN_PREDICATE, value, False)]  # "the deadline is Friday"
+        if value.dep_ in ("pobj", "xcomp") and value.pos_ in ("ADJ", "NOUN") and changes.status_word(value) is None:
+            return [("is_a", value, False)]  # "promoted to major", "to senior engineer": a rank
+        if value.dep_ == "acomp" or value.pos_ == "ADJ":
+            return self._copula_adjective(value, subj_tok)
+        if value.pos_ == "VERB" and value.tag_ == "VBN":
+            return [("has_property", value, False)]
+        return self._copula_noun(value)
 
     def _copula_noun(self, attr: Token) -> list[tuple[str, Token, bool]]:
         if attr.lemma_.lower() in lx.FAN_NOUNS:  # "I'm a big fan of football"
@@ -284,27 +452,34 @@ class Mapper:
         if word in lx.BETTER_WORDS and subj_tok.lower_ not in _FIRST_PERSON and subj_tok.pos_ != "PROPN":
             # "afternoon is better": the speaker prefers it; "evenings are worse": does not.
             return [("prefers!" + ("neg" if word in lx.WORSE_WORDS else ""), subj_tok, False)]
+        if changes.status_word(acomp) is not None and changes.is_thing(subj_tok):
+            return [(lx.STATUS_PREDICATE, acomp, False)]  # "the cafe is open": its status
         return [("has_property", acomp, False)]
 
-    def _attribute(self, subj_tok: Token, verb: Token, negated: bool, clause: _Clause, when: str | None) -> None:
+    def _attribute(
+        self, subj_tok: Token, values: list[Token], negated: bool, clause: _Clause, when: str | None
+    ) -> None:
         """ "my manager is Tom" -> (speaker, has_manager, Tom);
         "Tom's birthday is on July 4th" -> (Tom, has_birthday, July 4th)."""
         owner = self._name(_possessor(subj_tok))  # type: ignore[arg-type]
         if owner is None:
             return
-        words = [c.lower_ for c in subj_tok.children if c.dep_ in ("amod", "compound") and c.i < subj_tok.i]
-        predicate = "has_" + "_".join([*words, subj_tok.lemma_.lower()])
-        predicate = default_vocabulary().written_as(predicate)
-        values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")]
-        if not values:
-            prep = next((c for c in verb.children if c.dep_ == "prep"), None)
-            values = [v] if (v := _pobj(prep)) is not None else []
+        predicate, clause = _attribute_slot(subj_tok, clause)
         for i, value in enumerate(values):
             if value.ent_type_ in _TIME_LABELS:
                 when = None  # "Tom's birthday is on July 4th": the date is the value, not when it holds
             own_neg = i > 0 and any(g.dep_ == "neg" for g in value.children)
             for item, item_negated in self._objects(value, keep_dates=True):
                 self._add(owner, predicate, item, negated != (item_negated or own_neg), clause, when)
+
+    def _role(self, holder: Token, role: Token, negated: bool, clause: _Clause, when: str | None) -> None:
+        """ "Marta is my manager", "Frank took over as my manager" -> (speaker, has_manager, Marta / Frank)."""
+        owner = self._name(_possessor(role))  # type: ignore[arg-type]
+        if owner is None:
+            return
+        predicate, clause = _attribute_slot(role, clause)
+        for item, item_negated in self._objects(holder):
+            self._add(owner, predicate, item, negated != item_negated, clause, when)
 
     def _rename(self, verb: Token, negated: bool, clause: _Clause) -> None:
         """ "we renamed the Monday meeting to Kickoff", "the standup was renamed Huddle":
@@ -331,21 +506,31 @@ class Mapper:
         if appos is not None and tok.pos_ == "NOUN" and (owner := _possessor(tok)) is not None:
             # "my brother Sam lives in Denver": the subject is Sam, and Sam is the speaker's brother.
             owner_name = self._name(owner)
-            name = _span_text([t for t in appos.subtree if t.dep_ in ("compound", "flat") or t == appos])
+            named = _span_text([t for t in appos.subtree if t.dep_ in ("compound", "flat") or t == appos])
             if owner_name is not None:
-                self._add(owner_name, f"has_{tok.lemma_.lower()}", name, False, _Clause(), None)
+                self._add(owner_name, f"has_{tok.lemma_.lower()}", named, False, _Clause(), None)
+            return named
+        name = self._name(tok)
+        if name is None or tok.pos_ != "NOUN":
             return name
-        return self._name(tok)
+        # "the cafe on Main Street closed": the subject keeps its own phrases (not a date).
+        phrases = [t for c in tok.children if c.dep_ == "prep" and c.i > tok.i and c.lower_ in _SUBJECT_PHRASES
+                   and (v := _pobj(c)) is not None and v.pos_ != "PRON" and not self._dated(c) for t in _phrase(c)]
+        rendered = self._render(phrases) if phrases else None
+        return f"{name} {rendered}" if rendered else name
 
     def _name(self, tok: Token) -> str | None:
         """A noun phrase as a concept name, or None for a pronoun that names no one."""
         low = tok.lower_
+        if tok.i in self._bound:
+            return self._name(self._bound[tok.i])
         if tok.pos_ == "PRON" or low in _FIRST_PERSON:
             if low in _FIRST_PERSON:
                 return self.speaker
             if low in _PERSON_PRONOUNS and self.named is not None:
                 return self.named
             return None
+        kept: list[Token] = []
         words: list[str] = []
         for t in _name_tokens(tok):
             if t.dep_ == "poss" and t != tok:
@@ -353,18 +538,22 @@ class Mapper:
                 if owner is None:
                     return None
                 words.append(f"{owner}'s")
-            elif t.dep_ == "case" or t.pos_ == "PUNCT":
+            elif t.dep_ == "case" or t.pos_ == "PUNCT" and t.tag_ != "HYPH":
                 continue
             else:
                 words.append(t.text)
+            kept.append(t)
         if words and tok.i == tok.sent.start and tok.tag_ in ("NN", "NNS") and words[0] == tok.text:
             words[0] = words[0].lower()  # sentence-initial capital of a common noun: "Evenings are worse"
         elif words and words[0].lower() in lx.COMMON_CAPITALISED and tok.sent.start == _name_tokens(tok)[0].i:
             words[0] = words[0].lower()
-        return " ".join(words) or None
+        return _join(kept, words) or None
 
-    def _objects(self, head: Token, *, keep_dates: bool = False) -> list[tuple[str, bool]]:
-        """The object and its conjuncts (a conjunct with "not" is negated); unresolved pronouns left out."""
+    def _objects(
+        self, head: Token, *, keep_dates: bool = False, qualifiers: list[Token] | None = None
+    ) -> list[tuple[str, bool]]:
+        """The object and its conjuncts (a conjunct with "not" is negated); unresolved pronouns left out.
+        ``qualifiers``: the clause's phrases that qualify the object ("I hate meetings *on Fridays*")."""
         out: list[tuple[str, bool]] = []
         for tok in _with_conjuncts(head):
             negated = tok != head and any(c.dep_ == "neg" for c in tok.children)
@@ -375,40 +564,70 @@ class Mapper:
             elif tok.pos_ == "VERB":  # "I love to paint", "I enjoy hiking in the hills"
                 name = self._verb_object(tok)
             else:
-                name = self._name(tok) if tok.pos_ == "PRON" else self._object_name(tok, keep_dates)
+                extra = [t for q in qualifiers or [] for t in _phrase(q)] if tok == head else []
+                name = self._name(tok) if tok.pos_ == "PRON" else self._object_name(tok, keep_dates, extra)
             if name:
                 out.append((name, negated))
         return out
 
-    def _object_name(self, tok: Token, keep_dates: bool) -> str | None:
+    def _object_name(self, tok: Token, keep_dates: bool, extra: list[Token] | None = None) -> str | None:
+        """The object's name: its name tokens, its own qualifying phrases ("meetings on Fridays", "capital
+        of France") and ``extra`` tokens of the clause's."""
+        own = _object_tokens(tok, keep_dates, self._dated)
+        return self._render(sorted({*own, *(extra or [])}, key=lambda t: t.i))
+
+    def _verb_object(self, verb: Token) -> str | None:
+        """An activity as an object: "waking up early for meetings", "hiking in the hills", "to paint"."""
+        tokens = [verb, *(c for c in verb.children if c.dep_ == "prt" or _is_manner(c))]
+        obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr") and c.pos_ != "PRON"), None)
+        if obj is not None:
+            tokens += _object_tokens(obj, False, self._dated)
+        tokens += [t for q in self._qualifiers(verb, None, lx.ACTIVITY_QUALIFIERS) for t in _phrase(q)]
+        head = verb.lower_ if verb.tag_ == "VBG" else verb.lemma_.lower()
+        return self._render(sorted(set(tokens), key=lambda t: t.i), {verb.i: head})
+
+    def _render(self, tokens: list[Token], words: dict[int, str] | None = None) -> str | None:
+        """Tokens as a name: possessive pronouns as their owner ("my" -> "<speaker>'s"), hyphens kept."""
         kept: list[Token] = []
-        words: list[str] = []
-        for t in _object_tokens(tok, keep_dates):
+        out: list[str] = []
+        for t in tokens:
             if t.dep_ == "poss" and t.pos_ == "PRON":
                 owner = self._name(t)
                 if owner is None:
                     continue  # "his tech" with no one named: the tech, not nothing
                 kept.append(t)
-                words.append(f"{owner}'s")
+                out.append(f"{owner}'s")
             else:
                 kept.append(t)
-                words.append(t.text)
-        return _join(kept, words) or None
+                out.append((words or {}).get(t.i, t.text))
+        return _join(kept, out) or None
 
-    def _verb_object(self, verb: Token) -> str | None:
-        obj = next((c for c in verb.children if c.dep_ in ("dobj", "attr")), None)
-        head = verb.lower_ if verb.tag_ == "VBG" else verb.lemma_.lower()
-        if obj is None or obj.pos_ == "PRON":
-            return head
-        name = self._object_name(obj, False)
-        return f"{head} {name}" if name else head
+    def _dated(self, prep: Token) -> bool:
+        """ "in 2019", "on Monday", "last week": a phrase naming a date (``valid_at``), unlike "on Fridays"."""
+        value = _pobj(prep)
+        return value is not None and value.ent_type_ in _TIME_LABELS and (
+            resolve(" ".join(t.text for t in value.subtree), self.today, past=False) is not None
+        )
+
+    def _qualifiers(
+        self, verb: Token, complement: Token | None, prepositions: frozenset[str] = lx.QUALIFIER_PREPOSITIONS
+    ) -> list[Token]:
+        """The clause's phrases of time and place (of an activity: purpose too) that qualify its object: "I
+        hate meetings *on Fridays*", "waking up early *for meetings*"; never a date (``valid_at``)."""
+        return [
+            c for c in verb.children
+            if c.dep_ == "prep" and c.lower_ in prepositions and c != complement
+            and (value := _pobj(c)) is not None and value.pos_ != "PRON" and not self._dated(c)
+        ]
 
     # -- time and output -------------------------------------------------------
 
     def _when(self, verb: Token, tense: Tense | None) -> str | None:
         for ent in verb.sent.ents:
             if ent.label_ in _TIME_LABELS and _governs(verb, ent.root):
-                return resolve(ent.text, self.today, past=tense == "past")
+                day = resolve(ent.text, self.today, past=tense == "past")
+                if day is not None:  # "turned 34 last week": 34 is no date, last week is
+                    return day
         for c in verb.children:
             if c.lower_ in ("yesterday", "tomorrow", "today", "tonight"):
                 return resolve(c.lower_, self.today, past=tense == "past")
@@ -419,6 +638,8 @@ class Mapper:
             subject, obj, negated = self.speaker, subject, negated != predicate.endswith("neg")
             predicate = "prefers"
         predicate = default_vocabulary().written_as(predicate)
+        if predicate == lx.STATUS_PREDICATE:
+            obj = lx.STATUS_WORDS.get(obj.lower(), obj)  # "reopened" is open, "over" ended
         tense: Tense = clause.tense or "present"
         confidence = clause.hedge if clause.hedge is not None else NO_HEDGE
         if tense == "future":
@@ -433,6 +654,7 @@ class Mapper:
             confidence=round(confidence, 3),
             tense=tense,
             valid_at=when,
+            revision=clause.revision,
         )
         if triple not in self.out and subject.lower() != obj.lower():
             self.out.append(triple)
@@ -464,30 +686,64 @@ def _name_tokens(tok: Token) -> list[Token]:
     """The noun and its compounds, adjectives, numbers and possessor (never articles or adverbs)."""
     keep = {tok}
     for c in tok.children:
-        if c.dep_ in ("compound", "amod", "nummod", "poss", "case", "nmod") and c.i < tok.i and c.pos_ != "ADV":
+        named = c.dep_ in ("compound", "amod", "nummod", "poss", "case", "nmod")
+        if (named or c.dep_ == "quantmod" and c.pos_ == "SYM") and c.i < tok.i and c.pos_ != "ADV":  # "$12"
             keep.update(
-                t for t in c.subtree if t.dep_ not in ("det", "advmod", "cc", "punct", "neg") and t.pos_ != "ADV"
+                t for t in c.subtree
+                if (t.dep_ not in ("det", "advmod", "cc", "punct", "neg") or t.tag_ == "HYPH") and t.pos_ != "ADV"
             )
+    keep.update(_glued(tok))
     if tok.pos_ == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
         # "Tomorrow Alice works": the parser may make "Tomorrow" a compound of a name ("morning meetings" stay)
         keep = {t for t in keep if t == tok or (t.ent_type_ not in _TIME_LABELS and t.lower_ not in lx.TIME_ADVERBS)}
     return sorted(keep, key=lambda t: t.i)
 
 
-def _object_tokens(tok: Token, keep_dates: bool) -> list[Token]:
-    """The head, its name tokens and "of" phrases (and a place's ", France")."""
+def _glued(tok: Token) -> list[Token]:
+    """What is written onto a number with no space, wherever the small parser hangs it: "3pm", "555-1234"."""
+    out: list[Token] = []
+    at = tok
+    while at.i + 1 < len(tok.doc) and not at.whitespace_ and changes.is_number(tok):
+        after = tok.doc[at.i + 1]
+        if not (after.lower_ in ("am", "pm") or after.text in ("-", "/", ".") or changes.is_number(after)):
+            break
+        out.append(after)
+        at = after
+    while out and not (out[-1].lower_ in ("am", "pm") or changes.is_number(out[-1])):
+        out.pop()  # never end on the separator: "555-" of "555-.", a full stop
+    return out
+
+
+def _object_tokens(tok: Token, keep_dates: bool, dated: Callable[[Token], bool]) -> list[Token]:
+    """The head, its name tokens and its phrases ("capital of France", "meetings on Fridays", not a date:
+    ``dated``), and a place's ", France"."""
     keep = set(_name_tokens(tok))
     for c in tok.children:
-        if c.dep_ == "prep" and c.lower_ == "of" and c.i > tok.i:
-            clauses = {t.i for r in c.subtree if r.dep_ in ("relcl", "acl") for t in r.subtree}
-            keep.update(
-                t for t in c.subtree if t.i not in clauses and t.dep_ not in ("det", "punct") and t.pos_ != "ADV"
-            )
+        if c.dep_ == "prep" and c.i > tok.i and (value := _pobj(c)) is not None and value.pos_ != "PRON" and (
+            c.lower_ == "of" or c.lower_ in lx.QUALIFIER_PREPOSITIONS and not dated(c)
+        ):
+            keep.update(_phrase(c))
         elif c.dep_ == "appos" and tok.ent_type_ == "GPE" and c.ent_type_ == "GPE":
             keep.update([c, *(t for t in tok.doc[tok.i + 1 : c.i] if t.is_punct)])
         elif keep_dates and c.dep_ in ("nummod", "npadvmod", "compound") and c.ent_type_ in _TIME_LABELS:
             keep.update(c.subtree)
     return sorted(keep, key=lambda t: t.i)
+
+
+def _phrase(prep: Token) -> list[Token]:
+    """A prepositional phrase without its clauses, articles and punctuation (a hyphen stays)."""
+    clauses = {t.i for r in prep.subtree if r.dep_ in ("relcl", "acl") for t in r.subtree}
+    return [
+        t for t in prep.subtree
+        if t.i not in clauses and t.dep_ != "det" and (t.dep_ != "punct" or t.tag_ == "HYPH") and t.pos_ != "ADV"
+    ]
+
+
+def _is_manner(tok: Token) -> bool:
+    """ "early", "late", "quickly": an adverb qualifying an activity (not a time like "recently")."""
+    low = tok.lower_
+    return tok.dep_ == "advmod" and tok.pos_ == "ADV" and low not in lx.TIME_ADVERBS | lx.FILLER_ADVERBS | {
+        "not", "never", "so", "too", "very", "also", "just", "even", "really"}
 
 
 def _join(tokens: list[Token], words: list[str]) -> str:
@@ -511,34 +767,121 @@ def _quantity_head(tok: Token) -> Token:
     return tok
 
 
-def _is_attribute(tok: Token) -> bool:
-    """ "my manager", "Tom's birthday", "my favourite colour": a possessed attribute noun."""
+def _is_attribute(tok: Token, values: list[Token]) -> bool:
+    """ "my manager is Tom", "Tom's birthday is ...", "my favourite colour is ...", "our landlord is Mr.
+    Patel": a possessed noun whose value names it (any noun when the value is a name); not an amount with
+    a unit ("my rent is 1200 euros" is the rent's value) nor a description ("my wife is a doctor")."""
     if _possessor(tok) is None or tok.pos_ not in ("NOUN", "PROPN") or any(c.dep_ == "conj" for c in tok.children):
         return False
     if any(c.lower_ in lx.FAVOURITE_WORDS for c in tok.children):
         return True
+    if any(changes.is_quantity(v) and not changes.is_bare_number(v) for v in values):
+        return False
     lemma = tok.lemma_.lower()
-    if lemma in lx.RELATION_NOUNS:  # "my manager is Tom" names him; "my wife is a doctor" describes her
-        return any(c.dep_ in ("attr", "oprd") and c.pos_ == "PROPN" for c in tok.head.children)
-    return lemma in lx.ATTRIBUTE_NOUNS
+    if lemma in lx.ATTRIBUTE_NOUNS and lemma not in lx.RELATION_NOUNS:
+        return True
+    # "is Tom", or "changed to Tom" (a change's value); "is in Berlin" says where, not who.
+    return any(v.pos_ == "PROPN" and (v.dep_ in ("attr", "oprd") or v.head.lower_ in ("to", "as")) for v in values)
+
+
+def _copula_values(verb: Token) -> list[Token]:
+    """What a copula says its subject is: "is Tom", "is on July 4th" (the object of a first preposition)."""
+    values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")
+              and not (c.dep_ == "npadvmod" and _is_time(c))]  # "... these days" says when, not what
+    if not values:
+        prep = next((c for c in verb.children if c.dep_ == "prep"), None)
+        values = [v] if (v := _pobj(prep)) is not None else []
+    return values
+
+
+def _inverted_role(subj_tok: Token, values: list[Token]) -> Token | None:
+    """The role of "Marta is my manager", "Dr. Okafor is my doctor now": a possessed noun as the
+    complement of a named subject."""
+    role = next((v for v in values if v.dep_ in ("attr", "oprd", "dobj", "ccomp", "xcomp", "pobj")
+                 and v.pos_ == "NOUN" and _possessor(v) is not None), None)
+    if role is None or subj_tok.pos_ not in ("PROPN", "PRON") or subj_tok.lower_ in _FIRST_PERSON:
+        return None
+    return role
+
+
+def _attribute_slot(noun: Token, clause: _Clause) -> tuple[str, _Clause]:
+    """The predicate an attribute noun names, ``has_<modifiers>_<noun>``, and its clause: "new"/"current"
+    on the noun say the value changed (the same slot, a change), "former"/"old" that it was."""
+    words = [c.lower_ for c in noun.children if c.dep_ in ("amod", "compound") and c.i < noun.i]
+    if any(w in lx.CHANGE_MODIFIERS for w in words) and clause.tense != "future":
+        clause = replace(clause, tense="present", revision=clause.revision or "change")
+    elif any(w in lx.FORMER_MODIFIERS for w in words):
+        clause = replace(clause, tense="past")
+    kept = [w for w in words if w not in lx.CHANGE_MODIFIERS | lx.FORMER_MODIFIERS]
+    predicate = "has_" + "_".join([*kept, noun.lemma_.lower()])
+    return default_vocabulary().written_as(predicate), clause
+
+
+def _copula_preposition(subj_tok: Token, preposition: str, place: Token) -> str:
+    """ "I'm from Canada" comes_from, "the office is in Berlin" located_in; a person "at" a name that is
+    no place works there ("I'm at Globex")."""
+    if preposition == "at" and (subj_tok.lower_ in _FIRST_PERSON or changes.is_person(subj_tok)) and (
+        place.pos_ == "PROPN" and place.ent_type_ not in lx.NOT_EMPLOYER_LABELS
+    ):
+        return "works_at"
+    return lx.COPULA_PREPOSITIONS.get(preposition, f"is_{preposition}")
+
+
+def _home_predicate(subj_tok: Token, place: Token) -> str:
+    """Where a move puts its subject: a thing is located there; a person lives there, works there
+    (an organisation) or is placed there (an office)."""
+    if not (subj_tok.lower_ in _FIRST_PERSON or changes.is_person(subj_tok)):
+        return "located_in"
+    if place.ent_type_ == "ORG":
+        return "works_at"
+    return "located_in" if place.lemma_.lower() in lx.WORKPLACE_NOUNS else "lives_in"
+
+
+def _is_habit(verb: Token, subj_tok: Token) -> bool:
+    """ "I smoke", "Tom doesn't drink", "she runs every morning": a person's activity in the present with no
+    object or complement at all (``has_habit``, the object "smoking"); verbs that say no activity when
+    used alone ("I agree", "I see", "I know") are left out."""
+    person = subj_tok.lower_ in _FIRST_PERSON or changes.is_person(subj_tok)
+    bare = not any(c.dep_ not in ("nsubj", "aux", "neg", "advmod", "npadvmod", "punct", "prep") for c in verb.children)
+    own = subj_tok.head == verb  # not a subject shared with another verb ("it helps me reset and recharge")
+    # A present verb, or "do" + verb ("I don't smoke"); a bare verb after "make"/"help" is no habit.
+    finite = verb.tag_ in ("VBP", "VBZ") or verb.tag_ == "VB" and any(c.lemma_ == "do" for c in verb.children)
+    return (
+        person and bare and own and finite and verb.lemma_.lower() not in lx.NOT_HABITS
+        and not _modal(verb) and not any(c.dep_ == "prep" and not _is_time(c) for c in verb.children)
+    )
+
+
+def _modal(verb: Token) -> bool:
+    """ "can become", "might quit", "should move": a possibility or advice, not a fact that changed."""
+    return any(c.dep_ == "aux" and c.tag_ == "MD" and c.lower_ not in ("will", "'ll", "wo", "shall")
+               for c in verb.children)
+
+
+def _is_event(verb: Token, clause: _Clause) -> bool:
+    """A verb of status reports a change when it happened ("closed down", "was cancelled", "has ended") or
+    is going on ("the beta is running"); "the store opens at 9" is a timetable, "is closed" a state."""
+    auxes = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
+    return verb.tag_ in ("VBD", "VBG") or clause.tense == "past" or (
+        verb.tag_ == "VBN" and bool(auxes & {"was", "were", "has", "have", "had", "been", "got", "gets", "'s"}))
+
+
+def _is_state(verb: Token) -> bool:
+    """ "the bridge is closed", "the project is cancelled": a status participle after a present copula."""
+    return verb.tag_ == "VBN" and any(c.dep_ == "auxpass" and c.lower_ in ("is", "are", "am") for c in verb.children)
+
+
+def _not_alternatives(verb: Token, obj: Token) -> list[Token]:
+    """ "I like blue, not green": a complement beside the object with its own "not"."""
+    return [
+        c for c in verb.children
+        if c != obj and c.i > obj.i and c.dep_ in ("ccomp", "dep", "appos", "npadvmod", "conj", "advcl", "attr")
+        and c.pos_ in ("NOUN", "PROPN", "ADJ") and any(g.dep_ == "neg" for g in c.children)
+    ]
 
 
 def _possessor(tok: Token) -> Token | None:
     return next((c for c in tok.children if c.dep_ == "poss"), None)
-
-
-def _pobj(prep: Token | None) -> Token | None:
-    if prep is None:
-        return None
-    found = next((c for c in prep.children if c.dep_ in ("pobj", "pcomp")), None)
-    if found is None and prep.i + 1 < len(prep.doc):
-        # The small parser sometimes hangs a preposition's object off the verb instead ("Person306 works
-        # at Company306": "Company306" an advmod of "works", "at" left with no object): a dangling
-        # preposition takes the name right after it when both hang off the same word.
-        after = prep.doc[prep.i + 1]
-        if after.head == prep.head and after.pos_ in ("NOUN", "PROPN", "NUM") and not after.dep_.startswith("nsubj"):
-            return after
-    return found
 
 
 def _is_time(tok: Token) -> bool:

@@ -12,10 +12,15 @@ on subjects and objects, negation ("not", "never", "no longer", "no X"),
 hedges (the shared table in ``mnemonet.llm.hedges``), possessive attributes
 ("my manager is Tom" -> has_manager), tense (past, present, future) and dates
 ("last year" -> ``valid_at`` 2025, resolved against the day the observation was said).
+A change said in other words ("Frank took over as my manager", "the budget
+was cut to 20k", "we relocated to Porto") is written on the slot the plain
+statement of the new state uses, marked as a change (``mapping``, ``changes``).
 Questions assert nothing. A sentence the parser yields nothing for goes to
 the older regular-expression rules (``parser``), whose subjects must be clean.
 
-Corrections: "actually I hate mornings, afternoon is better" gives
+Corrections ("sorry", "scratch that", "no wait", "I misspoke", any form of
+the verb "correct" ...) mark a sentence's triples ``revision="correction"``:
+"actually I hate mornings, afternoon is better" gives
 (user, dislikes, mornings) and (user, prefers, afternoon). The rule
 "<X> is better" -> (speaker, prefers, X) is stateless: the translator sees one
 text at a time and cannot know that "afternoon" means afternoon *meetings*;
@@ -24,7 +29,9 @@ concepts and the contradiction rules of ``judge_pairs``.
 
 Limits: the small parser's own mistakes on chat (measured on the gold table,
 README "Quality of the offline model"); no coreference beyond one named
-person; a capitalised subject is taken for a person; no world knowledge.
+person and the reporter of a reported clause; a capitalised subject is taken
+for a person; no world knowledge (an organisation is told from a place by the
+parser's entity label alone).
 ``infer_claims`` reads first person as the observation's source;
 ``judge_pairs`` receives no source and reads it as ``user``. Claims in the
 canonical form (``mnemonet.llm.claims``) always parse (a leading "based on
@@ -35,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
@@ -42,7 +50,7 @@ from mnemonet.llm.claims import parse_canonical_claim
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.llm.offline import nlp
 from mnemonet.llm.offline.concepts import concepts_for, topics_for
-from mnemonet.llm.offline.extract import extract_triples, reading_of, strip_lead_in
+from mnemonet.llm.offline.extract import extract_triples, reading_of, strip_lead_in, with_elided_subjects
 from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, summarise_facts, write_answer
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import checked_triple
@@ -81,6 +89,10 @@ class OfflineLanguageModel(BaseLanguageModel):
         # node keeps serving. The parse runs on the pipeline's own thread, batched with concurrent ones.
         reading = reading_of(text)
         doc = await nlp.parse(reading.body, self.settings)
+        said = with_elided_subjects(doc)
+        if said is not None:  # chat that left its "I" out: read it with the "I" said (a second parse, rare)
+            reading = replace(reading, body=said)
+            doc = await nlp.parse(said, self.settings)
         return await asyncio.to_thread(extract_triples, doc, reading, speaker, day or self._today())
 
     async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:

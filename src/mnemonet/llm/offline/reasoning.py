@@ -12,29 +12,39 @@ from mnemonet.truth.vocabulary import default_vocabulary
 
 
 def infer_from(triples: list[Triple]) -> list[Triple]:
-    """Claims the literal triples support, each with a lower confidence; never a literal triple again.
+    """Claims the literal triples support; never a literal triple again.
 
     works_at X -> X employs S (0.8); lives_in X -> S located_in X (0.8);
     born_in X -> S comes_from X (0.7); likes/loves/enjoys X -> S interested_in X (0.7);
     loves X -> S likes X (0.85); dislikes X -> S does not like X (0.8).
+
+    A claim holds when its basis holds: it carries the basis's tense, ``valid_at`` and revision ("I used
+    to work at Google" -> Google employed erin, in the past), and its confidence is the rule's, lowered
+    as the basis's is below an unhedged statement's (a past fact, a hedge: "I think I live in X").
     """
     out: list[Triple] = []
     for t in triples:
         if t.negated:
             continue
-        derived: list[Triple] = []
+        rules: list[tuple[str, str, str, bool, float]] = []  # subject, predicate, object, negated, confidence
         if t.predicate == "works_at":
-            derived.append(Triple(subject=t.object, predicate="employs", object=t.subject, confidence=0.8))
+            rules.append((t.object, "employs", t.subject, False, 0.8))
         elif t.predicate == "lives_in":
-            derived.append(Triple(subject=t.subject, predicate="located_in", object=t.object, confidence=0.8))
+            rules.append((t.subject, "located_in", t.object, False, 0.8))
         elif t.predicate == "born_in":
-            derived.append(Triple(subject=t.subject, predicate="comes_from", object=t.object, confidence=0.7))
+            rules.append((t.subject, "comes_from", t.object, False, 0.7))
         elif t.predicate == "dislikes":
-            derived.append(Triple(subject=t.subject, predicate="likes", object=t.object, negated=True, confidence=0.8))
+            rules.append((t.subject, "likes", t.object, True, 0.8))
         if t.predicate in ("likes", "loves", "enjoys"):
-            derived.append(Triple(subject=t.subject, predicate="interested_in", object=t.object, confidence=0.7))
+            rules.append((t.subject, "interested_in", t.object, False, 0.7))
         if t.predicate == "loves":
-            derived.append(Triple(subject=t.subject, predicate="likes", object=t.object, confidence=0.85))
+            rules.append((t.subject, "likes", t.object, False, 0.85))
+        scale = min(1.0, t.confidence / lx.DEFAULT_CONFIDENCE)
+        derived = [
+            Triple(subject=s, predicate=p, object=o, negated=n, confidence=round(c * scale, 3), tense=t.tense,
+                   valid_at=t.valid_at, revision=t.revision)
+            for s, p, o, n, c in rules
+        ]
         out.extend(d for d in derived if d not in out and not _same_claim(d, triples))
     return out
 
@@ -64,7 +74,8 @@ def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
        Fridays": no, both can hold);
     3. both ``prefers`` with different objects that share a head word, or that name different
        times of day ("morning meetings" / "afternoon");
-    4. two different values of a single-valued attribute (has_name, lives_in, works_at ...).
+    4. two values of an amount (``has_value``) in the same unit;
+    5. two different values of a single-valued attribute (has_name, lives_in, works_at ...).
     """
     if normalise_name(a.subject) != normalise_name(b.subject):
         return PairJudgement(index=index, contradicts=False, reason="different subjects")
@@ -87,10 +98,18 @@ def judge(a: Triple, b: Triple, index: int) -> PairJudgement:
                                      f"{', '.join(sorted(times_b))}")
         if _head(a.object) == _head(b.object):
             return PairJudgement(index=index, contradicts=True, reason=f"different preferred {_head(a.object)}")
+    if a.predicate == b.predicate == lx.VALUE_PREDICATE and not a.negated and not b.negated and not same_object:
+        if _unit(a.object) == _unit(b.object):  # "50k" / "20k", "10 people" / "12 people"; not "16 cores" / "64 GB"
+            return PairJudgement(index=index, contradicts=True, reason=f"two values of {a.subject} in one unit")
     single_valued = a.predicate == b.predicate and default_vocabulary().single_valued(a.predicate)
     if single_valued and not a.negated and not b.negated and not same_object:
         return PairJudgement(index=index, contradicts=True, reason=f"{a.predicate} has one value at a time")
     return PairJudgement(index=index, contradicts=False, reason="no rule finds a conflict")
+
+
+def _unit(amount: str) -> set[str]:
+    """The words of an amount other than its numbers: "1500 euros" -> {"euro"}, "20k" -> {}."""
+    return {w for w in _words(amount) if not any(ch.isdigit() for ch in w)}
 
 
 def _head(name: str) -> str:

@@ -54,11 +54,14 @@ def base_form(verb: str) -> str:
 
 
 def ing_form(verb: str) -> str:
-    """``like`` -> ``liking``, ``run`` stays simple: ``runing`` is never needed by the verb table."""
+    """``like`` -> ``liking``, ``smoke`` -> ``smoking``, ``run`` -> ``running`` (a short verb ending in one
+    vowel and a consonant doubles it), ``visit`` -> ``visiting``."""
     if verb.endswith("ie"):
         return verb[:-2] + "ying"
     if verb.endswith("e") and not verb.endswith("ee"):
         return verb[:-1] + "ing"
+    if re.fullmatch(r"[^aeiou]*[aeiou][^aeiouwxy]", verb):
+        return verb + verb[-1] + "ing"
     return verb + "ing"
 
 
