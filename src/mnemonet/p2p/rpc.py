@@ -116,16 +116,15 @@ class RpcServer:
             self.in_flight += 1
             try:
                 provider = await self._providers.serving(spec.name, spec.capability)
+                log_to = cast(audit.AuditLog, provider) if caller is not None and audited(spec.name) else None
                 try:
                     result = await getattr(provider, spec.attr)(**kwargs)
                 except Exception as exc:
-                    if caller is not None and audited(spec.name):
-                        await audit.append(cast(audit.AuditLog, provider), self._node_id, caller, spec.name, kwargs,
-                                           error=exc)
+                    if log_to is not None and caller is not None:
+                        await audit.append(log_to, self._node_id, caller, spec.name, kwargs, error=exc)
                     raise
-                if caller is not None and audited(spec.name):
-                    await audit.append(cast(audit.AuditLog, provider), self._node_id, caller, spec.name, kwargs,
-                                       result)
+                if log_to is not None and caller is not None:
+                    await audit.append(log_to, self._node_id, caller, spec.name, kwargs, result)
             finally:
                 self.in_flight -= 1
         except Exception as exc:

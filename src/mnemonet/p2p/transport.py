@@ -100,8 +100,8 @@ class Transport:
         self._handler = handler
         self._links: dict[str, list[Link]] = {}
         self._accepted: set[AcceptedLink] = set()  # inbound links past the handshake
-        # Inbound sockets still proving themselves, in slots of their own so none crowds out proven links:
-        # those whose upgrade request showed a link ticket (the key) and strangers, so neither crowds out the other.
+        # Inbound sockets still proving themselves, counted apart from proven links and from each other: those
+        # whose upgrade request showed a link ticket (the key: True) and strangers' (False).
         self._handshaking = {True: 0, False: 0}
         self._tickets = ReplayCache(settings.replay_cache_size, settings.max_message_age)
         self._clock = time.time
