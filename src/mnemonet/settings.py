@@ -314,20 +314,45 @@ class Settings(BaseSettings):
         50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
         "order of the first k hits does not depend on k.",
     )
+    search_ranking: Literal["fitted", "rules"] = Field(
+        "fitted", description="How hybrid+graph search ranks: 'fitted' scores every candidate (both lists unfused, "
+        "their session windows, concept neighbours) with the weights fitted on LoCoMo conversations held out from "
+        "each other (service/fitted_rank.py, bench/README.md); 'rules' is the earlier fusion plus graph bonuses "
+        "(service/graph_rank.py). The recency and use lists (search_recency_weight, search_use_weight) weigh only "
+        "in 'rules' and in hybrid mode.",
+    )
+    search_window_turns: int = Field(
+        3, ge=0, le=20, description="Turns on each side of every candidate, in its session (search_session_key), "
+        "that the fitted ranking reads with their similarity to the query: they join as candidates and lend "
+        "their scores to the turns next to them (0: none).",
+    )
+    search_window_seeds: int = Field(
+        50, ge=0, le=1000, description="Candidates (the strongest of both lists, fused by rank) whose session "
+        "windows the fitted ranking reads (search_window_turns); the others get only their own similarity.",
+    )
+    search_time_key: str = Field(
+        "session_date", description="Observation metadata key whose value (ISO 8601, or a written date such as "
+        "'8 May, 2023') says when it was said, where that differs from when it was recorded (an imported "
+        "conversation); the fitted ranking compares it with a date the question names. Absent or empty: the "
+        "time it was recorded.",
+    )
     search_expansion_seeds: int = Field(
         5,
         description="Top hits whose graph neighbourhood (adjacent turns, shared concepts) hybrid+graph search expands.",
     )
     search_lift_weight: float = Field(
-        1.0, description="Share of a statement hit's score that hybrid+graph search adds to the observation it was "
+        1.0, description="Rules ranking (search_ranking): "
+        "Share of a statement hit's score that hybrid+graph search adds to the observation it was "
         "extracted from (the statement then folds into it); 0 turns lifting off.",
     )
     search_adjacent_turns: int = Field(
-        3, description="Observations on each side of a top observation, in the same session, that hybrid+graph "
+        3, description="Rules ranking (search_ranking): "
+        "Observations on each side of a top observation, in the same session, that hybrid+graph "
         "search joins (0 turns it off).",
     )
     search_adjacent_discount: float = Field(
-        0.3, description="An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
+        0.3, description="Rules ranking (search_ranking): "
+        "An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
         "embedded with the turn before them, index_context_turns, so a neighbour needs less of a push).",
     )
     search_session_key: str = Field(
@@ -374,7 +399,8 @@ class Settings(BaseSettings):
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
     )
     search_concept_discount: float = Field(
-        0.1, description="A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
+        0.1, description="Rules ranking (search_ranking): "
+        "A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
     )
     search_seed_concepts: int = Field(
         5, description="Concepts of each top hit that shared-concept expansion follows (bounds the work per query).",
@@ -383,7 +409,8 @@ class Settings(BaseSettings):
         50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",
     )
     search_source_boost: float = Field(
-        0.5, ge=0, description="Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
+        0.5, ge=0, description="Rules ranking (search_ranking): "
+        "Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
         "in the query (speaker-aware matching at read time; 0 turns it off). Observations are indexed as "
         "'source: text', but BM25 gives a name found in every turn of its speaker little weight.",
     )

@@ -12,8 +12,10 @@ The text always has the same shape:
 5. ``Retracted:`` what was taken back that the question touches, by whom and why.
 
 Choosing the lead: only statements that answer the question can lead
-(``relevance``: about the subject asked, covering what it asks). They are
-grouped by (subject, relation); the group answering best wins (then the most
+(``relevance``: about the subject asked, covering what it asks; a correction
+answers what the statement it replaced in the same slot answered), less a
+vaguer one a more precise one agrees with ("likes meetings" beside "prefers
+morning meetings"). They are grouped by (subject, relation); the group answering best wins (then the most
 confident group, then retrieval order), and within it a present statement
 before a past one, then the newest (a positive one before a negation written
 with it), so a correction leads as soon as it is written. Consolidation summaries are context: they
@@ -174,11 +176,19 @@ def compose(
         else:
             conflicts.append(c)
     live = [s for s in facts if s.id not in earlier]
-    scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
-    answering = [s for s in live if scores[s.id] >= ANSWERS]
 
     def key(s: StatementView) -> tuple[str, str]:
         return s.subject.casefold(), vocabulary.canonical(s.predicate)
+
+    scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
+    # A correction answers what the statement it replaced in the same slot answered: "afternoon is better"
+    # replacing "I prefer morning meetings" answers a question about meetings though it does not name them.
+    live_by_key = {s.id: key(s) for s in live}
+    for old in recall.superseded:
+        for new_id in old.superseded_by:
+            if live_by_key.get(new_id) == key(old):
+                scores[new_id] = max(scores[new_id], scores[old.id])
+    answering = _precise([s for s in live if scores[s.id] >= ANSWERS], vocabulary)
 
     chosen = _choose(answering, scores, key)
     lead_st = _with_status(chosen, live, vocabulary) if chosen is not None else None
@@ -261,7 +271,8 @@ def _missed_observations(
 def observation_score(o: ObservationView, question: Question) -> float:
     """The share of the question's words an observation's text covers, its speaker standing for "I";
     0 unless it is by the asker (a question in the first person) and covers a word besides the asker,
-    or names at least two of the question's words (its subject and what is asked)."""
+    or names at least two of the question's words (its subject and what is asked), or all of them when
+    the question has only one ("where is the printer?")."""
     source = o.source or "user"
     if question.first_person and source.casefold() != question.asker.casefold():
         return 0.0
@@ -269,7 +280,7 @@ def observation_score(o: ObservationView, question: Question) -> float:
         return 0.0
     covered = question.words & set(terms(o.text, source))
     beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
-    if not beyond or (not question.first_person and len(covered) < 2):
+    if not beyond or (not question.first_person and len(covered) < min(2, len(question.words))):
         return 0.0
     return len(covered) / len(question.words)
 
@@ -321,6 +332,18 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
     # if a present statement does); then the newest; of one observation's statements (same time), what
     # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.
     return max(best, key=lambda s: (s.tense != "past", s.created_at, not s.negated, s.confidence))
+
+
+def _precise(statements: list[StatementView], vocabulary: Vocabulary) -> list[StatementView]:
+    """The statements without those a more precise one agrees with: "user likes meetings" (inferred later)
+    says less than "user prefers morning meetings", it generalises and does not change the value."""
+    def narrows(t: StatementView, s: StatementView) -> bool:
+        agree = (vocabulary.canonical(t.predicate) == vocabulary.canonical(s.predicate) and t.negated == s.negated
+                 or vocabulary.polarity(t.predicate, t.negated) * vocabulary.polarity(s.predicate, s.negated) > 0)
+        return (agree and t.subject.casefold() == s.subject.casefold() and t.tense == s.tense
+                and bool(object_words(s.object)) and object_words(t.object) > object_words(s.object))
+
+    return [s for s in statements if not any(narrows(t, s) for t in statements)]
 
 
 def _with_status(lead: StatementView, live: list[StatementView], vocabulary: Vocabulary) -> StatementView:

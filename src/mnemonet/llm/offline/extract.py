@@ -34,7 +34,7 @@ _NOT_IN_SUBJECTS = (
     | {str(y) for y in range(1900, 2100)}
 )
 # A leading "based on ..., " / "according to ..., " says where a claim comes from, not what it says.
-_LEAD_IN = re.compile(r"^(?:based on|according to|judging by|given|from what)\b[^,]{0,300},\s*", re.IGNORECASE)
+_LEAD_IN = re.compile(r"^(?:based on|according to|per|judging by|given|from what)\b[^,]{0,300},\s*", re.IGNORECASE)
 
 
 def clean_subject(subject: str) -> bool:

@@ -179,6 +179,9 @@ JOB_NOUNS = frozenset({"job", "position", "role", "post", "gig", "internship", "
 JOB_TAKING_VERBS = frozenset({"start", "take", "get", "land", "accept", "begin", "have", "find", "secure", "score"})
 JOB_ENDING_VERBS = frozenset({"lose", "quit", "leave"})
 EMPLOYER_PREPOSITIONS = frozenset({"at", "with", "from", "for"})
+# "I'm a student at MIT", "a regular at Joe's": roles at a place that are no job there.
+NOT_JOB_ROLES = frozenset({"student", "pupil", "member", "guest", "patient", "customer", "client", "visitor",
+                           "regular", "fan", "volunteer", "resident", "tourist"})
 # "got hired by Cyberdyne", "is employed by Wayne Enterprises": the agent is the employer.
 HIRE_VERBS = frozenset({"hire", "employ", "recruit", "poach"})
 # "We renamed the Monday meeting to Kickoff" -> (Monday meeting, has_name, Kickoff).

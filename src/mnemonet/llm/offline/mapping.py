@@ -437,7 +437,13 @@ class Mapper:
         if attr.pos_ == "PROPN" or attr.pos_ == "PRON":
             return [("is", attr, False)]
         has_article = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in attr.children)
-        return [("is_a" if has_article or attr.pos_ == "NOUN" else "has_property", attr, False)]
+        out = [("is_a" if has_article or attr.pos_ == "NOUN" else "has_property", attr, False)]
+        # "I'm an analyst at Wayne Enterprises": a role at a named organisation is a job there too.
+        employer = _pobj(next((c for c in attr.children if c.dep_ == "prep" and c.lower_ == "at"), None))
+        if attr.pos_ == "NOUN" and attr.lemma_.lower() not in lx.NOT_JOB_ROLES and employer is not None and (
+                employer.pos_ == "PROPN"):
+            out.append(("works_at", employer, False))
+        return out
 
     def _copula_adjective(self, acomp: Token, subj_tok: Token) -> list[tuple[str, Token, bool]]:
         word = acomp.lower_
