@@ -606,9 +606,14 @@ class Settings(BaseSettings):
         3.0, description="Seconds a new WebSocket link has to complete its challenge handshake (both sides prove the "
         "cluster key) before it is closed."
     )
+    max_pending_peer_links: int = Field(
+        8, description="Inbound WebSocket sockets still in their handshake at once whose upgrade request showed the "
+        "cluster key (a link ticket); more are refused (1013). Slots of their own, so strangers' idle sockets "
+        "(max_pending_links) never keep a peer from linking."
+    )
     max_pending_links: int = Field(
-        8, description="Inbound WebSocket sockets still in their handshake at once; more are refused (1013) so idle "
-        "unauthenticated sockets cannot take the max_inbound_links slots."
+        8, description="Inbound WebSocket sockets of strangers (no valid link ticket) still in their handshake at "
+        "once; more are refused (1013) so idle unauthenticated sockets cannot take the max_inbound_links slots."
     )
     gossip_interval: float = Field(0.5, description="Seconds between membership gossip rounds.")
     gossip_fanout: int = Field(3, description="Random live peers each gossip round is sent to.")
@@ -658,7 +663,9 @@ class Settings(BaseSettings):
     admission_concurrency: int = Field(16, ge=1, description="Pending members probed at once for admission.")
     max_incarnation_jump: int = Field(
         1_048_576, ge=1, description="Most one membership update may raise a known member's incarnation (the local "
-        "node's included); larger jumps are refused, so no claim can push a member past what it can refute."
+        "node's included; a suspicion or death one less, so its refutation fits); larger jumps are refused, so no "
+        "claim can push a member past what it can refute. A restarted node takes the first record of itself a "
+        "peer's view holds whatever its jump, to win its identity back."
     )
     control_timeout: float = Field(3.0, description="Seconds to wait for join/welcome and push-pull replies.")
     request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")

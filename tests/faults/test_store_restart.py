@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -29,7 +30,9 @@ from faultsupport import BOUND_MARGIN
 from netsupport import ADMIN_TOKEN, CLUSTER_KEY, NodeFactory, eventually
 
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.envelope import Envelope, Kind, encode
 from mnemonet.p2p.errors import P2PError
+from mnemonet.p2p.membership import MemberState
 from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 
@@ -73,13 +76,15 @@ def cold_start() -> float:
 class StoreProcess:
     """One run_node.py store process, restartable with the same flags."""
 
-    def __init__(self, falkordb: EmbeddedFalkorDB, postgres_url: str, graph: str, data_dir: Path) -> None:
+    def __init__(self, falkordb: EmbeddedFalkorDB, postgres_url: str, graph: str, data_dir: Path,
+                 node_id: str = "") -> None:
         self.port = _free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.env = {**os.environ, "MNEMONET_CLUSTER_KEY": CLUSTER_KEY, "MNEMONET_LLM": "offline",
                     "PYTHONPATH": str(REPO / "src"), "MNEMONET_FALKORDB_PORT": str(falkordb.port),
                     "MNEMONET_DATABASE_URL": postgres_url, "MNEMONET_GRAPH_NAME": graph,
-                    "MNEMONET_DATA_DIR": str(data_dir)}
+                    "MNEMONET_DATA_DIR": str(data_dir), "MNEMONET_NODE_ID": node_id}
+        self.data_dir = data_dir
         self.log = data_dir / "store.log"
         data_dir.mkdir(parents=True, exist_ok=True)
         self.proc: asyncio.subprocess.Process | None = None
@@ -169,6 +174,68 @@ async def test_routed_calls_succeed_again_after_the_store_restarts(
               f"({total:.2f}s after the restart; bound {total_bound:.1f}s = max({RESTART_TARGET:.0f}s, "
               f"cold start {cold:.2f}s + rejoin {bound:.1f}s); load {os.getloadavg()[0]:.1f})")
         assert total <= total_bound, f"routed calls ok {total:.2f}s after the restart (bound {total_bound:.1f}s)"
+    finally:
+        if store.proc is not None and store.proc.returncode is None:
+            await store.stop(signal.SIGTERM)
+
+
+async def _suspect(store: StoreProcess, node_id: str, incarnation: int) -> None:
+    """A key holder's gossip to the store: it is suspect at ``incarnation`` (the store refutes, one higher)."""
+    claim = {"node_id": node_id, "url": store.url, "capabilities": ["embed", "llm", "store"],
+             "incarnation": incarnation, "state": "suspect"}
+    env = Envelope(kind=Kind.GOSSIP, sender="forger", target=node_id, payload={"updates": [claim]})
+    async with httpx.AsyncClient(trust_env=False) as http:
+        assert (await http.post(f"{store.url}/v1/peer", content=encode(env, CLUSTER_KEY.encode()))).status_code == 204
+
+
+async def test_a_store_restarted_under_its_id_wins_it_back_whatever_incarnation_the_workers_saw(
+    make_node: NodeFactory, falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str,
+    test_data_dir: Path,
+) -> None:
+    # Issue 31, row 7: one gossip from a key holder raised the store's incarnation by 2**20; it refuted at once,
+    # but after its next kill -9 and restart (the same node id, at incarnation 0) routed calls from the workers
+    # answered 503 for minutes: every record of itself the store was sent was a jump it refused.
+    node_id = f"store-{unique_name}"
+    store = StoreProcess(falkordb_server, postgres_url, unique_name, test_data_dir / f"identity-{unique_name}",
+                         node_id=node_id)
+    await store.start()
+    try:
+        workers = [await make_node({"cli"}, bootstrap=store.url, request_timeout=10.0, rpc_attempts=1)
+                   for _ in range(2)]
+        settings = workers[0].settings
+        jump = settings.max_incarnation_jump
+
+        def store_record(worker: PeerNode) -> Any:
+            return worker.membership.get(node_id)
+
+        def held_alive_at(incarnation: int) -> bool:
+            return all((r := store_record(w)) is not None and r.state is MemberState.ALIVE
+                       and r.incarnation >= incarnation for w in workers)
+
+        await eventually(lambda: held_alive_at(0), 30.0, "the workers joined the store")
+        await _suspect(store, node_id, store_record(workers[0]).incarnation)  # an ordinary refutation first
+        await eventually(lambda: held_alive_at(1), 10.0, "the workers took the store's refutation")
+        high = store_record(workers[0]).incarnation + jump - 1  # the most a claim may raise it
+        await _suspect(store, node_id, high)
+        await eventually(lambda: held_alive_at(high + 1), 10.0, "the workers took the refutation 2**20 higher")
+        remembered = store.data_dir / "peers" / f"{node_id}.json"
+        await eventually(lambda: remembered.exists() and all(w.url in remembered.read_text() for w in workers),
+                         30.0, "the store remembers its peers")
+
+        await store.stop(signal.SIGKILL)
+        await eventually(lambda: all(store_record(w).state is MemberState.DEAD for w in workers), 30.0,
+                         "the workers hold the store dead")
+        assert not await _routed_call_ok(workers[0], f"{unique_name}-during")
+
+        cold = await asyncio.to_thread(cold_start)
+        restarted = await store.start()
+        bound = rejoin_bound(settings)
+        ok = await asyncio.gather(*(_until_routed_call_ok(w, f"{unique_name}-after-{i}", cold + bound)
+                                    for i, w in enumerate(workers)))
+        print(f"\nstore restarted under its id after a 2**20 refutation: routed calls from both workers ok "
+              f"{max(ok) - restarted:.2f}s after the restart (bound {cold + bound:.1f}s = cold start {cold:.2f}s "
+              f"+ rejoin {bound:.1f}s); its incarnation {store_record(workers[0]).incarnation} > {high + 1}")
+        assert held_alive_at(high + 2)
     finally:
         if store.proc is not None and store.proc.returncode is None:
             await store.stop(signal.SIGTERM)

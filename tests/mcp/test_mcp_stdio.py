@@ -13,17 +13,19 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
+import pytest
 from livenet import NodeFactory
+from mcp.shared.exceptions import MCPError
 from netsupport import CLUSTER_KEY, client_token, eventually, sees_all
 
 from mcp import ClientSession, StdioServerParameters, stdio_client
-from mnemonet.p2p.tokens import create_token
+from mnemonet.p2p.tokens import TokenVerifier, create_token
 from mnemonet.service import MemoryService, SpacedMemory
 
 TOOLS = {"observe", "claim", "retract", "remember", "search", "load", "recent", "contradictions", "brief"}
 MNEMONET = Path(sys.executable).with_name("mnemonet")  # the console script `pip install` made
-# The package under test first: the console script of an editable install imports the checkout it was made in.
-SOURCE = str(Path(__file__).resolve().parents[2] / "src")
+SRC = Path(__file__).resolve().parents[2] / "src"
 ADAPTER_TOKEN = client_token("read,write,speak-for", name="mcp-adapter")  # it relays several agents and users
 
 
@@ -33,8 +35,8 @@ async def mcp_session(urls: str, stderr: Path, token: str = ADAPTER_TOKEN) -> As
     assert MNEMONET.exists(), f"{MNEMONET} missing: install the project (pip install -e .)"
     params = StdioServerParameters(
         command=str(MNEMONET), args=["mcp", "--url", urls, "--log-level", "DEBUG"],
-        # No cluster key: it is not a peer.
-        env={"MNEMONET_TOKEN": token, "MNEMONET_REQUEST_TIMEOUT": "10", "PYTHONPATH": SOURCE},
+        # No cluster key: it is not a peer. The code under test, whichever checkout the console script came from.
+        env={"MNEMONET_TOKEN": token, "MNEMONET_REQUEST_TIMEOUT": "10", "PYTHONPATH": str(SRC)},
     )
     with stderr.open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -220,3 +222,43 @@ async def test_mcp_command_needs_a_node_url(tmp_path: Path) -> None:
     out, err = await asyncio.wait_for(process.communicate(), 30.0)
     assert process.returncode == 2 and out == b""  # stdout is only ever the protocol
     assert b"--url URL" in err
+
+
+async def _session_closed(session: ClientSession, stderr: Path, why: str, within: float = 10.0) -> None:
+    """The MCP server ended the session for ``why`` (its log says so), and a call finds it gone."""
+    await until_true(lambda: f"{why}: this MCP session is closed" in stderr.read_text(), within, f"closed: {why}")
+    with pytest.raises(MCPError):
+        await session.call_tool("recent", {"limit": 1})
+
+
+async def until_true(check: Any, within: float, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + within
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, f"not true within {within}s: {what}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_revoked_or_expired_token_closes_the_session(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    # Issue 31, row 5: revocation (and expiry) must close long-lived sessions, MCP's included.
+    store = await make_node({"store"}, providers={"store": service})
+    revoked = client_token("read", name="agent")
+    root = create_token(CLUSTER_KEY, "ops", ["admin"], 3600, spaces="*")[0]
+    stderr = tmp_path / "revoked.stderr"
+    async with mcp_session(store.url, stderr, token=revoked) as session:
+        assert (await _call(session, "recent", limit=1))["observations"] == []
+        async with httpx.AsyncClient() as http:
+            answer = await http.post(f"{store.url}/v1/revoke_token", headers={"authorization": f"Bearer {root}"},
+                                     json={"token_id": TokenVerifier(CLUSTER_KEY).verify(revoked).id})
+        assert answer.status_code == 200, answer.text
+        try:  # the call the node refused as revoked ends the session: answered first, or not at all
+            refused = await session.call_tool("recent", {"limit": 1})
+            assert refused.is_error and "token revoked" in refused.content[0].text  # type: ignore[union-attr]
+        except MCPError:
+            pass  # the session closed before that answer went out
+        await _session_closed(session, stderr, "token revoked")
+    stderr = tmp_path / "expired.stderr"
+    # Long enough to outlast the server's start-up (imports: seconds on a loaded machine).
+    async with mcp_session(store.url, stderr, token=client_token("read", name="brief", ttl=12.0)) as session:
+        assert (await _call(session, "recent", limit=1))["observations"] == []
+        await _session_closed(session, stderr, "token expired", within=30.0)  # no call needed: at its second

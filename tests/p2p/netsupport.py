@@ -32,19 +32,21 @@ from mnemonet.model.views import (
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.p2p.network import SOCKETS, Network
 from mnemonet.p2p.tokens import create_token
+from mnemonet.service.erasure import check_may_retract
 from mnemonet.settings import Settings
 from mnemonet.store.graph_errors import UnknownReference
 
 CLUSTER_KEY = "test-cluster-key"
 
 
-def client_token(scopes: str = "read,write", name: str = "tester", key: str = CLUSTER_KEY, ttl: float = 3600.0) -> str:
+def client_token(scopes: str = "read,write", name: str = "tester", key: str = CLUSTER_KEY, ttl: float = 3600.0,
+                 spaces: str = "default") -> str:
     """A client token of the test cluster (clients hold tokens; the cluster key is the peers')."""
-    return create_token(key, name, scopes.split(","), ttl)[0]
+    return create_token(key, name, scopes.split(","), ttl, spaces=spaces)[0]
 
 
-# A token with every scope, for tests about something other than authorisation.
-ADMIN_TOKEN = client_token("read,write,admin,speak-for", name="admin")
+# A token with every scope in every space, for tests about something other than authorisation.
+ADMIN_TOKEN = client_token("read,write,admin,speak-for", name="admin", spaces="*")
 
 # Fast timers (the ``test`` profile, mnemonet/profiles.py) so multi-node scenarios finish in seconds on two cores.
 FAST = dict(host="127.0.0.1", port=0, cluster_key=CLUSTER_KEY, profile="test")
@@ -156,12 +158,14 @@ class InMemoryStore:
     async def revoked_tokens(self) -> list[str]:
         return self.revoked[::-1]
 
-    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str,
+                           spaces: list[str] | None = None) -> None:
         self.audit.append(AuditView(id=new_id("audit"), at=int(time.time() * 1000), who=who, method=method,
-                                    node=node, outcome=outcome, detail=detail))
+                                    node=node, outcome=outcome, detail=detail, spaces=spaces or []))
 
-    async def audit_log(self, limit: int = 50) -> list[AuditView]:
-        return self.audit[::-1][:limit]
+    async def audit_log(self, limit: int = 50, *, spaces: list[str] | None = None) -> list[AuditView]:
+        kept = [a for a in self.audit if spaces is None or (a.spaces and set(a.spaces) <= set(spaces))]
+        return kept[::-1][:limit]
 
     async def brief(self, subject: str | None = None, since: int | None = None,
                     budget: int | None = None) -> SessionBrief:
@@ -170,10 +174,12 @@ class InMemoryStore:
         return SessionBrief(subject=subject, since=since, text=text, budget=budget or 800, tokens=len(text) // 4)
 
     # -- lifecycle and spaces: what a client may call, kept minimal (one space, nothing derived) --------------
-    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+    async def retract(self, id: str, reason: str, source: str = "user", any_source: bool = False) -> RetractResult:
         kind: Literal["statement", "observation"] = "statement" if id in self.statements else "observation"
         if id not in self.statements and id not in self.observations:
             raise UnknownReference("id", [id])
+        item = self.statements.get(id) or self.observations[id]
+        check_may_retract(id, item.source or "", source, any_source)
         return RetractResult(retraction_id=derived_id("rt", id), target_id=id, kind=kind, created=True,
                              reason=reason, source=source, created_at=int(time.time() * 1000))
 

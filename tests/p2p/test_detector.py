@@ -206,3 +206,51 @@ async def test_a_suspect_is_probed_once_more_just_before_its_suspicion_ends() ->
     assert len(cluster.net.ping_reqs) == 3 and {t for _, _, t in cluster.net.ping_reqs} == {"n3"}
     await cluster.nodes["n0"].detector.probe_round()
     assert len(cluster.net.ping_reqs) == 3  # then round-robin again: a live member, acked directly
+
+
+async def test_a_restarted_member_wins_its_identity_back_whatever_incarnation_the_cluster_saw() -> None:
+    # Issue 31, row 7: one forged claim raised the store's incarnation by the most one update may; it refuted,
+    # everyone took the refutation, and after its next crash and restart (at incarnation 0, the same id) every
+    # record it received of itself was a jump it refused: held dead, no call was routed to it for minutes.
+    cluster = lockstep(4, seed=7)
+    jump = cluster.mcfg.max_incarnation_jump
+    others = ["n1", "n2", "n3"]
+
+    def held(state: MemberState, at_least: int) -> bool:
+        records = [cluster.nodes[n].membership.get("n0") for n in others]
+        return all(r is not None and r.state is state and r.incarnation >= at_least for r in records)
+
+    async def suspect_n0(incarnation: int) -> None:
+        claim = {**cluster.nodes["n0"].membership.local.to_wire(), "state": "suspect", "incarnation": incarnation}
+        cluster.nodes["n1"].membership.apply(claim)
+        for _ in range(20):
+            await cluster.period()
+        assert held(MemberState.ALIVE, incarnation + 1), "n0 refuted the claim everywhere"
+
+    await suspect_n0(2)  # an ordinary suspicion, refuted: n0 is at 3 everywhere
+    # A claim whose refutation (one higher) the peers holding the old record would refuse is refused itself;
+    # the most a claim may raise n0 is one less, and its refutation lands at the bound everywhere.
+    with pytest.raises(ValueError, match="jumps more than"):
+        cluster.nodes["n1"].membership.apply({**cluster.nodes["n0"].membership.local.to_wire(), "state": "suspect",
+                                              "incarnation": 3 + jump})
+    await suspect_n0(3 + jump - 1)
+
+    cluster.crash("n0")
+    for _ in range(20):
+        await cluster.period()
+    assert held(MemberState.DEAD, 3 + jump)
+
+    # Restarted: the same id at incarnation 0, knowing its old peers (as a node's remembered peers give them).
+    cluster.net.crashed.discard("n0")
+    restarted = cluster.add("n0")
+    restarted.membership.preload([cluster.nodes[n].membership.local for n in others])
+    await restarted.detector.push_pull_round()  # its first exchange: the cluster's record of it comes back
+    assert restarted.membership.local.incarnation > 3 + jump
+    for _ in range(10):
+        await cluster.period()
+    assert held(MemberState.ALIVE, 3 + jump + 1), "the others take n0 back"
+    # Past that first view the bound holds again: a claim far above its incarnation is refused.
+    refused = restarted.membership.invalid_updates
+    far = restarted.membership.local.incarnation + jump
+    restarted.membership.apply_many([{**restarted.membership.local.to_wire(), "state": "dead", "incarnation": far}])
+    assert restarted.membership.invalid_updates == refused + 1

@@ -17,7 +17,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from mnemonet.p2p import handshake
-from mnemonet.p2p.envelope import TAG_CHARS, Envelope, Kind, encode
+from mnemonet.p2p.envelope import TAG_CHARS, Envelope, Kind, ReplayCache, encode
 from mnemonet.p2p.transport import ws_url
 
 
@@ -106,3 +106,43 @@ async def test_malformed_hellos_are_closed(make_node: NodeFactory, frame: bytes)
     async with connect(ws_url(a.url), proxy=None) as ws:
         await ws.send(frame)
         assert await _first_frame_or_close(ws) is None and ws.close_code == handshake.POLICY
+
+
+async def test_strangers_holding_every_pending_slot_do_not_keep_a_keyed_peer_from_linking(
+        make_node: NodeFactory) -> None:
+    # Issue 31, row 8: an unauthenticated client re-opening 8 idle WebSockets made 8 of 8 keyed link attempts
+    # fail with 403, the slots of sockets in their handshake being shared between strangers and peers.
+    a = await make_node({"llm"}, max_pending_links=8, link_handshake_timeout=60.0)  # idle sockets stay idle
+    idle = [await connect(ws_url(a.url), proxy=None, open_timeout=5.0) for _ in range(8)]
+    try:
+        with pytest.raises(InvalidStatus):  # the strangers' slots are full
+            await connect(ws_url(a.url), proxy=None, open_timeout=5.0)
+        peers = [await make_node({"llm"}) for _ in range(8)]
+        me = a.membership.local
+        links = [await peer.transport.dial(me) for peer in peers]  # each shows the key in its upgrade request
+        assert all(link.is_open for link in links)
+        await eventually(lambda: set(a.transport.neighbours()) >= {p.node_id for p in peers}, 10.0, "all linked")
+        assert all(ws.close_code is None for ws in idle)  # the strangers still hold theirs
+    finally:
+        for ws in idle:
+            await ws.close()
+
+
+def test_a_link_ticket_is_good_once_for_its_target_and_only_fresh_and_signed() -> None:
+    key, now = CLUSTER_KEY.encode(), 1_000_000.0
+    seen = ReplayCache(100, 30.0)
+
+    def holder(value: str | None, at: float = now, target: str = "acceptor", with_key: bytes = key) -> str | None:
+        return handshake.ticket_holder(value, with_key, target, at, 30.0, seen)
+
+    good = handshake.ticket(key, "dialler", "acceptor", now)
+    assert holder(good) == "dialler"
+    assert holder(good) is None  # replayed
+    assert holder(handshake.ticket(key, "dialler", "acceptor", now), target="another") is None
+    assert holder(handshake.ticket(key, "dialler", "acceptor", now - 31.0)) is None  # stale
+    assert holder(handshake.ticket(key, "dialler", "acceptor", now + 31.0)) is None  # from the future
+    assert holder(handshake.ticket(b"another key", "dialler", "acceptor", now)) is None
+    forged = handshake.ticket(key, "dialler", "acceptor", now).replace("dialler", "mallory", 1)
+    assert holder(forged) is None  # the dialler it names is signed
+    for junk in (None, "", "a b c", "x " * 4, "dialler nan " + "0" * 32 + " " + "0" * 64):
+        assert holder(junk) is None

@@ -57,7 +57,7 @@ async def test_a_call_on_a_stuck_link_times_out_within_its_own_timeout() -> None
 
     settings = Settings(link_send_timeout=2.0)
     codec = Codec(key, max_bytes=1 << 22, max_age=30.0, replay_entries=100)
-    transport = Transport("caller", codec, settings, handler=lambda _env: asyncio.sleep(0))
+    transport = Transport("caller", codec, settings, handler=lambda _env, _linked: asyncio.sleep(0))
     await transport.start()
     try:
         async with serve(never_reads, "127.0.0.1", 0, max_size=None, close_timeout=0.5) as server:

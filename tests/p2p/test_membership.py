@@ -357,21 +357,38 @@ def test_a_death_claim_far_above_a_members_incarnation_is_refused() -> None:
     # Issue 17: one gossip "dead at 2**63-1" evicted a member for good (its refutation could not be higher).
     m, _ = make()
     m.apply(wire("b", 3))
-    for inc in (2**63 - 1, 2**62, 3 + JUMP + 1):
+    # A claim b must refute rises one less than the bound, so its refutation fits everyone's (issue 31, row 7).
+    for inc in (2**63 - 1, 2**62, 3 + JUMP + 1, 3 + JUMP):
         with pytest.raises(ValueError):
             m.apply(wire("b", inc, "dead"))
         assert view(m, "b") == (3, ALIVE)
-    assert m.apply(wire("b", 3 + JUMP, "suspect")) is True  # a jump within the bound is a plain update
-    assert view(m, "b") == (3 + JUMP, SUSPECT)
+    assert m.apply(wire("b", 3 + JUMP - 1, "suspect")) is True  # a jump within the bound is a plain update
+    assert view(m, "b") == (3 + JUMP - 1, SUSPECT)
+    assert m.apply(wire("b", 3 + JUMP - 1 + JUMP)) is True  # an alive record (the refutation) may rise the bound
+    assert view(m, "b") == (3 + 2 * JUMP - 1, ALIVE)
 
 
 def test_a_claim_about_the_local_node_beyond_the_bound_is_never_adopted() -> None:
     m, _ = make()
-    with pytest.raises(ValueError):
-        m.apply(wire("me", JUMP + 1, "dead"))
+    for inc in (JUMP + 1, JUMP):  # our refutation, one past it, would be beyond the bound for our peers
+        with pytest.raises(ValueError):
+            m.apply(wire("me", inc, "dead"))
     assert m.local.incarnation == 0 and m.local.state is ALIVE
-    m.apply(wire("me", JUMP, "dead"))  # within the bound: refuted by raising our own, one past the claim
-    assert m.local.incarnation == JUMP + 1 and m.local.state is ALIVE
+    m.apply(wire("me", JUMP - 1, "dead"))  # within the bound: refuted by raising our own, one past the claim
+    assert m.local.incarnation == JUMP and m.local.state is ALIVE
+
+
+def test_a_restarted_node_takes_the_first_view_of_itself_whatever_the_jump_and_no_other() -> None:
+    # Issue 31, row 7: the cluster held the node at an incarnation a restart (at 0) could not refute.
+    m, _ = make()
+    assert m.apply_many([wire("me", 3 * JUMP, "dead")]) == 0 and m.invalid_updates == 1  # gossip: bounded
+    assert m.merge_view([wire("b"), wire("me", 3 * JUMP, "dead")]) == 2  # a peer's view sent back to us
+    assert m.local.incarnation == 3 * JUMP + 1 and m.local.state is ALIVE
+    assert m.merge_view([wire("me", 6 * JUMP, "dead")]) == 0 and m.invalid_updates == 2  # once only
+    assert m.local.incarnation == 3 * JUMP + 1
+    fresh, _ = make()
+    assert fresh.merge_view([wire("me", 2**62, "dead")]) == 0 and fresh.invalid_updates == 1  # never past refuting
+    assert fresh.local.incarnation == 0 and not fresh.own_record_seen
 
 
 def test_a_tombstone_bounds_the_incarnation_a_member_may_come_back_with() -> None:

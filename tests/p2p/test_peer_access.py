@@ -3,14 +3,17 @@ capability, and an admin method needs the client's admin token to travel with th
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
-from netsupport import InMemoryStore, NodeFactory, client_token, eventually, sees_all
+from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory, client_token, eventually, sees_all
 
 from mnemonet.model.api import InferredClaim
 from mnemonet.model.errors import Forbidden
 from mnemonet.model.views import ObservationView, StatementView, WriteResult
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.envelope import Codec, Envelope, Kind
 
 
 class WorkerStore(InMemoryStore):
@@ -82,3 +85,51 @@ async def test_admin_methods_need_the_clients_admin_token_not_just_a_peer(make_n
     assert not store.observations
     # The token list every node refreshes is not an admin call between peers.
     assert await front.client.revoked_tokens() == []
+
+
+def _codec() -> Codec:
+    return Codec(CLUSTER_KEY, max_bytes=10**8, max_age=30.0, replay_entries=1000)
+
+
+async def _post_request(node: PeerNode, sender: str, method: str, kwargs: dict[str, Any],
+                        credential: str | None = None) -> dict[str, Any]:
+    """What a key holder gets for a signed request it POSTs over HTTP in ``sender``'s name: the reply's payload."""
+    payload: dict[str, Any] = {"kwargs": kwargs, **({"credential": credential} if credential is not None else {})}
+    env = Envelope(kind=Kind.REQUEST, sender=sender, target=node.node_id, method=method, payload=payload)
+    async with httpx.AsyncClient() as http:
+        reply = await http.post(f"{node.url}/v1/peer", content=_codec().encode(env))
+    assert reply.status_code == 200, reply.text
+    return _codec().decode(reply.content).payload
+
+
+async def test_a_worker_method_over_http_is_refused_whatever_sender_it_claims(make_node: NodeFactory) -> None:
+    # Issue 31, row 15: a key holder POSTing as the inference node called its methods (the capability was taken
+    # from the claimed sender). Worker methods are served only on a link, whose handshake bound its peer's id.
+    store = WorkerStore()
+    seed, (inference,) = await _joined(make_node, store, "inference")
+    answer = await _post_request(seed, inference.node_id, "record_inference",
+                                 {"observation_id": "obs-1", "claims": [{"text": "x is y"}], "source": "mallory"})
+    assert answer["error"]["code"] == "forbidden" and "link" in answer["error"]["message"]
+    assert "record_inference:mallory" not in store.calls
+    # The worker itself calls over its link (dialled for the call if it had none).
+    await inference.client.record_inference("obs-1", [InferredClaim(text="x is y")], "inference")
+    assert "record_inference:inference" in store.calls
+
+
+async def test_audit_records_are_written_by_the_serving_node_never_taken_from_a_peer(make_node: NodeFactory) -> None:
+    # Issue 31, row 15: ``record_audit`` from any key holder was stored as given. No peer appends records now:
+    # the node serving a client's write writes it, naming the token the call carried, verified there.
+    store = WorkerStore()
+    seed, (front,) = await _joined(make_node, store, "cli")
+    forged = await _post_request(seed, front.node_id, "record_audit", {
+        "who": "ceo", "method": "clear", "node": seed.node_id, "outcome": "ok", "detail": ""})
+    assert forged["error"]["code"] == "unknown_method"
+    relayed = await _post_request(seed, front.node_id, "observe", {"text": "relayed for alice", "source": "alice"},
+                                  credential=client_token("write", name="alice"))
+    assert "result" in relayed
+    bad = await _post_request(seed, front.node_id, "observe", {"text": "relayed for no one", "source": "bob"},
+                              credential="mnt1.not.a-token")
+    assert bad["error"]["code"] == "unauthorized"
+    assert [(a.who, a.method, a.node, a.detail) for a in store.audit] == [
+        ("alice", "observe", seed.node_id, relayed["result"]["observation_id"])]
+    assert "relayed for no one" not in [o.text for o in store.observations.values()]

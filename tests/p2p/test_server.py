@@ -142,7 +142,8 @@ async def test_a_refused_envelope_on_a_proven_link_closes_it_and_the_node_keeps_
 async def test_bad_envelopes_over_http_are_refused(make_node: NodeFactory) -> None:
     node = await make_node({"store"}, providers={"store": InMemoryStore()})
     good = _codec()
-    ping = good.encode(Envelope(kind=Kind.PING, sender="tester", payload={"piggyback": []}))
+    ping = good.encode(Envelope(kind=Kind.PING, sender="tester", target=node.node_id, payload={"piggyback": []}))
+    untargeted = good.encode(Envelope(kind=Kind.PING, sender="tester", payload={"piggyback": []}))
     async with httpx.AsyncClient(base_url=node.url) as http:
         garbage = await http.post("/v1/peer", content=b"garbage")
         wrong = await http.post("/v1/peer", content=_codec("other").encode(Envelope(kind=Kind.PING, sender="t")))
@@ -150,6 +151,7 @@ async def test_bad_envelopes_over_http_are_refused(make_node: NodeFactory) -> No
         join_at_peer = await http.post("/v1/peer", content=good.encode(Envelope(kind=Kind.JOIN, sender="t")))
         first = await http.post("/v1/peer", content=ping)
         replay = await http.post("/v1/peer", content=ping)
+        nowhere = await http.post("/v1/peer", content=untargeted)  # could be replayed to any node: refused
         health = await http.get("/health")
     assert (garbage.status_code, garbage.json()["error"]["code"]) == (400, "malformed")
     assert (wrong.status_code, wrong.json()["error"]["code"]) == (401, "bad_tag")
@@ -157,6 +159,7 @@ async def test_bad_envelopes_over_http_are_refused(make_node: NodeFactory) -> No
     assert join_at_peer.status_code == 400
     assert first.status_code == 200 and good.decode(first.content).kind is Kind.ACK
     assert (replay.status_code, replay.json()["error"]["code"]) == (401, "replay")
+    assert good.decode(nowhere.content).payload["error"]["code"] == "invalid"
     assert health.status_code == 200
 
 

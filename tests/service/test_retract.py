@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mnemonet.model.errors import Forbidden
 from mnemonet.model.ids import short_id
 from mnemonet.service import MemoryService
 from mnemonet.store.graph_errors import UnknownReference
@@ -28,7 +29,7 @@ async def test_retracting_the_correction_brings_the_earlier_answer_back_with_the
     before = await service.remember(QUESTION)
     assert "afternoon" in before.text.partition("\n")[0]
 
-    result = await service.retract(afternoon, "said by mistake", source="alice")
+    result = await service.retract(afternoon, "said by mistake", source="alice", any_source=True)  # an admin
     assert result.created and result.target_id == afternoon and result.kind == "statement"
     assert result.source == "alice" and result.reason == "said by mistake"
 
@@ -61,13 +62,25 @@ async def test_a_superseding_statement_retracted_no_longer_supersedes(service: M
     assert morning.statement_id in current and afternoon.statement_id not in current
 
 
+async def test_a_source_retracts_only_its_own_items_but_an_admin_any(service: MemoryService) -> None:
+    said = await service.claim("Henrietta is allergic to peanuts", source="bob")
+    seen = await service.observe("Henrietta told me she is allergic to peanuts", source="bob")
+    for item in (said.statement_id, seen.observation_id):
+        for other in ("alice", "Henrietta"):  # another source, and the statement's subject: neither may
+            with pytest.raises(Forbidden, match="written by 'bob'"):
+                await service.retract(item, "not true", source=other)
+    assert await service.graph.retractions_of([said.statement_id, seen.observation_id]) == []
+    assert (await service.retract(said.statement_id, "I was wrong", source="bob")).source == "bob"
+    assert (await service.retract(seen.observation_id, "moderated", source="ops", any_source=True)).source == "ops"
+
+
 async def test_retract_is_idempotent(service: MemoryService) -> None:
     _, afternoon, _ = await _meetings(service)
-    first = await service.retract(afternoon, "mistake", source="alice")
-    again = await service.retract(afternoon, "mistake", source="alice")
+    first = await service.retract(afternoon, "mistake", source="user")
+    again = await service.retract(afternoon, "mistake", source="user")
     assert again.retraction_id == first.retraction_id and not again.created
-    other = await service.retract(afternoon, "another reason", source="bob")  # retracted once, whoever asks
-    assert other.retraction_id == first.retraction_id and not other.created and other.source == "alice"
+    other = await service.retract(afternoon, "another reason", source="ops", any_source=True)  # once, whoever may
+    assert other.retraction_id == first.retraction_id and not other.created and other.source == "user"
     rows = await service.graph.read_query("MATCH (r:Retraction)-[x:RETRACTS]->() RETURN count(x) AS n")
     assert rows == [{"n": 1}]
 
@@ -207,7 +220,7 @@ async def test_a_retracted_summary_makes_the_concept_due_again(service: MemorySe
                                            [s.id for s in work.statements], SUMMARIES)
     assert await service.pending_consolidation(SUMMARIES, 2) == []
 
-    await service.retract(summary.id, "the summary got it wrong", source="user")
+    await service.retract(summary.id, "the summary got it wrong", source="user", any_source=True)  # an admin
     # A retracted summary covers nothing: its statements are fresh again, so a new summary is due.
     [again] = await service.pending_consolidation(SUMMARIES, 5)
     assert again.concept_id == work.concept_id and len(again.statements) == 5

@@ -13,6 +13,7 @@ from livenet import CLUSTER_KEY, READ_TOKEN, NodeFactory, write_meeting_scenario
 from netsupport import client_token, eventually, sees_all
 
 from mnemonet.node.peer_node import PeerNode
+from mnemonet.p2p.tokens import TokenVerifier
 from mnemonet.service import MemoryService
 from mnemonet.web.hub import RESYNC, DashboardClient
 
@@ -109,13 +110,15 @@ async def test_graph_marks_contradicted_and_superseded_statements(
     assert {"user", "morning", "afternoon"} <= set(names)
     assert stats["graph"]["Observation"] == 2 and stats["graph"]["CONTRADICTS"] == 1
 
-    # Retracted over the client API by a write token (its name is the retraction's source): struck through,
-    # and what it superseded is current again.
-    writer = {"authorization": f"Bearer {client_token('read,write', name='fixer')}"}
+    # Retracted over the client API by an admin of the space (another source's statement; its name is the
+    # retraction's source): struck through, and what it superseded is current again.
+    writer = {"authorization": f"Bearer {client_token('read,write,admin', name='fixer')}"}
     async with httpx.AsyncClient(base_url=store.url, headers=writer) as http:
         body = {"id": new.statement_id, "reason": "coffee was a typo", "source": "admin"}
         assert (await http.post("/v1/retract", json=body)).status_code == 403  # not this token's name
         del body["source"]
+        others = {"authorization": f"Bearer {client_token('read,write', name='fixer')}"}
+        assert (await http.post("/v1/retract", json=body, headers=others)).status_code == 403  # user's, not its
         retracted = (await http.post("/v1/retract", json=body)).json()["result"]
         assert retracted["source"] == "fixer" and retracted["target_id"] == new.statement_id
         reader = await http.post("/v1/retract", json=body, headers=AUTH)
@@ -204,3 +207,47 @@ async def test_members_that_left_or_restarted_are_not_listed(make_node: NodeFact
         snapshot = await _next(ws, "snapshot")
     listed = {m["node_id"]: m["state"] for m in snapshot["members"]}
     assert listed == {store.node_id: "alive", restarted.node_id: "alive"}
+
+
+def _token_id(token: str) -> str:
+    return TokenVerifier(CLUSTER_KEY).verify(token).id
+
+
+async def _closed(ws: Any, within: float) -> websockets.ConnectionClosed:
+    """How the node closed ``ws``; fails the test if it sends on for ``within`` seconds (it reads on meanwhile)."""
+    try:
+        async with asyncio.timeout(within):
+            while True:
+                await ws.recv()
+    except websockets.ConnectionClosed as closed:
+        return closed
+    raise AssertionError(f"the socket was still open after {within}s")
+
+
+async def test_a_socket_closes_when_its_token_is_revoked_or_expires(
+        make_node: NodeFactory, service: MemoryService) -> None:
+    # Issue 31, row 5: a dashboard opened before its token was revoked kept streaming members, counts and new
+    # observation text 15 s and more after the revocation (a new /v1/graph with it was refused at once).
+    store = await make_node({"store"}, providers={"store": service})
+    viewer = await make_node({"cli"}, seed=store, ui=True, token_revocation_refresh=0.3)
+    await eventually(lambda: sees_all([store, viewer]), 3.0, "joined")
+    root = client_token("admin", name="ops", spaces="*")
+    here, there = client_token("read", name="here"), client_token("read", name="there")
+    async with websockets.connect(_ws_url(store, here)) as on_store, \
+            websockets.connect(_ws_url(viewer, there)) as on_viewer, httpx.AsyncClient() as http:
+        await _next(on_store, "snapshot")
+        await _next(on_viewer, "snapshot")
+        for token in (here, there):
+            revoked = await http.post(f"{store.url}/v1/revoke_token", json={"token_id": _token_id(token)},
+                                      headers={"authorization": f"Bearer {root}"})
+            assert revoked.status_code == 200, revoked.text
+        await store.client.observe("the new launch date is secret", source="user")
+        # Revoked through the store: its socket closes at once; the viewer's once it reads the list again.
+        for ws in (on_store, on_viewer):
+            closed = await _closed(ws, 5.0)
+            assert closed.rcvd is not None and (closed.rcvd.code, closed.rcvd.reason) == (4401, "token revoked")
+    brief = client_token("read", name="brief", ttl=1.5)
+    async with websockets.connect(_ws_url(store, brief)) as ws:
+        await _next(ws, "snapshot")
+        closed = await _closed(ws, 5.0)
+        assert closed.rcvd is not None and (closed.rcvd.code, closed.rcvd.reason) == (4401, "token expired")

@@ -18,7 +18,7 @@ from mnemonet.cli.console import LineReader, TerminalHistory, bounded_file_reade
 from mnemonet.cli.session import CliSession
 from mnemonet.model.api import MemoryAPI
 from mnemonet.p2p.membership import Member, MemberState
-from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
+from mnemonet.p2p.peer_access import reset_client, serve_client
 from mnemonet.settings import Settings
 
 T = TypeVar("T")
@@ -110,11 +110,11 @@ async def attach_cli(node: CliNode, stop: asyncio.Event, script: Path | None = N
     owner's): the store checks the admin scope of routed admin calls on it. Returns False when a
     script stopped at a failed command (the process exits non-zero), True otherwise.
     """
-    held = set_client_credential(credential)
+    held = serve_client(credential)
     try:
         return await _run_cli(node, stop, script, stdin or sys.stdin, out or sys.stdout)
     finally:
-        reset_client_credential(held)
+        reset_client(held)
 
 
 async def _run_cli(node: CliNode, stop: asyncio.Event, script: Path | None, stdin: TextIO, out: TextIO) -> bool:

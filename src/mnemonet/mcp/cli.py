@@ -56,7 +56,7 @@ def main(argv: Sequence[str]) -> int:
     setup_logging(settings.log_level)  # stderr only: stdout carries the MCP protocol
     warn_unknown_environment()
     try:
-        asyncio.run(serve_stdio(settings))
+        asyncio.run(serve_stdio(settings))  # a session its token ended exits there, with TOKEN_ENDED
     except ValueError as exc:  # bad settings
         log.error("%s", exc)
         return 2

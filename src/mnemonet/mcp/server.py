@@ -11,14 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
+import time
+from collections.abc import Callable
+from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 
 from mnemonet.mcp.tools import MemoryTools
 from mnemonet.model.api import ClaimResult, MemoryAPI, ObserveResult, RetractResult
 from mnemonet.p2p.client import HttpMemoryClient
-from mnemonet.p2p.tokens import claimed_scopes
+from mnemonet.p2p.tokens import claimed_expiry, claimed_scopes
 from mnemonet.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -116,34 +120,70 @@ class _SourceFromToken(HttpMemoryClient):
         return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis, space=space)
 
     async def retract(self, id: str, reason: str, source: str | None = None, *,
-                      space: str | None = None) -> RetractResult:
+                      space: str | None = None, any_source: bool = False) -> RetractResult:
         return await super().retract(id, reason, None, space=space)
 
 
-def node_client(settings: Settings) -> HttpMemoryClient:
+def node_client(settings: Settings, on_refused: Callable[[str], None] | None = None) -> HttpMemoryClient:
     """The HTTP client of ``settings.node_url`` with ``settings.token``; speaks for others only if the token may."""
     urls = [u for u in settings.node_url.split(",") if u.strip()]
     scopes = claimed_scopes(settings.token) if settings.token else None
     # No token: a keyless node treats a local caller as trusted with every scope, speak-for included.
     speaks_for = not settings.token or (scopes is not None and "speak-for" in scopes)
     cls = HttpMemoryClient if speaks_for else _SourceFromToken
-    return cls(urls, settings.token, timeout=settings.request_timeout)
+    return cls(urls, settings.token, timeout=settings.request_timeout, on_refused=on_refused)
 
 
 async def serve_stdio(settings: Settings) -> None:
-    """Serve MCP on stdin/stdout against the nodes of ``settings.node_url`` until EOF or a signal."""
-    async with node_client(settings) as memory:
+    """Serve MCP on stdin/stdout against the nodes of ``settings.node_url`` until EOF or a signal, or until its
+    token stops being valid: then the session is closed, the process ending with ``TOKEN_ENDED``.
+
+    The token expires at the second its claims say. A revocation reaches this process when a node refuses
+    the token as revoked, on the session's next call (it holds nothing between calls): that call is answered
+    with the refusal if it can be before the session ends. A token never valid here (another cluster's,
+    malformed) is not a session to close: each call answers why, so its user can fix the configuration.
+    """
+    loop = asyncio.get_running_loop()
+    ended: asyncio.Future[str] = loop.create_future()
+
+    def end(why: str) -> None:
+        if not ended.done():
+            ended.set_result(why)
+
+    expires = claimed_expiry(settings.token) if settings.token else None
+    timer = None if expires is None else loop.call_later(max(0.0, expires - time.time()), end, "token expired")
+    async with node_client(settings, lambda why: end(why) if why in _SESSION_ENDS else None) as memory:
         log.info("mcp server calling %s", settings.node_url)
         serving = asyncio.create_task(build_mcp_server(memory, settings).run_stdio_async())
-        loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, serving.cancel)
         try:
-            await asyncio.wait({serving})  # a signal cancels only the serving task, not this coroutine
+            # A signal cancels only the serving task, not this coroutine.
+            either: list[asyncio.Future[Any]] = [serving, ended]
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+            if ended.done():
+                _end_session(ended.result())
             if not serving.cancelled():
                 serving.result()  # re-raise why serving failed
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
+            if timer is not None:
+                timer.cancel()
             serving.cancel()
             await asyncio.gather(serving, return_exceptions=True)
+
+
+TOKEN_ENDED = 3  # the exit status of a session its token ended (revoked or expired)
+
+
+def _end_session(why: str) -> None:
+    # The process ends here: the MCP SDK reads stdin in a thread that no cancellation interrupts, so serving
+    # would wait for the client's next line. Ending closes stdout, and the client sees the session gone.
+    log.warning("%s: this MCP session is closed (a valid token starts a new one)", why)
+    logging.shutdown()
+    os._exit(TOKEN_ENDED)
+
+
+# The refusals (``TokenError`` messages) of a token that was valid and no longer is.
+_SESSION_ENDS = frozenset({"token revoked", "token expired"})

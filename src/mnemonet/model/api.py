@@ -257,9 +257,12 @@ class MemoryAPI(Protocol):
         the token may speak for others)."""
         ...
 
-    async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None) -> RetractResult:
+    async def retract(
+        self, id: str, reason: str, source: str = "user", *, space: str | None = None, any_source: StrictBool = False
+    ) -> RetractResult:
         """Take a statement or observation back by appending a retraction by ``source``; nothing is deleted.
-        Retracting an item twice returns the standing retraction."""
+        Only what ``source`` itself wrote, unless ``any_source`` (an admin of the space: over HTTP the node
+        sets it from the token). Retracting an item twice returns the standing retraction."""
         ...
 
     async def forget(
@@ -331,12 +334,9 @@ class MemoryAPI(Protocol):
         """Ids of revoked client tokens, newest first."""
         ...
 
-    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
-        """Append one audit record of a client's write or admin call."""
-        ...
-
-    async def audit_log(self, limit: int = 50) -> list[AuditView]:
-        """Audit records, newest first."""
+    async def audit_log(self, limit: int = 50, *, spaces: list[str] | None = None) -> list[AuditView]:
+        """Audit records, newest first; with ``spaces``, only those of calls within them (over HTTP the node
+        sets it from the token: every record for a token of every space, else those of its spaces)."""
         ...
 
     async def spaces(self) -> list[SpaceView]:

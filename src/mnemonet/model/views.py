@@ -138,7 +138,8 @@ class WriteResult(_View):
 
 
 class AuditView(_View):
-    """One audited client call: who (the token's name), what, when (Unix ms), through which node, how it ended."""
+    """One audited client call: who (the token's name), what, when (Unix ms), the node that served it, how it
+    ended, and the spaces it touched (none: the network as a whole)."""
 
     id: str
     at: int
@@ -147,6 +148,7 @@ class AuditView(_View):
     node: str
     outcome: str
     detail: str = ""
+    spaces: list[str] = Field(default_factory=list)
 
 
 class SearchHit(_View):

@@ -284,20 +284,25 @@ class PeerNode:
         self._tasks = []
 
     # -- serving --------------------------------------------------------------------
-    async def _dispatch(self, env: Envelope) -> Envelope | None:
+    async def _dispatch(self, env: Envelope, linked: bool = False) -> Envelope | None:
         if self.state in ("stopped", "killed"):
             # A link reader or HTTP request outliving the stop must not ack a ping:
             # the ack would refute the suspicion and keep a stopped node alive.
             return None
         if env.target is not None and env.target != self.node_id:
-            # Another node once had this address: answering for it would keep a dead member alive.
+            # Another node once had this address (answering for it would keep a dead member alive), or the
+            # envelope, signed for another node, is replayed here.
             return env.reply(Kind.RESPONSE, self.node_id, error_payload(
                 "wrong_target", f"this is {self.node_id}, not {env.target}"))
+        if env.target is None and env.kind is not Kind.JOIN:
+            # Every envelope names the node it is for, so none can be replayed to another (a join asks first).
+            return env.reply(Kind.RESPONSE, self.node_id, error_payload(
+                "invalid", f"{env.kind} without a target: every envelope names the node it is for"))
         try:
             if self._cluster is not None and self._cluster.handles(env.kind):
                 return await self._cluster.handle(env)
             if env.kind is Kind.REQUEST:
-                return await self.rpc_server.handle(env)
+                return await self.rpc_server.handle(env, linked)
             if env.kind is Kind.EVENT:
                 await self.events.handle(env)
                 return None

@@ -5,7 +5,7 @@ key, and any node of the cluster verifies it without a lookup. The token is the
 last line of the output, so ``TOKEN=$(run_node.py token create me --scopes read | tail -1)``
 works. ``revoke`` writes the token's id into the store's revocation list through
 a node (``--url``), which every node re-reads every ``token_revocation_refresh``
-seconds; the command signs itself a one-minute ``admin`` token to do it.
+seconds; the command signs itself a one-minute ``admin`` token for every space to do it.
 """
 
 from __future__ import annotations
@@ -61,7 +61,8 @@ def _token_id(text: str, verifier: TokenVerifier) -> str:
 async def _revoke(url: str, key: str, token_id: str) -> bool:
     from mnemonet.p2p.client import HttpMemoryClient
 
-    admin, _ = create_token(key, "operator", ["admin"], REVOKE_TOKEN_TTL)
+    # For every space: revoking by id is for the network's operator (a token of some spaces names the token).
+    admin, _ = create_token(key, "operator", ["admin"], REVOKE_TOKEN_TTL, spaces="*")
     async with HttpMemoryClient(url, admin) as client:
         return await client.revoke_token(token_id, "operator")
 

@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, Protocol
 
 import httpx
@@ -104,9 +104,12 @@ class _MemoryMethods:
             content=content, format=format, text_field=text_field, source_field=source_field,
             default_source=default_source, as_source=as_source, defer_extraction=defer_extraction or None))
 
-    async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None) -> RetractResult:
-        """Take a statement or observation back (a retry finds the standing retraction)."""
-        return await self._scall(space, "retract", {"id": id, "reason": reason, "source": source})
+    async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None,
+                      any_source: bool = False) -> RetractResult:
+        """Take a statement or observation back (a retry finds the standing retraction); ``any_source``: another
+        source's too (an admin; over HTTP the node decides it from the token)."""
+        kwargs = {"id": id, "reason": reason, "source": source, **({"any_source": True} if any_source else {})}
+        return await self._scall(space, "retract", kwargs)
 
     async def forget(
         self, observation_id: str | None = None, source: str | None = None, by: str = "local", *,
@@ -193,14 +196,10 @@ class _MemoryMethods:
         """Admin: ids of revoked client tokens, newest first."""
         return await self._call("revoked_tokens", {})
 
-    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
-        """Append an audit record on a store peer (nodes do this for the client calls they serve)."""
-        await self._call("record_audit", {"who": who, "method": method, "node": node, "outcome": outcome,
-                                          "detail": detail})
-
-    async def audit_log(self, limit: int = 50) -> list[AuditView]:
-        """Admin: audit records of client write and admin calls, newest first."""
-        return await self._call("audit_log", {"limit": limit})
+    async def audit_log(self, limit: int = 50, *, spaces: list[str] | None = None) -> list[AuditView]:
+        """Admin: audit records of client write and admin calls, newest first (over HTTP, those of the token's
+        spaces)."""
+        return await self._call("audit_log", _drop_none(limit=limit, spaces=spaces))
 
     async def spaces(self) -> list[SpaceView]:
         """Every memory space, ``default`` first."""
@@ -408,7 +407,10 @@ class HttpMemoryClient(_MemoryMethods):
     are not served to clients: calling them here raises ``UnknownMethod``.
     """
 
-    def __init__(self, base_url: str | Sequence[str], token: str = "", *, timeout: float = 120.0) -> None:
+    def __init__(self, base_url: str | Sequence[str], token: str = "", *, timeout: float = 120.0,
+                 on_refused: Callable[[str], None] | None = None) -> None:
+        # ``on_refused``: told why whenever a node refuses the token (401), e.g. to end a session built on it.
+        self._on_refused = on_refused
         urls = [base_url] if isinstance(base_url, str) else list(base_url)
         self._urls = [u.strip().rstrip("/") for u in urls if u.strip()]
         if not self._urls:
@@ -446,9 +448,10 @@ class HttpMemoryClient(_MemoryMethods):
         return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 
     async def retract(
-        self, id: str, reason: str, source: str | None = None, *, space: str | None = None
+        self, id: str, reason: str, source: str | None = None, *, space: str | None = None, any_source: bool = False
     ) -> RetractResult:
-        """Take a statement or observation back; the source is the token's name unless ``source`` (speak-for)."""
+        """Take a statement or observation back; the source is the token's name unless ``source`` (speak-for).
+        Another source's item only with an admin token of the space (the node decides ``any_source`` from it)."""
         return await self._scall(space, "retract", _drop_none(id=id, reason=reason, source=source))
 
     async def _call(self, method: str, kwargs: dict[str, Any]) -> Any:
@@ -462,6 +465,8 @@ class HttpMemoryClient(_MemoryMethods):
             err = body.get("error") or {}
             code, message = str(err.get("code", "http_error")), str(err.get("message", resp.status_code))
             if resp.status_code == 401:  # say whose fault it is: the credential, not the network
+                if self._on_refused is not None:
+                    self._on_refused(message)
                 message = f"the node refused our token (401 {code}): {message}"
             raise error_from_wire(code, message)
         return spec.load_result(body.get("result"))

@@ -210,7 +210,7 @@ class Cluster:
         if reply.sender == self.node_id:
             return False  # our own URL is among the seeds
         incarnation = self.membership.local.incarnation
-        self.membership.apply_many(_updates(reply.payload, "members"))
+        self.membership.merge_view(_updates(reply.payload, "members"))
         self.membership.admit(reply.sender)  # it answered us itself, at this address
         # The peer may advertise an address we cannot use (NAT, Docker); keep the one that worked.
         self._transport.remember_url(reply.sender, url)
@@ -224,12 +224,22 @@ class Cluster:
             # exchange shows it that record, it refutes, and we take the refutation.
             remote = await self.detector.transport.push_pull(peer, self.membership.snapshot())
             if remote is not None:
-                self.membership.apply_many(remote)
+                self.membership.merge_view(remote)
         log.info("joined through %s (%s); %d members known", url, reply.sender, len(self.membership.members()))
         return True
 
     async def _post_join(self, url: str) -> Envelope:
-        env = Envelope(kind=Kind.JOIN, sender=self.node_id, payload={"member": self.membership.local.to_wire()})
+        # A join is bound to the node it joins, like every other envelope: replayed to another node, it is
+        # refused (``wrong_target``) instead of listing us there. The seed's id comes first, from a join
+        # that carries nothing (``handle``), so only a key holder learns it.
+        asked = await self._post(url, Envelope(kind=Kind.JOIN, sender=self.node_id))
+        if asked.sender == self.node_id:
+            return asked  # our own URL among the seeds: nothing to join
+        env = Envelope(kind=Kind.JOIN, sender=self.node_id, target=asked.sender,
+                       payload={"member": self.membership.local.to_wire()})
+        return await self._post(url, env)
+
+    async def _post(self, url: str, env: Envelope) -> Envelope:
         reply = await self._transport.post_url(url, JOIN_PATH, env, self._settings.control_timeout)
         if reply is None:
             raise PeerUnavailable(f"{url} sent no welcome")
@@ -371,6 +381,11 @@ class Cluster:
             self.membership.apply(update)
             return None
         if env.kind is Kind.JOIN:
+            if env.target is None:
+                # Who is here: a joiner's first question, answered with our id alone, changing nothing.
+                if payload:
+                    raise ValueError("a join names the node it joins (target); only an empty one asks who is here")
+                return env.reply(Kind.WELCOME, self.node_id, {})
             member = payload.get("member")
             if not isinstance(member, dict) or member.get("node_id") != env.sender:
                 raise ValueError("member: a node may only join as itself")

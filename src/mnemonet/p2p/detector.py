@@ -240,7 +240,7 @@ class FailureDetector:
                 continue
             remote = await self.transport.push_pull(self._rng.choice(group), self.membership.snapshot())
             if remote is not None:
-                self.membership.apply_many(remote)
+                self.membership.merge_view(remote)
 
     async def run(self) -> None:
         """Probe every ``probe_interval`` and push-pull every ``push_pull_interval`` until cancelled."""

@@ -19,6 +19,16 @@ impostor acceptor learns nothing it could replay. A failed handshake ends in
 a close code (``POLICY``), never in a reply an attacker could reuse. Without a
 cluster key (the keyless demo) the same exchange runs with an empty key: it
 proves nothing, as every envelope there proves nothing.
+
+Sockets wait in their handshake in slots of their own, and a stranger who
+keeps re-opening idle sockets must not take the slots a peer needs to link
+(issue 31: 8 idle sockets made 8 of 8 keyed link attempts fail with 403). So
+the dialler shows the key already in its upgrade request: a ticket
+(``TICKET_HEADER``), HMAC(cluster key, dialler, target, time, nonce), fresh
+within the envelopes' own clock window and good once. A socket with a valid
+ticket waits in the peers' slots, any other in the strangers'; the handshake
+that follows is the same for both, and a ticket holder must then prove to be
+the dialler its ticket names.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import secrets
 from typing import Any
 
 from mnemonet.model.jsontext import nested_deeper
+from mnemonet.p2p.envelope import ReplayCache
 from mnemonet.p2p.links import Link, LinkClosed
 
 POLICY = 1008  # WebSocket close code: policy violation
@@ -41,6 +52,38 @@ _ID_RE = re.compile(r"[A-Za-z0-9_.:@\-]{1,128}")  # the envelope codec's id synt
 
 class HandshakeFailed(ConnectionError):
     """The other side did not prove it holds the cluster key (or broke the protocol)."""
+
+
+TICKET_HEADER = "x-mnemonet-link-ticket"
+
+
+def ticket(key: bytes, dialler: str, target: str, now: float) -> str:
+    """The upgrade request's proof that ``dialler`` holds the key, for ``target`` at time ``now``."""
+    stamp, nonce = f"{now:.3f}", new_nonce()
+    return " ".join((dialler, stamp, nonce, _ticket_mac(key, dialler, target, stamp, nonce)))
+
+
+def _ticket_mac(key: bytes, dialler: str, target: str, stamp: str, nonce: str) -> str:
+    message = "|".join(("mnemonet-link-ticket-v1", dialler, target, stamp, nonce))
+    return hmac.new(key, message.encode(), hashlib.sha256).hexdigest()
+
+
+def ticket_holder(value: str | None, key: bytes, node_id: str, now: float, max_age: float,
+                  seen: ReplayCache) -> str | None:
+    """The dialler a ticket was made for, if it is valid for this node now and not seen before; else None."""
+    parts = (value or "").split(" ")
+    if len(parts) != 4:
+        return None
+    dialler, stamp, nonce, mac = parts
+    if not _ID_RE.fullmatch(dialler) or not _NONCE_RE.fullmatch(nonce):
+        return None
+    try:
+        age = abs(now - float(stamp))
+    except ValueError:
+        return None
+    if not age <= max_age or not _matches(mac, _ticket_mac(key, dialler, node_id, stamp, nonce)):
+        return None
+    return dialler if seen.check_and_add(nonce, now) else None
 
 
 def new_nonce() -> str:

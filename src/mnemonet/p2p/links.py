@@ -116,12 +116,13 @@ class DialledLink(Link):
         self._conn = conn
 
     @classmethod
-    async def open(cls, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int) -> DialledLink:
-        """Dial ``ws_url``; ``ConnectionError`` when it cannot be reached."""
+    async def open(cls, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int,
+                   headers: dict[str, str] | None = None) -> DialledLink:
+        """Dial ``ws_url`` (``headers`` on the upgrade request); ``ConnectionError`` when it cannot be reached."""
         try:
             conn = await connect(
                 ws_url, open_timeout=timeout, max_size=max_bytes, proxy=None, compression=None,
-                close_timeout=timeout,
+                close_timeout=timeout, additional_headers=headers,
             )
         except (OSError, TimeoutError, InvalidHandshake, InvalidURI) as exc:
             raise ConnectionError(f"cannot link to {peer_id} at {ws_url}: {exc}") from None

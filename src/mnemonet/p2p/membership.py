@@ -82,7 +82,12 @@ class MembershipConfig:
         gossip claiming 2**63-1 once evicted a node for good, as its
         refutation could not be higher. A live member raises its own by one
         per refutation, so a million is far beyond any real jump, and an
-        attacker needs 2**42 messages to reach the cap.
+        attacker needs 2**42 messages to reach the cap. A claim its subject
+        must refute (a suspicion, a death, any claim about ourselves) may
+        rise one less, so the refutation stays within the bound for every
+        peer that held the old record. One exception: the first full view a
+        peer sends back to us holding our own record (``merge_view``), which
+        a restarted node must refute whatever it is.
     max_updates_per_message: most member records one message may carry;
         a longer list is refused whole (20,000 forged members in one 2.3 MB
         message once broke routing cluster-wide). Snapshots are cut to fit.
@@ -287,6 +292,8 @@ class Membership:
         self._pending: dict[str, float] = {}  # heard of, not yet heard from -> clock() when listed
         self._listeners: list[Listener] = []
         self.invalid_updates = 0  # malformed updates refused by apply_many
+        # A view a peer sent back to us has held our own record since we started (``merge_view``).
+        self.own_record_seen = False
         # Per listed member, the times this view turned it suspect (a new suspicion: our detector's or one
         # gossiped to us) and dead: a member that is only slow should gather none (/metrics). Forgotten with it.
         self.suspicions: Counter[str] = Counter()
@@ -371,8 +378,8 @@ class Membership:
 
     # -- merging ---------------------------------------------------------
 
-    def apply(self, update: dict[str, Any]) -> bool:
-        """Merge one gossip update; return True if it changed our view.
+    def apply(self, update: dict[str, Any], *, view: bool = False) -> bool:
+        """Merge one gossip update; return True if it changed our view. ``view``: see ``merge_view``.
 
         Rules, for a member other than ourselves:
         - a higher incarnation wins, whatever its state;
@@ -389,12 +396,16 @@ class Membership:
         # Type checks keep the shortcut strict: True == 1 == 1.0 in Python.
         if isinstance(update, dict) and isinstance(update.get("node_id"), str) \
                 and type(update.get("incarnation")) is int and self._wire_of(update["node_id"]) == update:
+            self.own_record_seen |= view and update["node_id"] == self.local.node_id
             return False
         now = self._clock()
         incoming = Member.from_wire(update, now, self.config)
-        self._check_jump(incoming)
-        if incoming.node_id == self.local.node_id:
+        about_us = incoming.node_id == self.local.node_id
+        if not (view and about_us and not self.own_record_seen):
+            self._check_jump(incoming)
+        if about_us:
             changed = self._about_local(incoming)
+            self.own_record_seen |= view
             if not changed:
                 self._answer_stale(incoming, self.local)
             return changed
@@ -410,11 +421,11 @@ class Membership:
         self._store(incoming, current)
         return True
 
-    def apply_many(self, updates: list[dict[str, Any]]) -> int:
+    def apply_many(self, updates: list[dict[str, Any]], *, view: bool = False) -> int:
         """Merge a batch, skipping (and counting in ``invalid_updates``) malformed ones.
 
         Returns how many changed our view. A batch that is not a list at all
-        raises ``ValueError``.
+        raises ``ValueError``. ``view``: see ``merge_view``.
         """
         if not isinstance(updates, list):
             raise ValueError("updates must be a list")
@@ -424,10 +435,23 @@ class Membership:
         changed = 0
         for update in updates:
             try:
-                changed += self.apply(update)
+                changed += self.apply(update, view=view)
             except ValueError:
                 self.invalid_updates += 1
         return changed
+
+    def merge_view(self, updates: list[dict[str, Any]]) -> int:
+        """Merge the full state a peer sent back to our own join or push-pull (``apply_many`` otherwise).
+
+        The first such view holding our own record is refuted whatever its
+        incarnation: a restarted node starts at 0 and the cluster may have
+        seen it at any incarnation (one forged claim, refuted, raises it by
+        ``max_incarnation_jump``), and only an incarnation past what the peers
+        hold wins our identity back (issue 31: routed calls failed for minutes).
+        Past that first view the jump bound holds again, for our record too;
+        gossip, piggyback and views pushed at us unasked are bounded always.
+        """
+        return self.apply_many(updates, view=True)
 
     def _answer_stale(self, incoming: Member, known: Member) -> None:
         """Send our newer "alive" again when someone still spreads an older suspicion or death.
@@ -447,9 +471,14 @@ class Membership:
 
     def _check_jump(self, incoming: Member) -> None:
         known = self._members.get(incoming.node_id) or self._tombstones.get(incoming.node_id)
-        if known is not None and incoming.incarnation > known.incarnation + self.config.max_incarnation_jump:
+        # A claim the member must refute (a suspicion or death; any claim about ourselves) is taken only if its
+        # refutation, one higher, is within the bound too: else the peers still holding the known record would
+        # refuse the refutation, and their views of the member part for good.
+        refuted = incoming.node_id == self.local.node_id or incoming.state is not MemberState.ALIVE
+        bound = self.config.max_incarnation_jump - refuted
+        if known is not None and incoming.incarnation > known.incarnation + bound:
             raise ValueError(f"incarnation {incoming.incarnation} of {incoming.node_id} jumps more than "
-                             f"{self.config.max_incarnation_jump} past {known.incarnation}")
+                             f"{bound} past {known.incarnation}")
 
     def _about_local(self, incoming: Member) -> bool:
         local = self.local

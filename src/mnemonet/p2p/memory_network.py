@@ -44,12 +44,13 @@ class MemoryNetwork:
     def http_client(self, *, timeout: httpx.Timeout, limits: httpx.Limits) -> httpx.AsyncClient:
         return httpx.AsyncClient(transport=_HttpRouter(self), timeout=timeout)
 
-    async def dial(self, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int) -> Link:
+    async def dial(self, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int,
+                   headers: dict[str, str] | None = None) -> Link:
         url = httpx.URL(ws_url)
         server = self._at(url)
         if server is None:
             raise ConnectionError(f"cannot link to {peer_id} at {ws_url}: nothing listens there")
-        return await server.open_link(peer_id, url, timeout)
+        return await server.open_link(peer_id, url, timeout, headers or {})
 
     def _at(self, url: httpx.URL) -> MemoryServer | None:
         return self.servers.get(f"{url.host}:{url.port}")
@@ -107,7 +108,7 @@ class MemoryServer:
             raise httpx.ReadError(f"{request.url} dropped the connection", request=request)
         return task.result()
 
-    async def open_link(self, peer_id: str, url: httpx.URL, timeout: float) -> MemoryLink:
+    async def open_link(self, peer_id: str, url: httpx.URL, timeout: float, headers: dict[str, str]) -> MemoryLink:
         to_app: asyncio.Queue[Message] = asyncio.Queue()
         link = MemoryLink(peer_id, to_app)
         accepted: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
@@ -128,7 +129,8 @@ class MemoryServer:
             scope = {
                 "type": "websocket", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
                 "scheme": "ws", "path": url.path, "raw_path": url.raw_path, "query_string": b"", "root_path": "",
-                "headers": [(b"host", url.netloc)], "client": self._net.client_address(),
+                "headers": [(b"host", url.netloc), *((k.lower().encode(), v.encode()) for k, v in headers.items())],
+                "client": self._net.client_address(),
                 "server": (url.host, url.port), "subprotocols": [], "state": {},
             }
             try:

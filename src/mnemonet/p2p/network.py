@@ -36,8 +36,10 @@ class Network(Protocol):
     def http_client(self, *, timeout: httpx.Timeout, limits: httpx.Limits) -> httpx.AsyncClient:
         """An HTTP client that reaches the servers of this network."""
 
-    async def dial(self, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int) -> Link:
-        """Open a link to ``ws_url``; ``ConnectionError`` when it cannot be reached."""
+    async def dial(self, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int,
+                   headers: dict[str, str] | None = None) -> Link:
+        """Open a link to ``ws_url`` (``headers`` on its upgrade request); ``ConnectionError`` when it cannot be
+        reached."""
 
 
 class SocketNetwork:
@@ -52,8 +54,9 @@ class SocketNetwork:
         # Peer traffic goes direct, never through a proxy from the environment.
         return httpx.AsyncClient(trust_env=False, timeout=timeout, limits=limits)
 
-    async def dial(self, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int) -> Link:
-        return await DialledLink.open(peer_id, ws_url, timeout=timeout, max_bytes=max_bytes)
+    async def dial(self, peer_id: str, ws_url: str, *, timeout: float, max_bytes: int,
+                   headers: dict[str, str] | None = None) -> Link:
+        return await DialledLink.open(peer_id, ws_url, timeout=timeout, max_bytes=max_bytes, headers=headers)
 
 
 SOCKETS = SocketNetwork()

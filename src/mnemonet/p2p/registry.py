@@ -1,9 +1,10 @@
-"""The one registry of remote methods: each method's name, capability and client scope.
+"""The one registry of remote methods: each method's name, capability, client scope and reach.
 
 Everything that exposes or routes a method reads this table: the router (which
 capability serves it), the RPC layer and the HTTP API (``p2p/methods.py`` adds
-the argument and result types from the interfaces), the token scopes, and the
-OpenAPI document. A name missing here cannot be called over the network at all.
+the argument and result types from the interfaces), the token scopes and spaces
+(``p2p/authority.py``), and the OpenAPI document. A name missing here cannot be
+called over the network at all.
 """
 
 from __future__ import annotations
@@ -15,6 +16,26 @@ Scope = Literal["read", "write", "admin"]
 
 
 @dataclass(frozen=True)
+class Reach:
+    """Which memory spaces a client call touches: what a token's spaces are checked against (``p2p/authority.py``).
+
+    - ``named``: the spaces its arguments ``args`` name (``space`` left out: the token's first space);
+    - ``own``: it names none, and its answer is cut to the caller's spaces (``spaces``, ``audit_log``);
+    - ``token``: the spaces of the client token it names (``revoke_token``);
+    - ``cluster``: the network as a whole: tokens for every space (``*``) only.
+    """
+
+    kind: Literal["named", "own", "token", "cluster"]
+    args: tuple[str, ...] = ()
+
+
+IN_SPACE = Reach("named", ("space",))
+_NAME = Reach("named", ("name",))
+_SHARE = Reach("named", ("name", "reads"))
+_OWN = Reach("own")
+
+
+@dataclass(frozen=True)
 class Remote:
     """One remote method as declared.
 
@@ -22,7 +43,8 @@ class Remote:
     peer-only. ``caller`` is the worker capability a peer must have announced to call a
     worker-internal method (checked where it is served, ``p2p/peer_access.py``). ``event``
     is the write event a served call floods (``observation`` or ``claim``), naming the ids
-    its result's ``written_ids()`` gives.
+    its result's ``written_ids()`` gives. ``reach`` is which spaces a client call touches; a
+    client method declaring none is refused to every token but one for every space.
     """
 
     name: str
@@ -31,47 +53,54 @@ class Remote:
     summary: str = ""
     caller: str | None = None
     event: str | None = None
+    reach: Reach | None = None
 
 
-_STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
-    ("observe", "write", "Record what happened or what someone said; statements are extracted from it "
+_STORE_CLIENT: tuple[tuple[str, Scope, Reach, str], ...] = (
+    ("observe", "write", IN_SPACE, "Record what happened or what someone said; statements are extracted from it "
      "(inline, or later by the inference worker with defer_extraction)."),
-    ("claim", "write", "Assert one statement as the source (it may supersede or contradict earlier ones)."),
-    ("import_file", "write", "Observe every line of a file's text (jsonl, locomo, chat) under the keys run_node.py "
-     "import gives it, so a retry writes nothing twice; each line's outcome: ok, duplicate, refused (why), "
+    ("claim", "write", IN_SPACE, "Assert one statement as the source (it may supersede or contradict earlier ones)."),
+    ("import_file", "write", IN_SPACE, "Observe every line of a file's text (jsonl, locomo, chat) under the keys "
+     "run_node.py import gives it, so a retry writes nothing twice; each line's outcome: ok, duplicate, refused (why), "
      "unreadable. Bounded: import_request_max_lines, import_request_max_chars."),
-    ("remember", "read", "Answer a question from the memory, leading with the current answer, with provenance."),
-    ("recall", "read", "The statements, changes, conflicts and observations behind an answer, unwritten."),
-    ("brief", "read", "What a new agent session should know about a subject (or the team) within a token budget: "
-     "current facts, open conflicts, what changed since a time, the most used concepts; as text and as lines "
-     "with their ids."),
-    ("search", "read", "Hybrid (vector + keyword) search over observations, statements and concepts."),
-    ("load", "read", "Full items with provenance by id; the short ids the CLI prints (obs-1a2b3c4d) work too."),
-    ("get_recent_observations", "read", "The newest observations."),
-    ("get_recent_statements", "read", "The newest statements."),
-    ("get_unresolved_contradictions", "read", "Open contradictions, newest first."),
-    ("get_concepts", "read", "Concepts by name."),
-    ("get_concept_statements", "read", "Statements about one concept, superseded ones marked."),
-    ("stats", "read", "Counts of the store and the active language model."),
-    ("clear", "admin", "Delete everything in the store."),
-    ("revoke_token", "admin", "Revoke a client token by id (the caller is recorded as who revoked it)."),
-    ("revoked_tokens", "admin", "Ids of revoked client tokens, newest first."),
-    ("audit_log", "admin", "Audit records of client writes and admin calls, newest first."),
-    ("retract", "write", "Take a statement or observation back: never current again, the history kept."),
-    ("forget", "admin", "Erase an observation, all a source wrote, or (whole_space) a whole space, and what "
+    ("remember", "read", IN_SPACE, "Answer a question from the memory, leading with the current answer, with "
+     "provenance."),
+    ("recall", "read", IN_SPACE, "The statements, changes, conflicts and observations behind an answer, unwritten."),
+    ("brief", "read", IN_SPACE, "What a new agent session should know about a subject (or the team) within a token "
+     "budget: current facts, open conflicts, what changed since a time, the most used concepts; as text and as "
+     "lines with their ids."),
+    ("search", "read", IN_SPACE, "Hybrid (vector + keyword) search over observations, statements and concepts."),
+    ("load", "read", IN_SPACE, "Full items with provenance by id; the short ids the CLI prints (obs-1a2b3c4d) work "
+     "too."),
+    ("get_recent_observations", "read", IN_SPACE, "The newest observations."),
+    ("get_recent_statements", "read", IN_SPACE, "The newest statements."),
+    ("get_unresolved_contradictions", "read", IN_SPACE, "Open contradictions, newest first."),
+    ("get_concepts", "read", IN_SPACE, "Concepts by name."),
+    ("get_concept_statements", "read", IN_SPACE, "Statements about one concept, superseded ones marked."),
+    ("stats", "read", IN_SPACE, "Counts of the store and the active language model."),
+    ("clear", "admin", IN_SPACE, "Delete everything in a space."),
+    ("revoke_token", "admin", Reach("token", ("token_id",)), "Revoke a client token: by id with a token for every "
+     "space ('*'), else by the token itself, whose spaces must all be the caller's (the caller is recorded as who "
+     "revoked it)."),
+    ("revoked_tokens", "admin", Reach("cluster"), "Ids of revoked client tokens, newest first ('*' tokens only)."),
+    ("audit_log", "admin", _OWN, "Audit records of client writes and admin calls, newest first: those of the "
+     "caller's spaces (every record for a '*' token)."),
+    ("retract", "write", IN_SPACE, "Take back a statement or observation the token's source wrote (another "
+     "source's: an admin of the space): never current again, the history kept."),
+    ("forget", "admin", IN_SPACE, "Erase an observation, all a source wrote, or (whole_space) a whole space, and what "
      "derives only from it, compacting the files so the bytes are gone; a tombstone stays."),
-    ("tombstones", "admin", "Tombstones of erasures (what kind, how many, when, by whom; never content), "
+    ("tombstones", "admin", IN_SPACE, "Tombstones of erasures (what kind, how many, when, by whom; never content), "
      "newest first."),
-    ("spaces", "read", "The memory spaces this token may use (an admin token: every space)."),
-    ("create_space", "admin", "Create a memory space (a graph and a vector schema of its own)."),
-    ("delete_space", "admin", "Delete a memory space and everything in it: forget with whole_space, "
+    ("spaces", "read", _OWN, "The memory spaces this token may use (a '*' token: every space)."),
+    ("create_space", "admin", _NAME, "Create a memory space (a graph and a vector schema of its own)."),
+    ("delete_space", "admin", _NAME, "Delete a memory space and everything in it: forget with whole_space, "
      "answered true/false."),
-    ("share_space", "admin", "Let one space read another: its searches and answers include the other's items, "
-     "marked with their space (read-only, not transitive)."),
-    ("unshare_space", "admin", "Stop one space reading another."),
+    ("share_space", "admin", _SHARE, "Let one space read another (both the caller's): its searches and answers "
+     "include the other's items, marked with their space (read-only, not transitive)."),
+    ("unshare_space", "admin", _SHARE, "Stop one space reading another."),
 )
-# Store methods for any peer (every node appends to the audit log), then each worker's own.
-_STORE_PEER = ("record_audit",)
+# Each worker's own store methods. (The audit log has no remote append: the node that serves a call writes
+# its record, ``p2p/audit.py``.)
 _WORKER: dict[str, tuple[str, ...]] = {
     "inference": ("record_inference", "pending_observations", "pending_extractions", "complete_extraction"),
     "validation": ("pending_statements", "mark_processed", "link_statements", "predicate_profile",
@@ -89,11 +118,12 @@ _EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "clai
 REGISTRY: dict[str, Remote] = {
     r.name: r
     for r in (
-        *(Remote(name, "store", scope, summary, event=_EVENTS.get(name)) for name, scope, summary in _STORE_CLIENT),
-        *(Remote(name, "store") for name in _STORE_PEER),
+        *(Remote(name, "store", scope, summary, event=_EVENTS.get(name), reach=reach)
+          for name, scope, reach, summary in _STORE_CLIENT),
         *(Remote(name, "store", caller=worker, event=_EVENTS.get(name))
           for worker, names in _WORKER.items() for name in names),
-        Remote("infer", "llm", "read", "Claims the language model infers from a text (nothing is stored)."),
+        Remote("infer", "llm", "read", "Claims the language model infers from a text (nothing is stored).",
+               reach=IN_SPACE),
         *(Remote(name, "llm") for name in _LLM_PEER),
         Remote("embed.embed", "embed"),
     )
@@ -115,7 +145,9 @@ def client_method(name: str) -> Remote | None:
     return remote if remote is not None and remote.scope is not None else None
 
 
-# Arguments the node fills in itself from the caller's token, whatever the body says.
+# Arguments the node fills in itself from the caller's token, whatever the body says (``p2p/authority.py``).
 SERVER_FILLED: dict[str, frozenset[str]] = {name: frozenset({"by"}) for name in (
     "revoke_token", "forget", "create_space", "delete_space", "share_space", "unshare_space")}
 SERVER_FILLED["import_file"] = frozenset({"as_source"})
+SERVER_FILLED["audit_log"] = frozenset({"spaces"})
+SERVER_FILLED["retract"] = frozenset({"any_source"})

@@ -7,10 +7,12 @@ import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from mnemonet.model.errors import InvalidInput, MnemonetError, describe, is_expected
 from mnemonet.model.spaces import DEFAULT_SPACE
+from mnemonet.p2p import audit
+from mnemonet.p2p.audit import audited
 from mnemonet.p2p.envelope import Envelope, Kind
 from mnemonet.p2p.errors import (
     Busy,
@@ -22,8 +24,16 @@ from mnemonet.p2p.errors import (
 from mnemonet.p2p.limits import KeyedLimiter, Room, check_batches
 from mnemonet.p2p.methods import MethodSpec, method_spec
 from mnemonet.p2p.metrics import NodeMetrics
-from mnemonet.p2p.peer_access import Authenticate, CapabilitiesOf, check_peer_call, forwarded_credential
+from mnemonet.p2p.peer_access import (
+    WORKER_METHOD_CAPABILITY,
+    Authenticate,
+    CapabilitiesOf,
+    check_peer_call,
+    client_caller,
+    forwarded_credential,
+)
 from mnemonet.p2p.routing import Router
+from mnemonet.p2p.tokens import Token
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PeerTimeout, PeerUnavailable, Transport, error_payload
 from mnemonet.settings import Settings
@@ -97,11 +107,14 @@ class RpcServer:
         """True if this node has the capability ``method`` needs."""
         return self._providers.has(method_spec(method).capability)
 
-    async def invoke(self, spec: MethodSpec, kwargs: dict[str, Any], *, from_peer: bool = False) -> Any:
+    async def invoke(
+        self, spec: MethodSpec, kwargs: dict[str, Any], caller: Token | None = None, *, from_peer: bool = False,
+    ) -> Any:
         """Run ``spec`` here with validated ``kwargs``; publishes an event after a write.
 
-        At ``max_concurrent_requests`` a local call is refused busy at once; a peer's (``from_peer``)
-        waits for room up to ``link_room_timeout``.
+        ``caller``: the verified client token the call acts for; a write or admin call of a client leaves
+        its audit record, written here (``p2p/audit.py``). At ``max_concurrent_requests`` a local call is
+        refused busy at once; a peer's (``from_peer``) waits for room up to ``link_room_timeout``.
         """
         if not self._providers.has(spec.capability):
             raise MissingCapability(f"node {self._node_id} lacks capability {spec.capability!r} for {spec.name!r}")
@@ -111,7 +124,15 @@ class RpcServer:
             await self._enter(from_peer)
             try:
                 provider = await self._providers.serving(spec.name, spec.capability)
-                result = await getattr(provider, spec.attr)(**kwargs)
+                log_to = cast(audit.AuditLog, provider) if caller is not None and audited(spec.name) else None
+                try:
+                    result = await getattr(provider, spec.attr)(**kwargs)
+                except Exception as exc:
+                    if log_to is not None and caller is not None:
+                        await audit.append(log_to, self._node_id, caller, spec.name, kwargs, error=exc)
+                    raise
+                if log_to is not None and caller is not None:
+                    await audit.append(log_to, self._node_id, caller, spec.name, kwargs, result)
             finally:
                 self._room.leave()
         except Exception as exc:
@@ -146,11 +167,12 @@ class RpcServer:
         if self._metrics is not None:
             self._metrics.observe_request(method, outcome, seconds)
 
-    async def handle(self, env: Envelope) -> Envelope:
+    async def handle(self, env: Envelope, linked: bool) -> Envelope:
         """Answer one request envelope with a result or an error naming what went wrong.
 
-        The sender's in-flight cap and rate limit apply first; the caller's request id is adopted so
-        this node's log lines of the call carry it.
+        ``linked``: it came on a link proven to be its sender's (not over HTTP). The sender's in-flight cap
+        and rate limit apply first; the caller's request id is adopted so this node's log lines of the call
+        carry it.
         """
         token = start_request(env.payload.get("request_id"))
         try:
@@ -159,8 +181,8 @@ class RpcServer:
             spec = method_spec(env.method)
             kwargs = spec.bind(env.payload.get("kwargs", {}), self._max_depth)
             try:
-                await check_peer_call(spec.name, env.sender, self._capabilities_of, env.payload.get("credential"),
-                                      self._authenticate)
+                caller = await check_peer_call(spec.name, env.sender, linked, self._capabilities_of,
+                                               env.payload.get("credential"), self._authenticate)
             except MnemonetError as exc:
                 self.count(spec.name, exc.code)
                 raise
@@ -170,7 +192,7 @@ class RpcServer:
                 self.count(spec.name, "busy")
                 raise
             try:
-                result = await self.invoke(spec, kwargs, from_peer=True)
+                result = await self.invoke(spec, kwargs, caller, from_peer=True)
             finally:
                 self.peer_limits.release(env.sender)
             return env.reply(Kind.RESPONSE, self._node_id, {"result": spec.dump_result(result)})
@@ -211,7 +233,7 @@ class RpcClient:
         spec = method_spec(method)
         bound = spec.bind(kwargs, self._max_depth)
         if self._server.can_serve(method):
-            return await self._server.invoke(spec, bound)
+            return await self._server.invoke(spec, bound, client_caller(method))
         wire = {k: spec.params[k].dump_python(v, mode="json") for k, v in bound.items()}
         # One key for every attempt: a write retried on another peer lands on the same ids.
         key = idempotency_key or bound.get("idempotency_key") or uuid.uuid4().hex
@@ -234,7 +256,9 @@ class RpcClient:
             self._router.started(peer.node_id)
             started = time.monotonic()
             try:
-                reply = await self._transport.call(peer, env, self._timeout)
+                # A worker's own methods are served only on a link, where its id is proven (``peer_access.py``).
+                reply = await self._transport.call(peer, env, self._timeout,
+                                                   linked=spec.name in WORKER_METHOD_CAPABILITY)
             except Busy as exc:  # its link stayed full past link_room_timeout, or it refused over HTTP: try another
                 self._router.finished(peer.node_id, None)
                 log.info("%s on %s: %s; trying another peer", spec.name, peer.node_id, exc)

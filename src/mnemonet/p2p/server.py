@@ -10,9 +10,10 @@ Routes:
 - ``POST /v1/{method}``: the MemoryAPI for programs that are not peers (each one, its aliases and
   its argument and result schemas in ``GET /openapi.json``, from ``p2p/openapi.py``), JSON keyword
   arguments in (``application/json`` only), ``{"result": ...}`` or ``{"error": {"code", "message"}}``
-  out. Each method needs a token scope (its ``scope`` in ``mnemonet.p2p.registry``); the token's name
-  is the ``source`` of its writes. A saturated node answers 503 ``busy`` with ``Retry-After``;
-  ``X-Request-Id`` (given or made) names the call in every log line of every node it reaches.
+  out. Each method needs a token scope (its ``scope`` in ``mnemonet.p2p.registry``) and reaches only
+  the token's spaces (``p2p/authority.py``); the token's name is the ``source`` of its writes. A
+  saturated node answers 503 ``busy`` with ``Retry-After``; ``X-Request-Id`` (given or made) names the
+  call in every log line of every node it reaches.
 
 A keyless node (loopback only) verifies no tokens: every local call acts with every scope, and
 only the Host, Origin and content-type checks (``web_guard``) keep web pages out.
@@ -31,9 +32,9 @@ from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect
 
-from mnemonet.model.errors import Busy, InvalidInput, describe, is_expected, status_of
+from mnemonet.model.errors import Busy, MnemonetError, describe, is_expected, status_of
 from mnemonet.model.jsontext import nested_deeper
-from mnemonet.model.spaces import DEFAULT_SPACE, check_space
+from mnemonet.p2p.authority import authorise, visible
 from mnemonet.p2p.cluster import JOIN_PATH
 from mnemonet.p2p.docs import mount_docs
 from mnemonet.p2p.envelope import Kind
@@ -41,9 +42,9 @@ from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.metrics import CONTENT_TYPE, NodeMetrics
 from mnemonet.p2p.openapi import openapi_document
-from mnemonet.p2p.peer_access import reset_client_credential, set_client_credential
-from mnemonet.p2p.registry import SERVER_FILLED, client_method
-from mnemonet.p2p.tokens import METHOD_SCOPE, Token, TokenError, TokenVerifier
+from mnemonet.p2p.peer_access import reset_client, serve_client
+from mnemonet.p2p.registry import client_method
+from mnemonet.p2p.tokens import Token, TokenError, TokenVerifier
 from mnemonet.p2p.tracing import current_request_id, end_request, start_request
 from mnemonet.p2p.transport import PEER_PATH, Transport
 from mnemonet.p2p.web_guard import HostGuard, cross_origin, is_json
@@ -143,32 +144,6 @@ def check_source(caller: Token, kwargs: dict[str, Any]) -> str | None:
     return None
 
 
-def _import_as(caller: Token, kwargs: dict[str, Any]) -> None:
-    """An import's lines are said by the token's name unless it may speak for others (``check_source``, per line:
-    a line naming another speaker is refused alone). Lines naming no speaker are ``default_source``'s, as in
-    ``run_node.py import``, so the same file gets the same observations through either."""
-    kwargs["as_source"] = caller.name if caller.name and not caller.allows("speak-for") else None
-
-
-AUDITED_SCOPES = frozenset({"write", "admin"})
-
-
-def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
-    """What an audited call wrote, by id (never its text)."""
-    if method == "revoke_token":
-        return str(kwargs.get("token_id", ""))
-    if method in ("create_space", "delete_space"):
-        return str(kwargs.get("name", ""))
-    if method in ("share_space", "unshare_space"):
-        return f"{kwargs.get('name', '')} reads {kwargs.get('reads', '')}"
-    if method == "import_file":
-        return f"{result.ok} lines written, {result.duplicate} already there"
-    for attr in ("observation_id", "statement_id", "retraction_id", "tombstone_id"):
-        if (value := getattr(result, attr, None)) is not None:
-            return str(value)
-    return ""
-
-
 def create_app(node: ServedNode) -> FastAPI:
     """The FastAPI app of one node."""
     app = FastAPI(title="mnemonet node", version="1", description=__doc__, docs_url=None, redoc_url=None)
@@ -245,11 +220,7 @@ def create_app(node: ServedNode) -> FastAPI:
         """Call a MemoryAPI method with its keyword arguments as a JSON object (bearer token with its scope)."""
         token = start_request(request.headers.get("x-request-id"))
         try:
-            credential = set_client_credential(bearer(request.headers))  # routed admin calls carry it on
-            try:
-                response = await _client_call(method, request)
-            finally:
-                reset_client_credential(credential)
+            response = await _client_call(method, request)
         finally:
             request_id = current_request_id()
             end_request(token)
@@ -289,24 +260,15 @@ def create_app(node: ServedNode) -> FastAPI:
             return _error("bad_input", "body must be a JSON object of keyword arguments")
         if method in ("observe", "claim", "retract") and (refusal := check_source(caller, kwargs)) is not None:
             return _forbidden(refusal)
-        if method == "import_file":
-            _import_as(caller, kwargs)
         if method == "remember" and caller.name:
             kwargs.setdefault("source", caller.name)  # the asker: its "I" in the question, "you" in the answer
-        if "by" in SERVER_FILLED.get(method, ()):
-            kwargs["by"] = caller.name or "local"  # who did it is the caller, never what it says
         if method == "forget" and kwargs.get("whole_space") is True and "space" not in kwargs:
             # The token's first space is every other call's default; an erasure names what it erases.
             return _error("bad_input", "forget: whole_space erases the space named by space; name it")
-        if "space" in method_spec(method).params:
-            try:
-                space = check_space(kwargs.setdefault("space", caller.home_space))
-            except InvalidInput as exc:
-                return _error("bad_input", str(exc))
-            if not caller.allows_space(space):
-                return _forbidden(f"this token may not use space {space!r} (its spaces: {', '.join(caller.spaces)})")
-            if space == DEFAULT_SPACE:
-                del kwargs["space"]  # naming no space means the default one, to every MemoryAPI
+        try:
+            authorise(caller, remote, kwargs, node.tokens)
+        except MnemonetError as exc:
+            return _error(exc.code, exc.message)
         # Per client address: programs that are not peers share nothing else a limit could key on.
         client = _address(request)
         try:
@@ -314,6 +276,8 @@ def create_app(node: ServedNode) -> FastAPI:
         except Busy as exc:
             node.metrics.observe_request(method, "busy")
             return _busy(exc)
+        # The node that serves the call checks the token again and writes its audit record (``p2p/audit.py``).
+        serving = serve_client(bearer(request.headers), caller)
         try:
             result = await node.call(method, kwargs)
         except Busy as exc:
@@ -323,26 +287,12 @@ def create_app(node: ServedNode) -> FastAPI:
                 log.exception("%s failed: %s", method, exc)
             # A bug answers 500 with the request id only: its text may carry internals (paths, queries, keys).
             wire = describe(exc, current_request_id())
-            await audit(caller, method, wire.code, "")
             return _error(wire.code, wire.message)
         finally:
+            reset_client(serving)
             node.client_limits.release(client)
         if method == "revoke_token":
             node.tokens.revoke([kwargs["token_id"]])  # here at once; elsewhere at the next refresh
-        if method == "spaces" and not caller.allows("admin"):
-            result = [view for view in result if caller.allows_space(view.name)]  # other teams' names stay theirs
-        await audit(caller, method, "ok", _written(method, kwargs, result))
-        return JSONResponse({"result": method_spec(method).dump_result(result)})
-
-    async def audit(caller: Token, method: str, outcome: str, detail: str) -> None:
-        """Append the audit record of a write or admin call this node served (reads are not audited)."""
-        if METHOD_SCOPE[method] not in AUDITED_SCOPES:
-            return
-        record = {"who": caller.name or "local", "method": method, "node": node.node_id, "outcome": outcome,
-                  "detail": detail}
-        try:
-            await node.call("record_audit", record)
-        except Exception as exc:  # the call itself is done: its answer must not depend on the audit write
-            log.error("audit record not written for %s by %s: %r", method, record["who"], exc)
+        return JSONResponse({"result": method_spec(method).dump_result(visible(caller, method, result))})
 
     return app

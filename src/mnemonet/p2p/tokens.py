@@ -17,13 +17,16 @@ Each node reads the list back when it checks a token and its copy is older than
 it. So a revoked token stops working on every node within
 ``token_revocation_refresh`` seconds (at once on the node it was revoked
 through) wherever a store is reachable; where none is, the node keeps its last
-list, and such a token can reach no memory anyway.
+list, and such a token can reach no memory anyway. Sessions that outlive one
+request (the dashboard's WebSocket) watch their token (``until_invalid``) and
+close when it is revoked or expires, on the same terms.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -33,6 +36,7 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from mnemonet.model.errors import InvalidInput, Unauthorised
 from mnemonet.model.spaces import DEFAULT_SPACE, parse_spaces
@@ -178,6 +182,7 @@ class TokenVerifier:
         self._clock = clock
         self._fetched_at: float | None = None
         self._lock = asyncio.Lock()
+        self._grown = asyncio.Event()  # set, and replaced, whenever the revocation list grows
 
     async def authenticate(self, credential: str) -> Token:
         """``caller``, with the revocation list brought up to date first (see the module docstring).
@@ -223,10 +228,43 @@ class TokenVerifier:
 
     def revoke(self, ids: Iterable[str]) -> None:
         """Add token ids to the revocation list (ids from the store, or revoked through this node)."""
-        self.revoked = self.revoked | frozenset(ids)
+        new = frozenset(ids) - self.revoked
+        if new:
+            self.revoked = self.revoked | new
+            grown, self._grown = self._grown, asyncio.Event()
+            grown.set()  # the sessions watching their tokens look again (``until_invalid``)
+
+    async def until_invalid(self, credential: str) -> str:
+        """Wait until ``credential`` stops being valid; why (revoked, expired). For sessions that outlive a request.
+
+        A revocation through this node is seen at once, one through another node when the list is read again
+        (every ``token_revocation_refresh`` seconds, as for any call), an expiry at its second. A keyless node's
+        caller never stops being valid.
+        """
+        while True:
+            try:
+                token = await self.authenticate(credential)
+            except TokenError as exc:
+                return str(exc)
+            if token is LOCAL_CALLER:
+                await asyncio.Event().wait()  # until the session ends for another reason (cancelled)
+            grown = self._grown
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(min(self._refresh, token.expires - self._now())):
+                    await grown.wait()
 
     def verify(self, text: str) -> Token:
         """The claims of a valid token; ``TokenError`` saying what is wrong otherwise."""
+        token = self.signed(text)
+        if token.expires <= self._now():
+            raise TokenError("token expired")
+        if token.id in self.revoked:
+            raise TokenError("token revoked")
+        return token
+
+    def signed(self, text: str) -> Token:
+        """The claims of a token this cluster signed, expired or revoked ones included (revoking a token
+        names it by them); ``TokenError`` for anything else."""
         if not self._key:
             raise TokenError("this node has no cluster key, so it verifies no tokens")
         text = text.strip()
@@ -250,10 +288,6 @@ class TokenVerifier:
             raise TokenError("token claims are malformed") from None
         if not _ID.match(token.id):
             raise TokenError("token id is malformed")
-        if token.expires <= self._now():
-            raise TokenError("token expired")
-        if token.id in self.revoked:
-            raise TokenError("token revoked")
         return token
 
 
@@ -272,10 +306,29 @@ def claimed_scopes(text: str) -> frozenset[str] | None:
     For a client choosing what to send (an adapter without ``speak-for`` leaves ``source`` to the node),
     never for deciding what a caller may do: only ``TokenVerifier`` does that.
     """
-    parts = text.strip().split(".")
-    if len(parts) != 3 or parts[0] != PREFIX:
-        return None
     try:
-        return parse_scopes(json.loads(_unb64(parts[1]))["scopes"])
+        return parse_scopes(_claims(text)["scopes"])
     except (ValueError, KeyError, TypeError):
         return None
+
+
+def claimed_expiry(text: str) -> int | None:
+    """When a token says it expires (Unix seconds), unverified; None if it is not readable as a token.
+
+    For a client ending its own session then (``mnemonet mcp``), never for deciding what a caller may do.
+    """
+    try:
+        expires = _claims(text)["exp"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return expires if type(expires) is int else None
+
+
+def _claims(text: str) -> dict[str, Any]:
+    parts = text.strip().split(".")
+    if len(parts) != 3 or parts[0] != PREFIX:
+        raise ValueError("not a token")
+    claims = json.loads(_unb64(parts[1]))
+    if not isinstance(claims, dict):
+        raise ValueError("claims are not an object")
+    return claims

@@ -31,7 +31,7 @@ from starlette.websockets import WebSocket
 
 from mnemonet.model.errors import describe, is_expected, status_of
 from mnemonet.p2p import handshake
-from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind
+from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind, ReplayCache
 from mnemonet.p2p.errors import Busy, RemoteError
 from mnemonet.p2p.limits import RoomClosed, Window
 from mnemonet.p2p.links import AcceptedLink, DialledLink, Link, LinkClosed
@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-Handler = Callable[[Envelope], Awaitable[Envelope | None]]
+# (envelope, linked): linked when it came on a link proven to be its sender's, not over HTTP.
+Handler = Callable[[Envelope, bool], Awaitable[Envelope | None]]
 
 PEER_PATH = "/v1/peer"
 
@@ -115,9 +116,14 @@ class Transport:
         self._links: dict[str, list[Link]] = {}
         self._windows: dict[Link, Window] = {}  # per open link: the requests sent on it and not answered yet
         self._accepted: set[AcceptedLink] = set()  # inbound links past the handshake
-        self._handshaking = 0  # inbound sockets still proving themselves: their own small cap
+        # Inbound sockets still proving themselves, counted apart from proven links and from each other: those
+        # whose upgrade request showed a link ticket (the key: True) and strangers' (False).
+        self._handshaking = {True: 0, False: 0}
+        self._tickets = ReplayCache(settings.replay_cache_size, settings.max_message_age)
+        self._clock = time.time
         self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
         self._posts: dict[str, set[asyncio.Future[Envelope | None]]] = {}  # peer id -> HTTP calls waiting on it
+        self._dialling: dict[str, asyncio.Future[Link]] = {}  # peer id -> the dial a linked call waits for
         self._tasks: set[asyncio.Task[Any]] = set()
         self._url_overrides: dict[str, str] = {}
         self._http: httpx.AsyncClient | None = None
@@ -218,6 +224,8 @@ class Transport:
         link = await self._network.dial(
             member.node_id, ws_url(self.address(member)),
             timeout=self._settings.link_connect_timeout, max_bytes=2 * self._settings.max_envelope_bytes,
+            headers={handshake.TICKET_HEADER: handshake.ticket(self._codec.key, self.node_id, member.node_id,
+                                                               self._clock())},
         )
         try:
             async with asyncio.timeout(self._settings.link_handshake_timeout):
@@ -242,20 +250,28 @@ class Transport:
     async def accept(self, websocket: WebSocket) -> None:
         """Serve a link a peer opened: handshake, then read until it closes.
 
-        Sockets still in their handshake have their own cap and deadline, and
+        Sockets still in their handshake have their own caps and deadline, and
         only proven links take an inbound slot: idle sockets from anyone
-        cannot crowd out peers.
+        cannot crowd out peers. A socket whose upgrade request carries a valid
+        link ticket waits in the peers' slots (``max_pending_peer_links``),
+        any other in the strangers' (``max_pending_links``).
         """
         s = self._settings
-        if self._closing or self._handshaking >= s.max_pending_links or len(self._accepted) >= s.max_inbound_links:
+        dialler = handshake.ticket_holder(websocket.headers.get(handshake.TICKET_HEADER), self._codec.key,
+                                          self.node_id, self._clock(), s.max_message_age, self._tickets)
+        keyed = dialler is not None
+        cap = s.max_pending_peer_links if keyed else s.max_pending_links
+        if self._closing or self._handshaking[keyed] >= cap or len(self._accepted) >= s.max_inbound_links:
             await websocket.close(1013, "too many links")  # 1013: try again later
             return
-        self._handshaking += 1
+        self._handshaking[keyed] += 1
         link = AcceptedLink(websocket)
         try:
             async with asyncio.timeout(s.link_handshake_timeout):
                 await websocket.accept()
                 link.peer_id = await handshake.accept(link, self._codec.key, self.node_id, s.link_send_timeout)
+            if keyed and link.peer_id != dialler:
+                raise handshake.HandshakeFailed(f"a ticket for {dialler} used by {link.peer_id}")
         except (handshake.HandshakeFailed, TimeoutError, OSError) as exc:  # OSError: gone before the accept
             self._codec.refused["handshake"] += 1
             where = websocket.client.host if websocket.client is not None else "unknown"
@@ -263,7 +279,7 @@ class Transport:
             await link.close(handshake.POLICY, "handshake failed")
             return
         finally:
-            self._handshaking -= 1
+            self._handshaking[keyed] -= 1
         if self._closing or len(self._accepted) >= s.max_inbound_links:
             await link.close(1013, "too many links")
             return
@@ -295,8 +311,11 @@ class Transport:
                 pass  # the link just died; HTTP may still reach the peer
         await self._post(member, env, self._settings.control_timeout)
 
-    async def call(self, member: Member, env: Envelope, timeout: float) -> Envelope:
+    async def call(self, member: Member, env: Envelope, timeout: float, *, linked: bool = False) -> Envelope:
         """Send ``env`` and wait for its reply (which may carry an error; see ``raise_for_error``).
+
+        ``linked``: only over a link (dialled now if there is none; ``PeerUnavailable`` if that fails),
+        for the calls a peer serves only to a proven sender.
 
         ``timeout`` bounds the send too, and a request's wait for room on a full
         link (``Busy`` past ``link_room_timeout``). A send cut short by it leaves the link
@@ -307,6 +326,8 @@ class Transport:
         fails over at detection time rather than at its own timeout.
         """
         link = self.link_to(member.node_id)
+        if link is None and linked:
+            link = await self._dial_once(member, timeout)
         if link is not None:
             loop = asyncio.get_running_loop()
             fut: asyncio.Future[Envelope] = loop.create_future()
@@ -322,7 +343,9 @@ class Transport:
                     sent = True
                     return await fut
             except (LinkClosed, RoomClosed):
-                pass  # not delivered, so HTTP is a safe second try
+                if linked:
+                    raise PeerUnavailable(f"link to {member.node_id} closed before {env.kind} was sent") from None
+                # not delivered, so HTTP is a safe second try
             except TimeoutError:
                 raise PeerTimeout(f"{member.node_id} did not answer {env.kind} within {timeout}s") from None
             finally:
@@ -345,6 +368,26 @@ class Transport:
             raise Busy(f"the link to {peer_id} carried {window.size} unanswered requests for {wait:g}s "
                        "(max_inflight_per_link, link_room_timeout): the peer is overloaded",
                        self._settings.busy_retry_after) from None
+
+    async def _dial_once(self, member: Member, timeout: float) -> Link:
+        """A link to ``member``: the one being dialled if any (concurrent calls share one dial), else a new one."""
+        dialling = self._dialling.get(member.node_id)
+        if dialling is None:
+            dialling = self._dialling[member.node_id] = self.spawn(self.dial(member), f"dial-{member.node_id}")
+
+            def done(task: asyncio.Future[Link]) -> None:
+                self._dialling.pop(member.node_id, None)
+                if not task.cancelled():
+                    task.exception()  # retrieved here: the callers waiting may have given up
+
+            dialling.add_done_callback(done)
+        try:
+            async with asyncio.timeout(timeout):
+                return await asyncio.shield(dialling)
+        except TimeoutError:
+            raise PeerTimeout(f"no link to {member.node_id} within {timeout}s") from None
+        except ConnectionError as exc:  # PeerUnavailable too
+            raise PeerUnavailable(f"no link to {member.node_id}: {exc}") from None
 
     async def _abandonable(self, peer_id: str, post: Coroutine[Any, Any, Envelope | None]) -> Envelope | None:
         """Await an HTTP call to ``peer_id`` that ``abandon_calls_to`` can fail early (a link call's
@@ -442,7 +485,7 @@ class Transport:
 
     async def _handle_on_link(self, link: Link, env: Envelope, request: bool) -> None:
         try:
-            reply = await self._dispatch(env)
+            reply = await self._dispatch(env, linked=True)
         finally:
             # Counted down before the reply goes out: the sender may use the place as soon as it has the reply.
             if request:
@@ -452,9 +495,9 @@ class Transport:
         if reply is not None:
             await self._try_send(link, reply)
 
-    async def _dispatch(self, env: Envelope) -> Envelope | None:
+    async def _dispatch(self, env: Envelope, linked: bool) -> Envelope | None:
         try:
-            return await self._handler(env)
+            return await self._handler(env, linked)
         except Exception as exc:  # a handler bug must cost one reply, never the link or the node
             request_id = env.payload.get("request_id")
             if not is_expected(exc):
@@ -485,6 +528,6 @@ class Transport:
             return status_of(exc.code), json.dumps(error_payload(exc.code, exc.message)).encode()
         if env.reply_to is not None or not accept(env.kind):
             return 400, json.dumps(error_payload("invalid", f"{env.kind} is not accepted at this endpoint")).encode()
-        reply = await self._dispatch(env)
+        reply = await self._dispatch(env, linked=False)
         return (204, b"") if reply is None else (200, self._codec.encode(reply))
 

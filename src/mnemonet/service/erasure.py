@@ -26,7 +26,7 @@ import re
 from typing import Literal
 
 from mnemonet.model.api import ForgetReport, RetractResult
-from mnemonet.model.errors import InvalidInput
+from mnemonet.model.errors import Forbidden, InvalidInput
 from mnemonet.model.ids import derived_id
 from mnemonet.model.records import check_id, check_name, check_text
 from mnemonet.model.secrets import check_no_secrets
@@ -50,6 +50,20 @@ log = logging.getLogger(__name__)
 _SHORT_ID = re.compile(r"^(st|obs)-[0-9a-f]{8}$")
 
 
+def check_may_retract(item_id: str, author: str, source: str, any_source: bool) -> None:
+    """``Forbidden`` unless ``source`` may retract the item ``author`` wrote.
+
+    A source takes back what it wrote itself: the statements it asserted, the observations it recorded.
+    Another source's item needs ``any_source``: an admin of the space (the node sets it from the caller's
+    token, never from what the caller says). Being the subject of a statement gives no right to retract
+    it: what others said about a source stays theirs to take back (that source can say otherwise, and
+    answers weigh it), so "bob" cannot make "alice"'s statements about bob disappear.
+    """
+    if author != source and not any_source:
+        raise Forbidden(f"id: {item_id} was written by {author!r}; {source!r} retracts only what it wrote itself "
+                        "(another source's items need an admin of the space)")
+
+
 class Erasure:
     """Retracts and erases (``MemoryService.retract``, ``forget``, ``tombstones``, ``clear``, ``sync_vectors``)."""
 
@@ -59,22 +73,23 @@ class Erasure:
 
     # -- retract: append, delete nothing -----------------------------------------
 
-    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
+    async def retract(self, id: str, reason: str, source: str = "user", any_source: bool = False) -> RetractResult:
         """Take a statement or an observation back: append a retraction by ``source``, delete nothing.
 
         A retracted item is never current, never an answer, never a basis, never a side of an open
         contradiction, and statements derived only from it are flagged and left out the same way; a
         worker's claims resting on a retracted statement are retracted with it (``derivations``).
-        One retraction per item: retrying (or retracting again, whoever asks) returns the standing one.
+        One retraction per item: retrying (or retracting again, whoever may) returns the standing one.
+        Who may: ``check_may_retract``.
         """
         target_id = check_id(id, "id")
         reason = check_text(reason, "reason", self._ctx.settings.retract_reason_max_chars)
         check_no_secrets(reason, "reason")
         by = source_spec(source, "user")
         async with self._ctx.deriving():  # about an item an erasure may take: one waits for the other
-            return await self._retract(target_id, reason, by.name)
+            return await self._retract(target_id, reason, by.name, any_source)
 
-    async def _retract(self, target_id: str, reason: str, by: str) -> RetractResult:
+    async def _retract(self, target_id: str, reason: str, by: str, any_source: bool) -> RetractResult:
         graph = self._ctx.graph
         node = await graph.get_node(target_id)
         if node is None and _SHORT_ID.match(target_id):  # as answers and the CLI print ids
@@ -90,6 +105,8 @@ class Erasure:
         if label not in ("statement", "observation"):
             raise InvalidInput(f"id: only a statement or an observation can be retracted, not a {label}")
         kind: Literal["statement", "observation"] = "statement" if label == "statement" else "observation"
+        items = await (graph.get_statements if kind == "statement" else graph.get_observations)([target_id])
+        check_may_retract(target_id, (items[0].source if items else None) or "", by, any_source)
         created = await graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by)
         [standing] = await graph.retractions_of([target_id])
         derived = await graph.statements_derived_from(target_id, kind)

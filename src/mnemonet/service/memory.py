@@ -270,9 +270,10 @@ class MemoryService:
 
     # -- taking back and erasing (erasure) -----------------------------------------------
 
-    async def retract(self, id: str, reason: str, source: str = "user") -> RetractResult:
-        """Take a statement or an observation back: append a retraction by ``source``, delete nothing."""
-        return await self._erasure.retract(id, reason, source)
+    async def retract(self, id: str, reason: str, source: str = "user", any_source: bool = False) -> RetractResult:
+        """Take a statement or an observation back: append a retraction by ``source``, delete nothing; only its
+        own items unless ``any_source`` (an admin of the space: ``check_may_retract``)."""
+        return await self._erasure.retract(id, reason, source, any_source)
 
     async def forget(
         self, observation_id: str | None = None, source: str | None = None, by: str = "local"
@@ -356,10 +357,11 @@ class MemoryService:
         """Ids of revoked client tokens, newest first (at most ``token_revocations_max``)."""
         return await self._operations.revoked_tokens()
 
-    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str,
+                           spaces: list[str] | None = None) -> None:
         """Append an audit record of a client's write or admin call (the node that served it writes it)."""
-        await self._operations.record_audit(who, method, node, outcome, detail)
+        await self._operations.record_audit(who, method, node, outcome, detail, spaces)
 
-    async def audit_log(self, limit: int = 50) -> list[AuditView]:
-        """Admin only: audit records, newest first."""
-        return await self._operations.audit_log(limit)
+    async def audit_log(self, limit: int = 50, *, spaces: list[str] | None = None) -> list[AuditView]:
+        """Admin only: audit records, newest first (with ``spaces``, those of calls within them)."""
+        return await self._operations.audit_log(limit, spaces)

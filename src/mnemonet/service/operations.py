@@ -21,6 +21,7 @@ from mnemonet.model.records import (
     check_id,
     check_name,
 )
+from mnemonet.model.spaces import check_space
 from mnemonet.model.views import AuditView
 from mnemonet.service.common import MAX_LIMIT, check_limit, now_ms, worker_spec
 from mnemonet.service.context import ServiceContext
@@ -85,20 +86,25 @@ class Operations:
         """Ids of revoked client tokens, newest first (at most ``token_revocations_max``)."""
         return await self._ctx.graph.revoked_tokens(self._ctx.settings.token_revocations_max)
 
-    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str) -> None:
-        """Append an audit record of a client's write or admin call (the node that served it writes it)."""
+    async def record_audit(self, who: str, method: str, node: str, outcome: str, detail: str,
+                           spaces: list[str] | None = None) -> None:
+        """Append an audit record of a client's write or admin call (the node that served it writes it), filed
+        under the ``spaces`` the call touched (none: only readers of every space see it)."""
         limit = self._ctx.settings.audit_detail_max_chars
         if not isinstance(detail, str) or len(detail) > limit:
             raise InvalidInput(f"detail: must be a string of at most {limit} characters")
         record = {
             "id": new_id("audit"), "at": now_ms(), "who": check_name(who, "who"), "method": check_id(method, "method"),
             "node": check_id(node, "node"), "outcome": check_id(outcome, "outcome"), "detail": detail,
+            "spaces": [check_space(space) for space in spaces or []],
         }
         await self._ctx.graph.record_audit(record)
 
-    async def audit_log(self, limit: int = 50) -> list[AuditView]:
-        """Admin only: audit records, newest first."""
-        return await self._ctx.graph.audit_log(check_limit(limit))
+    async def audit_log(self, limit: int = 50, spaces: list[str] | None = None) -> list[AuditView]:
+        """Admin only: audit records, newest first; with ``spaces``, only those filed under some of them and
+        under no other."""
+        wanted = None if spaces is None else [check_space(space) for space in spaces]
+        return await self._ctx.graph.audit_log(check_limit(limit), wanted)
 
 
 async def _round_trip(check: Callable[[], Awaitable[None]], timeout: float) -> dict[str, Any]:

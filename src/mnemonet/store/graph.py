@@ -785,9 +785,10 @@ class GraphStore:
         """
         await self._group.write(q.AUDIT_WRITE, record)
 
-    async def audit_log(self, limit: int) -> list[AuditView]:
-        """Audit records, newest first."""
-        rows = await self.driver.read(q.AUDIT_LOG, {"limit": self._limit(limit)})
+    async def audit_log(self, limit: int, spaces: list[str] | None = None) -> list[AuditView]:
+        """Audit records, newest first; with ``spaces``, those filed under some of them and no other."""
+        params = {"limit": self._limit(limit), "every": spaces is None, "spaces": spaces or []}
+        rows = await self.driver.read(q.AUDIT_LOG, params)
         return [AuditView(**r) for r in rows]
 
     async def clear(self) -> None:

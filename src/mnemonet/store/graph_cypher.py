@@ -729,12 +729,15 @@ LIMIT $limit""".strip()
 # The audit log: append-only records of client write and admin calls, kept by ``clear``.
 AUDIT_WRITE = """
 CREATE (:AuditRecord {id: $id, at: $at, who: $who, method: $method, node: $node, outcome: $outcome,
-                      detail: $detail})""".strip()
+                      detail: $detail, spaces: $spaces})""".strip()
 
+# ``$every``: all records; else those filed under some of ``$spaces`` and no other (records written before
+# they were filed by space, and those of calls about the network as a whole, have none: every-space only).
 AUDIT_LOG = """
 MATCH (a:AuditRecord)
+WHERE $every OR (size(coalesce(a.spaces, [])) > 0 AND all(s IN a.spaces WHERE s IN $spaces))
 RETURN a.id AS id, a.at AS at, a.who AS who, a.method AS method, a.node AS node, a.outcome AS outcome,
-       a.detail AS detail
+       a.detail AS detail, coalesce(a.spaces, []) AS spaces
 ORDER BY a.at DESC, a.id DESC
 LIMIT $limit""".strip()
 

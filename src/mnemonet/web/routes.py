@@ -2,7 +2,8 @@
 
 - ``GET /`` redirects to ``GET /ui``: the page (static HTML, JS and CSS under ``/ui/static``, no auth:
   it holds no data).
-- ``WS /v1/ws``: a snapshot on connect, then ``member``, ``members``, ``event`` and ``store`` updates.
+- ``WS /v1/ws``: a snapshot on connect, then ``member``, ``members``, ``event`` and ``store`` updates, until
+  its token is revoked or expires (closed with ``CLOSE_UNAUTHORIZED``, as for a wrong token).
 - ``GET /v1/graph?concept=NAME``: statements about a concept, each with its status
   (``current``, ``contradicted``, ``superseded`` or ``retracted``); without ``concept``, the known concept names.
 - ``GET /v1/stats``: the store's counters.
@@ -16,9 +17,12 @@ Bearer``), or as the ``key`` query parameter on the WebSocket, which browsers ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import Coroutine
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Response
@@ -136,23 +140,30 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
             await websocket.close(CLOSE_TOO_MANY, str(exc))
             return
         try:
-            await _serve(websocket, hub, client)
+            await _serve(websocket, hub, client, node.tokens.until_invalid(credential))
         finally:
             await hub.disconnect(client)
 
     return hub
 
 
-async def _serve(websocket: WebSocket, hub: DashboardHub, client: DashboardClient) -> None:
-    """Send the snapshot, then queued updates, until the browser goes away."""
+async def _serve(websocket: WebSocket, hub: DashboardHub, client: DashboardClient,
+                 token_ends: Coroutine[Any, Any, str]) -> None:
+    """Send the snapshot, then queued updates, until the browser goes away or its token stops being valid
+    (revoked or expired: the socket is closed, ``CLOSE_UNAUTHORIZED``, saying which)."""
     sender = asyncio.create_task(_send_updates(websocket, hub, client))
     receiver = asyncio.create_task(_drain(websocket))
+    watcher = asyncio.create_task(token_ends)
     try:
-        await asyncio.wait({sender, receiver}, return_when=asyncio.FIRST_COMPLETED)
+        await asyncio.wait({sender, receiver, watcher}, return_when=asyncio.FIRST_COMPLETED)
     finally:
-        for task in (sender, receiver):
+        for task in (sender, receiver, watcher):
             task.cancel()
-        await asyncio.gather(sender, receiver, return_exceptions=True)
+        await asyncio.gather(sender, receiver, watcher, return_exceptions=True)
+    if not watcher.cancelled() and watcher.exception() is None:
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError, OSError):  # gone meanwhile: nothing to close
+            await websocket.close(CLOSE_UNAUTHORIZED, watcher.result()[:120])
+        return
     if not sender.cancelled() and (exc := sender.exception()) is not None \
             and not isinstance(exc, (WebSocketDisconnect, RuntimeError, OSError)):  # closed under our feet
         log.warning("dashboard connection failed: %r", exc)
