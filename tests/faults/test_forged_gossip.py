@@ -79,7 +79,10 @@ async def test_gossip_at_an_absurd_incarnation_does_not_evict_a_member(make_node
     refused = a.membership.invalid_updates
     for inc in (2**63 - 1, 2**62, b_wire["incarnation"] + 2**20 + 1):
         assert await _gossip(a, [{**b_wire, "state": "dead", "incarnation": inc}]) == 204
-        assert _record(a, b).state is MemberState.ALIVE and _record(a, b).incarnation == b_wire["incarnation"]
+        # Not dead, not pushed to the forged incarnation. (Not "alive and unchanged": on loaded cores a may
+        # suspect b for real meanwhile, and b's refutation raises its incarnation by one.)
+        record = _record(a, b)
+        assert record.state is not MemberState.DEAD and record.incarnation < b_wire["incarnation"] + 100
     assert a.membership.invalid_updates == refused + 3
     # Claims about a itself are not adopted either: refused as a jump, its incarnation stays small and it stays
     # routable at b. (Not "unchanged": on loaded cores b may suspect a for real meanwhile, and a's refutation

@@ -149,6 +149,14 @@ class RpcServer:
                 await self._on_write(spec.event, ids, kwargs.get("space") or DEFAULT_SPACE)
         return result
 
+    async def refused(self, spec: MethodSpec, kwargs: dict[str, Any], caller: Token | None, exc: Exception) -> None:
+        """The audit record of a client call refused here before it ran (arguments it cannot take), as
+        ``invoke`` writes one for a call that failed."""
+        if caller is None or not audited(spec.name) or not self._providers.has(spec.capability):
+            return
+        provider = await self._providers.serving(spec.name, spec.capability)
+        await audit.append(cast(audit.AuditLog, provider), self._node_id, caller, spec.name, kwargs, error=exc)
+
     async def _enter(self, wait: bool) -> None:
         if self._room.try_enter():
             return
@@ -231,7 +239,12 @@ class RpcClient:
     async def call(self, method: str, kwargs: dict[str, Any], *, idempotency_key: str | None = None) -> Any:
         """The method's result in the interface's types; errors as the provider would raise them."""
         spec = method_spec(method)
-        bound = spec.bind(kwargs, self._max_depth)
+        try:
+            bound = spec.bind(kwargs, self._max_depth)
+        except InvalidInput as exc:
+            if self._server.can_serve(method):  # served here: its refusal is audited here
+                await self._server.refused(spec, kwargs, client_caller(method), exc)
+            raise
         if self._server.can_serve(method):
             return await self._server.invoke(spec, bound, client_caller(method))
         wire = {k: spec.params[k].dump_python(v, mode="json") for k, v in bound.items()}
