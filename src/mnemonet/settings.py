@@ -115,6 +115,10 @@ class Settings(BaseSettings):
     spaces_max: int = Field(
         1000, description="Most memory spaces a store holds besides 'default' (each is a graph and a schema)."
     )
+    space_registry_refresh: float = Field(
+        1.0, ge=0, description="Seconds a store node serves a space it has open before it reads the registry of "
+        "spaces again: a space erased through another store node is closed here within this time.",
+    )
     retract_reason_max_chars: int = Field(2_000, description="Longest reason a retraction may give.")
     forget_max_items: int = Field(
         50_000, description="Most graph nodes one forget erases at once (a larger erasure is refused, not cut short)."
@@ -353,6 +357,34 @@ class Settings(BaseSettings):
     index_read_wait: float = Field(
         10.0, ge=0, description="Longest a search waits for the rows of writes acknowledged before it; past it the "
         "search goes on without them (they are found once indexed).",
+    )
+    index_queue: Literal["auto", "node", "shared"] = Field(
+        "auto", description="Where the rows of writes acknowledged and not indexed yet are recorded: shared (a "
+        "table in PostgreSQL: a search on any store node over the same database waits for every node's, and a "
+        "node's rows are indexed by another when it dies), node (this process's memory: one store node per "
+        "database), auto (shared when database_url names a server, node with the embedded one).",
+    )
+    index_lease: float = Field(
+        5.0, gt=0, description="Seconds a store node holds the queued rows it will index, renewed while it works; "
+        "a dead node's rows are taken over by another this long after its last renewal (index_queue shared).",
+    )
+    index_takeover_interval: float = Field(
+        1.0, gt=0, description="Seconds between a store node's looks for queued rows whose lease ran out "
+        "(index_queue shared).",
+    )
+    index_takeover_batch: int = Field(
+        256, ge=1, description="Most rows whose lease ran out a store node takes over at one look.",
+    )
+    index_queue_poll: float = Field(
+        0.02, gt=0, description="Seconds between a search's looks at the shared queue while another node's rows "
+        "it waits for are being indexed (index_queue shared).",
+    )
+    job_lock_wait: float = Field(
+        180.0, gt=0, description="Seconds work that runs once across store nodes (a space's creation or "
+        "erasure, a forget, schema set-up) waits for another node running it before answering busy.",
+    )
+    job_lock_poll: float = Field(
+        0.05, gt=0, description="Seconds between tries for the lock of such work while another node holds it.",
     )
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",

@@ -29,6 +29,7 @@ from mnemonet.service.retrieval import Retriever
 from mnemonet.service.usage import UsageRecorder
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
+from mnemonet.store.jobs import Coordination
 from mnemonet.store.vectors import VectorStore
 from mnemonet.truth.vocabulary import Vocabulary
 
@@ -40,9 +41,12 @@ class ServiceContext:
 
     def __init__(
         self, graph: GraphStore, vectors: VectorStore, llm: LanguageModel, embedder: Embedder, settings: Settings,
-        space: str = DEFAULT_SPACE,
+        space: str = DEFAULT_SPACE, coordination: Coordination | None = None,
     ) -> None:
         self.space = space
+        # The job ledger and index queue shared with the other store nodes over this database (None: a
+        # memory on its own, as tests and benches build one).
+        self.coordination = coordination
         # Keyed ids of another space derive from the space too, so an id names one item on the whole
         # network (events, audit records, the dashboard); the default space's are as before spaces.
         self.id_scope: tuple[str, ...] = () if space == DEFAULT_SPACE else (space,)
@@ -53,7 +57,8 @@ class ServiceContext:
         self.settings = settings
         # The relation vocabulary the answers and summaries read conflicts by (the validation worker's).
         self.vocabulary = Vocabulary.load(settings.validation_predicates_file)
-        self.indexer = VectorIndexer(vectors, embedder, settings)
+        self.indexer = VectorIndexer(vectors, embedder, settings,
+                                     coordination.queue if coordination is not None else None)
         self.retriever = Retriever(graph, vectors, embedder, settings, caught_up=self.indexer.caught_up)
         self.usage = UsageRecorder(vectors, settings)
         self.llm_calls: Counter[str] = Counter()

@@ -10,7 +10,9 @@ The ``erasing`` lock (``ServiceContext.erasing``, public as
 ``MemoryService.erasing``) is this module's: ``forget``, ``clear`` and
 ``sync_vectors`` hold it, so a sync that read graph items before an erase
 cannot write their rows back after it (``SpacedMemory`` holds it too when it
-drops a space).
+drops a space). Across store nodes over the same databases, ``forget`` also
+holds the space's erasure lock, and one cut short is finished by the next
+(``erasure_ledger``).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from mnemonet.service.common import (
 )
 from mnemonet.service.context import ServiceContext
 from mnemonet.service.derivations import Derivations
+from mnemonet.service.erasure_ledger import ErasureLedger
 from mnemonet.store import vector_erase
 from mnemonet.store.graph_errors import UnknownReference
 
@@ -109,10 +112,14 @@ class Erasure:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
-        async with self._ctx.erasing:
-            return await self._forget(observation_id, source, by)
+        coordination = self._ctx.coordination
+        ledger = ErasureLedger(coordination.jobs if coordination else None, f"forget:{self._ctx.space}")
+        async with self._ctx.erasing, ledger.exclusive():
+            return await self._forget(observation_id, source, by, ledger)
 
-    async def _forget(self, observation_id: str | None, source: str | None, by: str) -> ForgetReport:
+    async def _forget(
+        self, observation_id: str | None, source: str | None, by: str, ledger: ErasureLedger
+    ) -> ForgetReport:
         ctx = self._ctx
         graph, settings = ctx.graph, ctx.settings
         # Queued rows first: one indexed after the erase would bring back what was forgotten.
@@ -135,8 +142,12 @@ class Erasure:
             raise InvalidInput(f"forget: {total} items exceed forget_max_items ({settings.forget_max_items}); "
                                "erase observation by observation, or raise the setting")
         report = ForgetReport(kind=kind, space=ctx.space, at=now_ms(), by=who)
+        owed = await ledger.unfinished()  # an erasure cut short, here or on another store node
         if not erased:
-            return report
+            if owed is None:
+                return report
+            await ledger.begin(owed)  # taken up again (``starts`` counts it): its compaction is owed
+            return await self._compacted(owed, ledger)
         retractions = [r.id for r in await graph.all_retractions_of(sorted(erased))]
         n = settings.forget_context_fragment_chars
         texts = [o.text.strip() for o in await graph.all_observations(sorted(set(observations) & erased))]
@@ -145,25 +156,35 @@ class Erasure:
         await self._revector_alone(erasure.stale)
         observation_ids = sorted(observations)
         statement_ids = sorted(erased - set(observations))
+        tombstone_id = derived_id("tomb", kind, *sorted(erased))
+        resumed = owed if owed is not None and owed.tombstone_id == tombstone_id else None  # its rows went then
         tombstone = TombstoneView(
-            id=derived_id("tomb", kind, *sorted(erased)), kind=kind, space=ctx.space,
+            id=tombstone_id, kind=kind, space=ctx.space,
             observations=len(observation_ids),
             statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
-            sources=len(sources), vectors=erasure.deleted, at=report.at, by=who,
+            sources=len(sources), vectors=max(erasure.deleted, resumed.vectors if resumed else 0), at=report.at, by=who,
         )
+        report = report.model_copy(update={
+            **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
+            "contexts_scrubbed": max(erasure.scrubbed, resumed.contexts_scrubbed if resumed else 0),
+        })
+        await ledger.begin(report)
         await graph.forget(tombstone, {
             "observations": observation_ids, "statements": statement_ids, "concepts": sorted(orphans),
             "retractions": retractions, "sources": sources,
         })
-        graph_compacted = await graph.compact()
-        vectors_compacted = await vector_erase.compact(ctx.vectors)
         log.warning("forget kind=%s observations=%d statements=%d concepts=%d by=%s", kind, tombstone.observations,
                     tombstone.statements, tombstone.concepts, who)
-        return report.model_copy(update={
-            **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
-            "contexts_scrubbed": erasure.scrubbed, "graph_compacted": graph_compacted,
-            "vectors_compacted": vectors_compacted,
-        })
+        return await self._compacted(report, ledger)
+
+    async def _compacted(self, report: ForgetReport, ledger: ErasureLedger) -> ForgetReport:
+        """Compact both engines' files after an erasure (this one, or one cut short) and record it done."""
+        graph_compacted = await self._ctx.graph.compact()
+        if self._ctx.indexer.queue is not None:  # the shared queue held the erased texts for a while
+            await self._ctx.indexer.queue.compact()
+        vectors_compacted = await vector_erase.compact(self._ctx.vectors)
+        await ledger.end()
+        return report.model_copy(update={"graph_compacted": graph_compacted, "vectors_compacted": vectors_compacted})
 
     async def _derived_only_from(self, erased: set[str]) -> set[str]:
         """Statements derived only from erased items (following chains), and summaries resting on any."""
@@ -212,7 +233,7 @@ class Erasure:
             derived = ctx.settings.index_derived_vectors
             entries = [observation_entry(o) for o in observations]
             entries += [statement_entry(s, derived) for s in statements]
-            return await ctx.indexer.index(entries)
+            return await ctx.indexer.sync(entries)
 
 
 def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:

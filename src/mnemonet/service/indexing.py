@@ -10,6 +10,11 @@ yields are keyword-only rows found through it (``index_derived_vectors``).
 By default it is indexed behind the write (``index_in_background``): the
 writer goes on while the embedder works on many writes' texts at once, and a
 read first waits for the writes acknowledged before it (``caught_up``).
+
+With several store nodes over one PostgreSQL (``index_queue`` shared), the rows
+waiting are also recorded in the shared queue before the write is acknowledged
+(``store/index_queue.py``): a read on any node waits for every node's, and the
+rows of a node that died are indexed by another (``index_taken``), once.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import numpy as np
 
 from mnemonet.embed.base import Embedder
 from mnemonet.settings import Settings
+from mnemonet.store.index_queue import IndexQueue, QueuedRow
 from mnemonet.store.vector_context import preceding_turns
 from mnemonet.store.vector_types import VectorItem, contextual_vector
 from mnemonet.store.vectors import VectorStore
@@ -59,11 +65,17 @@ class VectorIndexer:
     keyword search and hits show the observation's own text.
     """
 
-    def __init__(self, vectors: VectorStore, embedder: Embedder, settings: Settings) -> None:
+    def __init__(
+        self, vectors: VectorStore, embedder: Embedder, settings: Settings, queue: IndexQueue | None = None
+    ) -> None:
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
+        # The shared queue (index_queue shared): other nodes wait for, and take over, what this one holds.
+        self.queue = queue
         self.failures = 0
+        self.taken_over = 0  # rows of another node (its lease ran out) this one indexed
+        self.lost = 0  # rows this one queued that another node took over before this one got to them
         # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         # Written behind (index_in_background): entries waiting, oldest first, and how many are in a call now.
@@ -73,11 +85,16 @@ class VectorIndexer:
         self._done = 0  # of those, indexed or failed (they leave the queue in order)
         self._progress = asyncio.Condition()
         self._drain: asyncio.Task[None] | None = None
+        self._renewal: asyncio.Task[None] | None = None
 
     @property
     def backlog(self) -> int:
         """Entries submitted and not indexed yet."""
         return len(self._queue) + self._in_call
+
+    async def pending(self) -> int:
+        """Rows written and not indexed yet: this node's, or with the shared queue every store node's."""
+        return self.backlog if self.queue is None else max(self.backlog, await self.queue.count())
 
     async def submit(self, entries: Sequence[IndexEntry]) -> None:
         """Index what a write just added: behind the write (``index_in_background``), or now.
@@ -92,6 +109,15 @@ class VectorIndexer:
         if self.backlog >= self.settings.index_backlog_max:
             async with self._progress:
                 await self._progress.wait_for(lambda: self.backlog < self.settings.index_backlog_max)
+        if self.queue is not None:
+            try:  # before the write is acknowledged: a read on any node then waits for these rows
+                await self.queue.put([_queued(e) for e in entries])
+            except Exception as exc:  # PostgreSQL down: this node still indexes them; others cannot wait for them
+                self.failures += 1
+                log.warning("vector.queue_failed count=%d error=%s", len(entries), exc)
+        self._enqueue(entries)
+
+    def _enqueue(self, entries: Sequence[IndexEntry]) -> None:
         for e in entries:
             if e.id not in self._queue:
                 self._queue[e.id] = e
@@ -99,26 +125,56 @@ class VectorIndexer:
         if self._queue and (self._drain is None or self._drain.done()):
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue(), name="vector-index-drain")
 
+    async def take_over(self) -> int:
+        """Take over queued rows of this space whose lease ran out (their node died or stalled past
+        ``index_lease``) and index them here, behind the writes of this node; how many were taken."""
+        room = min(self.settings.index_takeover_batch, self.settings.index_backlog_max - self.backlog)
+        if self.queue is None or room <= 0:
+            return 0
+        rows = await self.queue.take_over(room)
+        self.taken_over += len(rows)
+        self._enqueue([IndexEntry(id=r.id, kind=r.kind, text=r.text, created_at=r.created_at, metadata=r.metadata,
+                                  vector=r.vector) for r in rows])
+        return len(rows)
+
     async def caught_up(self) -> None:
         """Return once what was submitted before this call is indexed: a read sees the writes it follows.
 
-        Bounded by ``index_read_wait``: past it the read goes on without what is still queued (found again
-        when it is indexed).
+        With the shared queue, the writes of every store node over this database: the read waits until no
+        row up to the queue's newest is left. Bounded by ``index_read_wait``: past it the read goes on
+        without what is still queued (found again when it is indexed).
         """
-        target = self._submitted
-        if self._done >= target:
+        if self.settings.index_read_wait == 0:
             return
         try:
-            async with asyncio.timeout(self.settings.index_read_wait), self._progress:
-                await self._progress.wait_for(lambda: self._done >= target)
+            async with asyncio.timeout(self.settings.index_read_wait):
+                await self._settled()
         except TimeoutError:
             log.warning("vector.read_unsettled waited=%.1fs backlog=%d", self.settings.index_read_wait, self.backlog)
 
     async def drained(self) -> None:
-        """Return once everything submitted so far is indexed (or has failed): before an erase, and at close."""
+        """Return once everything submitted so far is indexed (or has failed): before an erase, and at close.
+
+        With the shared queue, also every other node's rows of this space (an erase must not be followed
+        by another node's row of what it erased).
+        """
+        await self._settled()
+
+    async def _settled(self) -> None:
         target = self._submitted
-        async with self._progress:
-            await self._progress.wait_for(lambda: self._done >= target)
+        if self._done < target:
+            async with self._progress:
+                await self._progress.wait_for(lambda: self._done >= target)
+        if self.queue is None:
+            return
+        mark = await self.queue.high_water()
+        if mark is None:
+            return
+        # Polled: the rows are another node's, and PostgreSQL tells no one when a row goes.
+        while True:
+            if await self.queue.settled(mark):
+                return
+            await asyncio.sleep(self.settings.index_queue_poll)
 
     def forget_recent(self) -> None:
         """Drop the recent vectors kept by text (an erase leaves no copy of an erased text in memory)."""
@@ -126,25 +182,67 @@ class VectorIndexer:
 
     async def close(self) -> None:
         """Index what waits before the stores close, so a clean stop leaves no item without its row."""
-        await self.drained()
+        target = self._submitted
+        async with self._progress:
+            await self._progress.wait_for(lambda: self._done >= target)
 
     async def _drain_queue(self) -> None:
         """Index queued entries, up to ``index_background_batch`` a call, until none is left.
 
         No lingering: what arrives while the embedder works goes in the next call, so calls grow with
-        the load on their own.
+        the load on their own. With the shared queue, the leases of what waits are renewed meanwhile.
         """
-        while self._queue:
-            batch = [self._queue.popitem(last=False)[1] for _ in range(min(len(self._queue),
-                                                                           self.settings.index_background_batch))]
-            self._in_call = len(batch)
+        if self.queue is not None and (self._renewal is None or self._renewal.done()):
+            self._renewal = asyncio.get_running_loop().create_task(self._renew(self.queue), name="vector-index-renewal")
+        try:
+            while self._queue:
+                batch = [self._queue.popitem(last=False)[1] for _ in range(min(len(self._queue),
+                                                                               self.settings.index_background_batch))]
+                self._in_call = len(batch)
+                try:
+                    await self._index_held(batch)
+                finally:
+                    self._in_call = 0
+                    self._done += len(batch)
+                    async with self._progress:
+                        self._progress.notify_all()
+        finally:
+            if self._renewal is not None:
+                self._renewal.cancel()
+
+    async def _renew(self, queue: IndexQueue) -> None:
+        """Keep the leases on this node's queued rows while it works through them (a third of a lease apart)."""
+        while True:
+            await asyncio.sleep(self.settings.index_lease / 3)
             try:
-                await self.index_quietly(batch)
-            finally:
-                self._in_call = 0
-                self._done += len(batch)
-                async with self._progress:
-                    self._progress.notify_all()
+                await queue.renew()
+            except Exception as exc:  # PostgreSQL away: the next renewal tries again
+                log.warning("vector.queue_renew_failed error=%s", exc)
+
+    async def _index_held(self, batch: list[IndexEntry]) -> None:
+        """Index ``batch``: with the shared queue, only what this node still holds, then clear it from the queue."""
+        if self.queue is None:
+            await self.index_quietly(batch)
+            return
+        ids = [e.id for e in batch]
+        try:
+            held = await self.queue.hold(ids)
+        except Exception as exc:  # no queue to ask: index them (a row written twice is written once)
+            log.warning("vector.queue_hold_failed error=%s", exc)
+            held = set(ids)
+        self.lost += len(ids) - len(held)
+        try:
+            await self.index_quietly([e for e in batch if e.id in held])
+        finally:
+            await self._dequeue(sorted(held))
+
+    async def _dequeue(self, ids: list[str]) -> None:
+        if self.queue is None or not ids:
+            return
+        try:  # indexed or failed: a failure is the vector sync's to repair, as without the queue
+            await self.queue.done(ids)
+        except Exception as exc:  # left held; when the lease runs out another node indexes what is missing
+            log.warning("vector.queue_done_failed count=%d error=%s", len(ids), exc)
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
         """Embed and store the entries that have no row yet; returns how many were written."""
@@ -159,6 +257,14 @@ class VectorIndexer:
         embedded = await self._embedded([e.text for e in todo if e.vector] + list(contexts.values()))
         items = [self._item(e, contexts.get(e.id, ""), embedded) for e in todo]
         return await self.vectors.upsert(items)
+
+    async def sync(self, entries: Sequence[IndexEntry]) -> int:
+        """``index`` the entries that have no row, but those waiting in the shared queue: the node that
+        holds them indexes them (or another takes them over), so a sync pass embeds nothing twice."""
+        if self.queue is not None and entries:
+            waiting = await self.queue.waiting([e.id for e in entries])
+            entries = [e for e in entries if e.id not in waiting]
+        return await self.index(entries)
 
     def _item(self, e: IndexEntry, context: str, embedded: dict[str, np.ndarray]) -> VectorItem:
         if not e.vector:
@@ -222,6 +328,10 @@ class VectorIndexer:
             self.failures += 1
             log.warning("vector.index_failed count=%d error=%s", len(entries), exc)
             return 0
+
+
+def _queued(e: IndexEntry) -> QueuedRow:
+    return QueuedRow(id=e.id, kind=e.kind, text=e.text, created_at=e.created_at, metadata=e.metadata, vector=e.vector)
 
 
 def _tail(text: str, max_chars: int) -> str:

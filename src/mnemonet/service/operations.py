@@ -62,14 +62,13 @@ class Operations:
         }
 
     async def _backlog(self) -> dict[str, int]:
-        """Work not done yet in this space: this node's statements and concepts waiting for their vectors, and
-        (counted up to ``MAX_LIMIT`` each) observations waiting for extraction or inference, statements for
-        validation, concepts due a summary. All zero
-        means the memory has settled (the CLI's ``/settle`` waits for it); a worker writes its results and
+        """Work not done yet in this space: rows waiting for their vectors (with the shared index queue, every
+        store node's), and (counted up to ``MAX_LIMIT`` each) observations waiting for extraction or inference,
+        statements for validation, concepts due a summary. All zero means the memory has settled (the CLI's ``/settle`` waits for it); a worker writes its results and
         its done-marker together, so no item leaves one count before it shows in the next."""
         graph, settings = self._ctx.graph, self._ctx.settings
         return {
-            "vectors": self._ctx.indexer.backlog,  # written and not indexed yet (index_in_background)
+            "vectors": await self._ctx.indexer.pending(),  # written, not indexed yet (every store node's)
             "extraction": await graph.count_pending_extractions(),
             "inference": len(await graph.pending_observations(worker_spec(INFERENCE_SOURCE), MAX_LIMIT)),
             "validation": len(await graph.pending_statements(worker_spec(VALIDATION_SOURCE), MAX_LIMIT)),

@@ -9,16 +9,23 @@ registry of spaces lives in the default space's graph (``Space`` nodes).
 
 The default space is the store as it was before spaces existed (same graph
 key, same schema), so old data reads as ``default`` with no migration.
+
+Several store nodes may serve the same databases: a space is created and
+erased under a lock in PostgreSQL (``store/jobs.py``), so two nodes never
+race one; each node re-reads the registry of a space it has open at most
+``space_registry_refresh`` seconds after it last did, so a space erased
+through another node is closed here too.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from mnemonet.llm.base import LanguageModel
@@ -28,6 +35,8 @@ from mnemonet.model.ids import derived_id
 from mnemonet.model.records import check_name
 from mnemonet.model.spaces import DEFAULT_SPACE, SpaceView, check_space
 from mnemonet.model.views import TombstoneView
+from mnemonet.service.build import set_up_graph
+from mnemonet.service.erasure_ledger import ErasureLedger
 from mnemonet.service.memory import MemoryService
 from mnemonet.store import vector_erase
 from mnemonet.store.graph import GraphStore
@@ -54,6 +63,7 @@ class SpacedMemory:
         self.default = default
         self.settings = default.settings
         self._open: dict[str, MemoryService] = {DEFAULT_SPACE: default}
+        self._checked: dict[str, float] = {}  # when each open space was last found in the registry (monotonic)
         self._lock = asyncio.Lock()
         self._let_read_shares(default)
 
@@ -63,16 +73,18 @@ class SpacedMemory:
         """The memory of an existing space; ``NotFound`` if no admin created it."""
         name = DEFAULT_SPACE if space is None else check_space(space)
         found = self._open.get(name)
-        if found is not None:
+        if found is not None and (name == DEFAULT_SPACE or time.monotonic() - self._checked.get(name, 0.0)
+                                  < self.settings.space_registry_refresh):
             return found
         async with self._lock:
-            if name in self._open:
-                return self._open[name]
             if name not in {r["name"] for r in await self.default.graph.registered_spaces()}:
+                if self._open.pop(name, None) is not None:  # erased through another store node
+                    log.info("space closed name=%s: no longer registered", name)
                 raise NotFound(f"space: no space {name!r} (an admin token creates it: create_space)")
-            memory = await self._open_space(name)
-            self._open[name] = memory
-            return memory
+            self._checked[name] = time.monotonic()
+            if name not in self._open:
+                self._open[name] = await self._open_space(name)
+            return self._open[name]
 
     async def _open_space(self, name: str) -> MemoryService:
         base = self.default
@@ -80,12 +92,28 @@ class SpacedMemory:
         if len(schema) > _PG_IDENTIFIER_MAX:
             raise InvalidInput(f"space: {name!r} makes the schema name {schema!r} longer than PostgreSQL allows")
         graph = base.graph.for_space(space_key(self.settings.graph_name, name))
-        await graph.ensure_indexes()
+        coordination = base.coordination
+        if coordination is None:
+            await graph.ensure_indexes()
+        else:  # once across the store nodes: a node opening a space another created finds it set up
+            await set_up_graph(coordination.jobs, graph, _schema_key(name))
         vectors = await base.vectors.for_space(schema)
         await vectors.ensure_model(base.embedder.model, base.embedder.dimension)
-        memory = MemoryService(graph, vectors, base.llm, base.embedder, self.settings, space=name)
+        memory = MemoryService(graph, vectors, base.llm, base.embedder, self.settings, space=name,
+                               coordination=None if coordination is None else coordination.for_space(name))
         memory.inference_runs = lambda: self.default.inference_runs()  # the workers serve every space
         return self._let_read_shares(memory)
+
+    @contextlib.asynccontextmanager
+    async def _exclusive(self, name: str) -> AsyncIterator[None]:
+        """This node's lock, then (with other store nodes over the same databases) the space's lock in PostgreSQL."""
+        async with self._lock:
+            coordination = self.default.coordination
+            if coordination is None:
+                yield
+                return
+            async with coordination.jobs.exclusive(f"space:{name}"):
+                yield
 
     def _let_read_shares(self, memory: MemoryService) -> MemoryService:
         async def shared() -> list[tuple[str, MemoryService]]:
@@ -134,7 +162,7 @@ class SpacedMemory:
         name = check_space(name, "name")
         if name == DEFAULT_SPACE:
             return SpaceView(name=DEFAULT_SPACE)
-        async with self._lock:
+        async with self._exclusive(name):
             existing = {r["name"]: r for r in await self.default.graph.registered_spaces()}
             if name in existing:
                 return SpaceView(**existing[name])
@@ -142,10 +170,12 @@ class SpacedMemory:
                 raise Conflict(f"name: this store already holds {len(existing)} spaces (setting spaces_max)")
             # A new space starts empty, whatever a failed delete or a write racing one left under its name.
             await self._drop(await self._open_space(name))
+            await self._forget_set_up(name)
             # Opened (the graph's indexes, the schema) before it is registered: a registered space is usable.
             memory = await self._open_space(name)
             row = await self.default.graph.record_space(name, by)
             self._open[name] = memory
+            self._checked[name] = time.monotonic()
         log.info("space created name=%s by=%s", name, by)
         return SpaceView(**row)
 
@@ -178,45 +208,62 @@ class SpacedMemory:
         who = check_name(by, "by")
         if name == DEFAULT_SPACE:
             raise InvalidInput("name: the default space cannot be deleted (clear empties it)")
-        async with self._lock:
+        coordination = self.default.coordination
+        ledger = ErasureLedger(coordination.jobs if coordination else None, f"erase-space:{name}")
+        async with self._exclusive(name):
             registered = {r["name"]: r for r in await self.default.graph.registered_spaces()}.get(name)
             if registered is None:
                 return ForgetReport(kind="space", space=name, at=_now_ms(), by=who)
             memory = self._open.pop(name, None) or await self._open_space(name)
             await memory.usage.close()  # its pending use counts land before the drop, not after it
-            held = await memory.graph.counts()
-            at = _now_ms()
             # One tombstone per space created: a retry after a failure below finds it and writes none.
-            tombstone = TombstoneView(
-                id=derived_id("tomb", "space", name, str(registered["created_at"])), kind="space", space=name,
-                observations=held["Observation"], statements=held["Statement"], concepts=held["Concept"],
-                retractions=held["Retraction"], sources=held["Source"], vectors=await memory.vectors.count(),
-                at=at, by=who,
-            )
+            tombstone_id = derived_id("tomb", "space", name, str(registered["created_at"]))
+            owed = await ledger.unfinished()
+            if owed is not None and owed.tombstone_id == tombstone_id:  # cut short, maybe after the drop
+                report = owed
+                await ledger.begin(report)  # taken up again (``starts`` counts it)
+            else:
+                held = await memory.graph.counts()
+                report = ForgetReport(
+                    kind="space", space=name, tombstone_id=tombstone_id, observations=held["Observation"],
+                    statements=held["Statement"], concepts=held["Concept"], retractions=held["Retraction"],
+                    sources=held["Source"], vectors=await memory.vectors.count(), at=_now_ms(), by=who,
+                )
+                await ledger.begin(report)
+            tombstone = TombstoneView(id=tombstone_id, **report.model_dump(include=set(TombstoneView.model_fields)
+                                                                             - {"id"}))
             # Recorded first, unregistered last: if a drop or a compaction fails (a rewrite past
-            # forget_compaction_timeout) the space stays listed, and erasing it again finishes the job
-            # under the same tombstone.
+            # forget_compaction_timeout, a store node killed) the space stays listed, and erasing it again,
+            # through any store node, finishes the job under the same tombstone.
             await self.default.graph.forget(tombstone, {})
             await self._drop(memory)
             await self.default.graph.remove_shares_of(name)
             # The dropped graph's query log (telemetry stream) goes with the rewrite; then the dropped
             # schema's files and the log segments that held its rows.
             graph_compacted = await memory.graph.compact()
+            if memory.indexer.queue is not None:  # the shared queue held the space's texts for a while
+                await memory.indexer.queue.compact()
             vectors_compacted = await vector_erase.flush_log(memory.vectors)
+            await self._forget_set_up(name)
             await self.default.graph.unregister_space(name)
-        log.warning("space erased name=%s observations=%d statements=%d by=%s", name, tombstone.observations,
-                    tombstone.statements, who)
-        return ForgetReport(
-            **tombstone.model_dump(exclude={"id"}), tombstone_id=tombstone.id,
-            graph_compacted=graph_compacted, vectors_compacted=vectors_compacted,
-        )
+            await ledger.end()
+        log.warning("space erased name=%s observations=%d statements=%d by=%s", name, report.observations,
+                    report.statements, who)
+        return report.model_copy(update={"graph_compacted": graph_compacted, "vectors_compacted": vectors_compacted})
 
     @staticmethod
     async def _drop(memory: MemoryService) -> None:
         async with memory.erasing:
-            await memory.indexer.drained()  # no queued row written after the drop
+            await memory.indexer.drained()  # no queued row written after the drop (on any store node)
             await memory.graph.drop()
             await memory.vectors.drop()
+            if memory.indexer.queue is not None:  # rows a write racing the drop queued
+                await memory.indexer.queue.drop_space()
+
+    async def _forget_set_up(self, name: str) -> None:
+        """Drop the ledger's record of the space's schema set-up: a space made again under its name sets it up."""
+        if self.default.coordination is not None:
+            await self.default.coordination.jobs.forget_jobs(f"schema:{_schema_key(name)}:")
 
     # -- the store node's own calls ---------------------------------------------
 
@@ -249,11 +296,33 @@ class SpacedMemory:
         return await self.default.health(timeout)
 
     async def sync_vectors(self, limit: int = 500) -> int:
-        """``MemoryService.sync_vectors`` in every space."""
+        """``MemoryService.sync_vectors`` in every space: with other store nodes over the same databases, one
+        pass per space per ``vector_sync_interval`` among them all (the job ledger)."""
         total = 0
         for view in await self.spaces():
-            total += await (await self.memory(view.name)).sync_vectors(limit)
+            memory = await self.memory(view.name)
+            coordination = memory.coordination
+            if coordination is None:
+                total += await memory.sync_vectors(limit)
+                continue
+            ran, indexed = await coordination.jobs.periodic(
+                f"vector-sync:{view.name}", "vector-sync", self.settings.vector_sync_interval,
+                lambda memory=memory: memory.sync_vectors(limit))  # type: ignore[misc]
+            total += indexed or 0
         return total
+
+    async def take_over_index(self) -> int:
+        """Index the queued rows other store nodes left when their lease ran out (they died or stalled past
+        ``index_lease``), in every space that has some; how many rows this node took."""
+        queue = self.default.indexer.queue
+        if queue is None:
+            return 0
+        taken = 0
+        registered = {DEFAULT_SPACE} | {r["name"] for r in await self.default.graph.registered_spaces()}
+        for name in await queue.lapsed_spaces():
+            if name in registered:  # rows of an erased space went with it (``_drop``)
+                taken += await (await self.memory(name)).indexer.take_over()
+        return taken
 
     async def close(self) -> None:
         for memory in list(self._open.values()):  # deferred vectors and use counts, while the connections are open
@@ -275,6 +344,10 @@ class SpacedMemory:
 
         call.__name__ = name
         return call
+
+
+def _schema_key(space: str) -> str:
+    return f"space:{space}"
 
 
 def _now_ms() -> int:

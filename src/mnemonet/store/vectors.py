@@ -78,6 +78,7 @@ class VectorStore:
         self.schema = schema
         self._q = quote_schema(schema)
         self._server = server
+        self._url = ""  # where ``connect`` goes (set by ``open``)
         self._lock: datadir.DataDirLock | None = None  # the data dir's lock, when open() took it
         self._meta: tuple[str, int] | None = None
         self._meta_lock = asyncio.Lock()
@@ -104,6 +105,7 @@ class VectorStore:
             conn = await asyncpg.connect(url, timeout=settings.vector_command_timeout)
             try:
                 await vector_schema.create_base(conn, q)
+                await vector_schema.create_coordination(conn, q)
                 ext_schema = await conn.fetchval(
                     "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'"
                 )
@@ -135,6 +137,7 @@ class VectorStore:
             raise
         store = cls(pool, settings, schema, server)
         store._lock = lock
+        store._url = url
         async with pool.acquire() as conn:
             store._meta = await vector_schema.read_meta(conn, q)
         return store
@@ -155,6 +158,7 @@ class VectorStore:
             meta = await vector_schema.read_meta(conn, q)
         store = VectorStore(self._pool, self._settings, schema, None)
         store._owns_pool = False
+        store._url = self._url
         store._meta = meta
         return store
 
@@ -397,6 +401,10 @@ class VectorStore:
     async def count(self) -> int:
         """Number of stored rows."""
         return int(await self._pool.fetchval(f"SELECT count(*) FROM {self._q}.embeddings"))
+
+    async def connect(self) -> asyncpg.Connection:
+        """A connection of its own, outside the pool (for a session that outlives one query: an advisory lock)."""
+        return await asyncpg.connect(self._url, timeout=self._settings.vector_command_timeout)
 
     def acquire(self) -> Any:
         """A pooled connection for raw SQL; leave no session state on it (the pool does not reset it, see ``open``)."""
