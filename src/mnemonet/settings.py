@@ -184,6 +184,11 @@ class Settings(BaseSettings):
     database_url: str = Field(
         "", description="PostgreSQL+pgvector URL; empty starts the embedded PostgreSQL in data_dir."
     )
+    vector_schema: str = Field(
+        "mnemonet", description="PostgreSQL schema (lowercase letters, digits, _) of the default space's vector "
+        "index (another space's is "
+        "<vector_schema>__<space>); deployments, or tests, sharing one PostgreSQL server each use their own.",
+    )
     postgres_shared_buffers: str = Field(
         DEFAULT_SHARED_BUFFERS, pattern=MEMORY_SIZE_PATTERN,
         description="shared_buffers of the embedded PostgreSQL (set on start, "

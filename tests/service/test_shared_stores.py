@@ -230,3 +230,19 @@ async def test_a_space_erasure_cut_short_on_one_node_is_finished_from_the_other(
     assert a.default.coordination is not None
     [job] = [r for r in await a.default.coordination.jobs.ledger("erasure") if r.key == "erase-space:beta"]
     assert (job.starts, job.completions) == (2, 1)
+
+
+async def test_a_retry_of_a_write_whose_node_died_before_queuing_its_row_makes_it_searchable(
+    pair: tuple[MemoryService, MemoryService], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    a, b = pair
+
+    async def died(entries: object) -> None:  # a commits the observation, then dies before queuing its row
+        return None
+
+    monkeypatch.setattr(a.indexer, "submit", died)
+    first = await a.observe(TEXT, source="ops", idempotency_key="retry-1")
+    retry = await b.observe(TEXT, source="ops", idempotency_key="retry-1")  # the client's retry elsewhere
+    assert first.created and not retry.created and retry.observation_id == first.observation_id
+    hits = await b.search(QUERY, k=5)
+    assert hits and hits[0].id == first.observation_id

@@ -27,16 +27,17 @@ async def set_up_graph(jobs: Jobs, graph: GraphStore, key: str) -> bool:
 
 
 async def build_memory_service(
-    settings: Settings, llm: LanguageModel, embedder: Embedder, *, vector_schema: str = "mnemonet"
+    settings: Settings, llm: LanguageModel, embedder: Embedder, *, vector_schema: str | None = None
 ) -> MemoryService:
     """Open the graph and vector stores (embedded ones start here) and check the embedder fits the index.
 
     ``llm`` and ``embedder`` are local providers or p2p proxies to peers that have them. The graph's
-    schema is set up once across the store nodes sharing the databases (``store/jobs.py``).
+    schema is set up once across the store nodes sharing the databases (``store/jobs.py``). The vector
+    index is in ``vector_schema`` (the setting of that name unless given).
     """
     graph = await GraphStore.open(settings)
     try:
-        vectors = await VectorStore.open(settings, schema=vector_schema)
+        vectors = await VectorStore.open(settings, schema=vector_schema or settings.vector_schema)
     except BaseException:
         await graph.close()
         raise

@@ -76,6 +76,7 @@ class VectorIndexer:
         self.failures = 0
         self.taken_over = 0  # rows of another node (its lease ran out) this one indexed
         self.lost = 0  # rows this one queued that another node took over before this one got to them
+        self.repeats = 0  # rows this one embedded that another node wrote meanwhile: work done twice
         # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         # Written behind (index_in_background): entries waiting, oldest first, and how many are in a call now.
@@ -256,7 +257,9 @@ class VectorIndexer:
         contexts = await self._contexts([e for e in todo if e.vector])
         embedded = await self._embedded([e.text for e in todo if e.vector] + list(contexts.values()))
         items = [self._item(e, contexts.get(e.id, ""), embedded) for e in todo]
-        return await self.vectors.upsert(items)
+        written = await self.vectors.upsert(items)
+        self.repeats += len(items) - written
+        return written
 
     async def sync(self, entries: Sequence[IndexEntry]) -> int:
         """``index`` the entries that have no row, but those waiting in the shared queue: the node that
