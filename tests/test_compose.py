@@ -191,8 +191,8 @@ def test_the_falkordb_profile_runs_falkordb_as_the_graph_service(services: dict[
     assert "--appendonly yes" in args and "--appendfsync always" in args
     assert "--requirepass ${GRAPH_PASSWORD:?set GRAPH_PASSWORD}" in args
     with_falkordb = {**SECRETS, "MNEMONET_GRAPH_BACKEND": "falkordb"}
-    store = {k.removeprefix("MNEMONET_").lower(): _interpolate(str(v), with_falkordb)
-             for k, v in services["store"]["environment"].items() if k.startswith("MNEMONET_")}
+    store: dict[str, Any] = {k.removeprefix("MNEMONET_").lower(): _interpolate(str(v), with_falkordb)
+                             for k, v in services["store"]["environment"].items() if k.startswith("MNEMONET_")}
     settings = Settings(**store)
     assert (settings.graph_backend, settings.falkordb_host, settings.falkordb_port) == ("falkordb", "falkordb", 6379)
     assert settings.falkordb_password == SECRETS["GRAPH_PASSWORD"]

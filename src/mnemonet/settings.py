@@ -151,6 +151,20 @@ class Settings(BaseSettings):
         "", description="Password of an external FalkorDB (empty: none). The embedded one makes its own and keeps "
         "it 0600 in its data directory (falkordb.secret)."
     )
+    falkordb_replicas: str = Field(
+        "", description="Comma-separated host:port of FalkorDB replicas (REPLICAOF the server at falkordb_host and "
+        "falkordb_port, same password): graph reads go to them, the next one when one does not answer, the "
+        "primary when none does; writes go to the primary. Empty: every read on the primary.",
+    )
+    falkordb_replica_wait: float = Field(
+        1.0, ge=0, description="Seconds a graph write waits for every replica to confirm it (Redis WAIT) before it "
+        "is acknowledged, so a read on a replica sees every acknowledged write; past it the write is acknowledged "
+        "anyway (it is durable on the primary), graph.replica_lag is logged and reads go to the primary until "
+        "the replicas confirm a write again.",
+    )
+    falkordb_replica_poll: float = Field(
+        0.002, gt=0, description="Seconds between looks at a replica's replication offset while a write waits for it.",
+    )
     falkordb_start_timeout: float = Field(20.0, description="Seconds to wait for embedded FalkorDB to answer PING.")
     falkordb_stop_timeout: float = Field(
         10.0, description="Seconds embedded FalkorDB (or one left by a killed node) gets to shut down before SIGKILL."

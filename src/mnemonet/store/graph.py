@@ -92,6 +92,7 @@ class GraphStore:
             )
             return cls(driver, settings)
         from mnemonet.store.dialects.falkordb import FalkorDriver
+        from mnemonet.store.falkordb_replicas import Replicas, parse_addresses
 
         server = None
         lock = None
@@ -108,7 +109,10 @@ class GraphStore:
                     lock.release()
                 raise
             host, port, password = server.host, server.port, server.password
-        driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password)
+        replicas = parse_addresses(settings.falkordb_replicas)
+        driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password,
+                              replicas=Replicas(replicas, password, settings.falkordb_replica_wait,
+                                                settings.falkordb_replica_poll) if replicas else None)
         store = cls(driver, settings)
         store.server = server
         store._lock = lock
