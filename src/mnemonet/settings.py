@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -33,6 +33,17 @@ from mnemonet.profiles import PROFILES, ProfileName
 MEMORY_SIZE_PATTERN = r"^[1-9][0-9]{0,6}(kB|MB|GB)$"
 DEFAULT_SHARED_BUFFERS = "512MB"
 _BOOL_WORDS = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}
+
+
+class EngineServer(BaseModel):
+    """Another graph server and PostgreSQL database that memory spaces can be placed on (``engine_servers``)."""
+
+    model_config = {"extra": "forbid"}
+
+    falkordb: str = Field("", pattern=r"^$|^[^:\s]+:[0-9]{1,5}$",
+                          description="host:port of its FalkorDB; empty: the default graph server.")
+    falkordb_password: str = Field("", description="Its FalkorDB's password (empty: none).")
+    database_url: str = Field("", description="Its PostgreSQL database; empty: the default one (database_url).")
 
 
 class Settings(BaseSettings):
@@ -68,6 +79,14 @@ class Settings(BaseSettings):
             word = value.strip().lower()
             return _BOOL_WORDS.get(word, word)
         return value
+
+    @model_validator(mode="after")
+    def _placed_on_named_servers(self) -> Settings:
+        unknown = sorted({server for server in self.space_placement.values() if server not in self.engine_servers})
+        if unknown:
+            raise ValueError(f"space_placement: no engine server named {', '.join(map(repr, unknown))} in "
+                             "engine_servers")
+        return self
 
     @field_validator("capabilities")
     @classmethod
@@ -118,6 +137,16 @@ class Settings(BaseSettings):
     space_registry_refresh: float = Field(
         1.0, ge=0, description="Seconds a store node serves a space it has open before it reads the registry of "
         "spaces again: a space erased through another store node is closed here within this time.",
+    )
+    engine_servers: dict[str, EngineServer] = Field(
+        default_factory=dict, description="Other engine servers memory spaces can be placed on, by name, as JSON "
+        "(e.g. {\"east\": {\"falkordb\": \"10.0.0.7:6379\", \"falkordb_password\": \"...\", "
+        "\"database_url\": \"postgresql://...\"}}); every store node needs the same (README \"Scaling out\").",
+    )
+    space_placement: dict[str, str] = Field(
+        default_factory=dict, description="Memory space -> engine server (a name in engine_servers) it is "
+        "created on, as JSON (e.g. {\"alpha\": \"east\"}); other spaces live on the default servers. Read when a "
+        "space is created: its server is then recorded with it in the registry.",
     )
     retract_reason_max_chars: int = Field(2_000, description="Longest reason a retraction may give.")
     forget_max_items: int = Field(

@@ -15,6 +15,13 @@ erased under a lock in PostgreSQL (``store/jobs.py``), so two nodes never
 race one; each node re-reads the registry of a space it has open at most
 ``space_registry_refresh`` seconds after it last did, so a space erased
 through another node is closed here too.
+
+A space may live on other engine servers than the default ones
+(``engine_servers``, ``space_placement``): its graph on another FalkorDB, its
+schema in another PostgreSQL database. Where a space is created is read from
+the placement map then and recorded with it in the registry, so every store
+node opens it there (and one that does not know that server says so). The
+job ledger and the index queue stay in the default database.
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ from mnemonet.model.views import TombstoneView
 from mnemonet.service.build import set_up_graph
 from mnemonet.service.erasure_ledger import ErasureLedger
 from mnemonet.service.memory import MemoryService
+from mnemonet.settings import EngineServer, Settings
 from mnemonet.store import vector_erase
+from mnemonet.store.errors import DependencyUnavailable
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.vectors import VectorStore
 
@@ -64,6 +73,8 @@ class SpacedMemory:
         self.settings = default.settings
         self._open: dict[str, MemoryService] = {DEFAULT_SPACE: default}
         self._checked: dict[str, float] = {}  # when each open space was last found in the registry (monotonic)
+        # Connections to the engine servers spaces are placed on (engine_servers), opened on first use.
+        self._servers: dict[str, tuple[GraphStore, VectorStore]] = {}
         self._lock = asyncio.Lock()
         self._let_read_shares(default)
 
@@ -77,27 +88,42 @@ class SpacedMemory:
                                   < self.settings.space_registry_refresh):
             return found
         async with self._lock:
-            if name not in {r["name"] for r in await self.default.graph.registered_spaces()}:
+            registered = {r["name"]: r for r in await self.default.graph.registered_spaces()}.get(name)
+            if registered is None:
                 if self._open.pop(name, None) is not None:  # erased through another store node
                     log.info("space closed name=%s: no longer registered", name)
                 raise NotFound(f"space: no space {name!r} (an admin token creates it: create_space)")
             self._checked[name] = time.monotonic()
             if name not in self._open:
-                self._open[name] = await self._open_space(name)
+                self._open[name] = await self._open_space(name, registered["server"])
             return self._open[name]
 
-    async def _open_space(self, name: str) -> MemoryService:
+    async def _engines(self, name: str, server: str) -> tuple[GraphStore, VectorStore]:
+        """The graph and vector stores whose connections space ``name`` on engine server ``server`` borrows."""
+        if not server:
+            return self.default.graph, self.default.vectors
+        if server not in self._servers:
+            placed = self.settings.engine_servers.get(server)
+            if placed is None:
+                raise DependencyUnavailable("graph", f"space {name!r} lives on engine server {server!r}, which this "
+                                            "store node's engine_servers setting does not name")
+            self._servers[server] = await _open_server(self.settings, placed, self.default)
+            log.info("engine server opened name=%s for space=%s", server, name)
+        return self._servers[server]
+
+    async def _open_space(self, name: str, server: str) -> MemoryService:
         base = self.default
         schema = space_key(base.vectors.schema, name)
         if len(schema) > _PG_IDENTIFIER_MAX:
             raise InvalidInput(f"space: {name!r} makes the schema name {schema!r} longer than PostgreSQL allows")
-        graph = base.graph.for_space(space_key(self.settings.graph_name, name))
+        graph_base, vectors_base = await self._engines(name, server)
+        graph = graph_base.for_space(space_key(self.settings.graph_name, name))
         coordination = base.coordination
         if coordination is None:
             await graph.ensure_indexes()
         else:  # once across the store nodes: a node opening a space another created finds it set up
             await set_up_graph(coordination.jobs, graph, _schema_key(name))
-        vectors = await base.vectors.for_space(schema)
+        vectors = await vectors_base.for_space(schema)
         await vectors.ensure_model(base.embedder.model, base.embedder.dimension)
         memory = MemoryService(graph, vectors, base.llm, base.embedder, self.settings, space=name,
                                coordination=None if coordination is None else coordination.for_space(name))
@@ -168,12 +194,14 @@ class SpacedMemory:
                 return SpaceView(**existing[name])
             if len(existing) >= self.settings.spaces_max:
                 raise Conflict(f"name: this store already holds {len(existing)} spaces (setting spaces_max)")
+            # Where it lives: the placement map's server, recorded with it (every node then opens it there).
+            server = self.settings.space_placement.get(name, "")
             # A new space starts empty, whatever a failed delete or a write racing one left under its name.
-            await self._drop(await self._open_space(name))
+            await self._drop(await self._open_space(name, server))
             await self._forget_set_up(name)
             # Opened (the graph's indexes, the schema) before it is registered: a registered space is usable.
-            memory = await self._open_space(name)
-            row = await self.default.graph.record_space(name, by)
+            memory = await self._open_space(name, server)
+            row = await self.default.graph.record_space(name, by, server)
             self._open[name] = memory
             self._checked[name] = time.monotonic()
         log.info("space created name=%s by=%s", name, by)
@@ -214,7 +242,7 @@ class SpacedMemory:
             registered = {r["name"]: r for r in await self.default.graph.registered_spaces()}.get(name)
             if registered is None:
                 return ForgetReport(kind="space", space=name, at=_now_ms(), by=who)
-            memory = self._open.pop(name, None) or await self._open_space(name)
+            memory = self._open.pop(name, None) or await self._open_space(name, registered["server"])
             await memory.usage.close()  # its pending use counts land before the drop, not after it
             # One tombstone per space created: a retry after a failure below finds it and writes none.
             tombstone_id = derived_id("tomb", "space", name, str(registered["created_at"]))
@@ -328,8 +356,13 @@ class SpacedMemory:
         for memory in list(self._open.values()):  # deferred vectors and use counts, while the connections are open
             await memory.indexer.close()
             await memory.usage.close()
-        # A space's stores borrow the default's connections: closing the default closes them all.
+        # A space's stores borrow the default's connections (or a placed server's): closing those closes them all.
         await self.default.close()
+        for graph, vectors in self._servers.values():
+            if vectors is not self.default.vectors:
+                await vectors.close()
+            if graph is not self.default.graph:
+                await graph.close()
 
     # -- MemoryAPI: every other method runs in the space it names -----------------
 
@@ -344,6 +377,26 @@ class SpacedMemory:
 
         call.__name__ = name
         return call
+
+
+async def _open_server(
+    settings: Settings, placed: EngineServer, default: MemoryService
+) -> tuple[GraphStore, VectorStore]:
+    """Connections to an engine server spaces are placed on; a part it does not name is the default's."""
+    graph = default.graph
+    if placed.falkordb:
+        host, _, port = placed.falkordb.rpartition(":")
+        graph = GraphStore.on_falkordb(settings, host, int(port), placed.falkordb_password or None)
+    vectors = default.vectors
+    if placed.database_url:
+        try:
+            vectors = await VectorStore.open(settings.model_copy(update={"database_url": placed.database_url}),
+                                             schema=default.vectors.schema, tables=False)
+        except BaseException:
+            if graph is not default.graph:
+                await graph.close()
+            raise
+    return graph, vectors
 
 
 def _schema_key(space: str) -> str:

@@ -22,6 +22,13 @@ async def lock_ddl(conn: asyncpg.Connection) -> None:
     await conn.execute("SELECT pg_advisory_xact_lock($1)", _DDL_LOCK_KEY)
 
 
+async def create_extension(conn: asyncpg.Connection) -> None:
+    """Create the pgvector extension alone (a database that holds only spaces placed on it); idempotent."""
+    async with conn.transaction():
+        await lock_ddl(conn)
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
 async def create_base(conn: asyncpg.Connection, q: str) -> None:
     """Create the extension, schema ``q`` (already quoted), tables and non-vector indexes; idempotent."""
     async with conn.transaction():

@@ -87,10 +87,12 @@ class VectorStore:
     # -- lifecycle ------------------------------------------------------------
 
     @classmethod
-    async def open(cls, settings: Settings, *, schema: str = "mnemonet") -> VectorStore:
+    async def open(cls, settings: Settings, *, schema: str = "mnemonet", tables: bool = True) -> VectorStore:
         """Connect (to ``settings.database_url``, or to an embedded PostgreSQL started here) and create the schema.
 
         The embedded server lives in ``settings.data_dir / "postgres"`` and is stopped by ``close()``.
+        ``tables`` False: only the connections and the extension, for a database holding only the spaces
+        placed on it (their stores come from ``for_space``).
         """
         q = quote_schema(schema)
         server: EmbeddedPostgres | None = None
@@ -104,8 +106,11 @@ class VectorStore:
             # The extension must exist before a pool connection can register its codec.
             conn = await asyncpg.connect(url, timeout=settings.vector_command_timeout)
             try:
-                await vector_schema.create_base(conn, q)
-                await vector_schema.create_coordination(conn, q)
+                if tables:
+                    await vector_schema.create_base(conn, q)
+                    await vector_schema.create_coordination(conn, q)
+                else:
+                    await vector_schema.create_extension(conn)
                 ext_schema = await conn.fetchval(
                     "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'"
                 )
@@ -138,8 +143,9 @@ class VectorStore:
         store = cls(pool, settings, schema, server)
         store._lock = lock
         store._url = url
-        async with pool.acquire() as conn:
-            store._meta = await vector_schema.read_meta(conn, q)
+        if tables:
+            async with pool.acquire() as conn:
+                store._meta = await vector_schema.read_meta(conn, q)
         return store
 
     @_reachable
