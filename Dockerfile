@@ -7,6 +7,7 @@ ENV PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 WORKDIR /build
 COPY pyproject.toml README.md ./
 COPY src ./src
+COPY prompts ./prompts
 RUN pip wheel --no-deps --wheel-dir /wheels .
 
 FROM python:3.11-slim

@@ -26,7 +26,7 @@ browser:
 
 # Lint and type check (CI runs this before the tests).
 check: setup
-	$(VENV)/bin/ruff check src tests bench run_node.py
+	$(VENV)/bin/ruff check src tests bench examples run_node.py
 	$(VENV)/bin/mypy
 
 # The whole suite in TEST_WORKERS processes (pytest-xdist), each with its own embedded servers; a module

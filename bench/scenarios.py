@@ -31,7 +31,7 @@ With ``--demo`` the file becomes one CLI script (``demo_script``) run once by
 ``python run_node.py demo --script FILE`` on a fresh data dir: the real demo
 network (store, llm, embed, inference, validation, consolidation and cli
 nodes). Each conversation gets a memory space of its own; after its lines the
-script waits with ``/settle`` until the workers have nothing left to do, then
+script waits with ``/settle`` until the writes' own work is done (consolidation may follow), then
 asks as ``user``. The answers are read back from the transcript (``demo_leads``).
 """
 

@@ -15,7 +15,7 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "mnemonet"
 LOWER = ("p2p", "service", "store", "llm", "embed", "agents", "truth", "model")
-UPPER = ("node", "cli", "web", "mcp")
+UPPER = ("node", "cli", "web", "mcp", "integrations")
 SERVICE = PACKAGE / "service"
 # The modules of one job each behind ``MemoryService`` (service/memory.py), which composes them.
 JOBS = ("ingest", "claims", "reads", "erasure", "workers", "operations")

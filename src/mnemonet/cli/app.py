@@ -100,21 +100,24 @@ async def wait_for_store(node: CliNode, within: float, write: Callable[[str], No
 
 
 async def attach_cli(node: CliNode, stop: asyncio.Event, script: Path | None = None, *,
-                     stdin: TextIO | None = None, out: TextIO | None = None, credential: str = "") -> None:
+                     stdin: TextIO | None = None, out: TextIO | None = None, credential: str = "") -> bool:
     """Run the CLI on a started node until ``/quit``, end of input, or ``stop`` (Ctrl-C).
 
     With ``script`` (a file, or ``-`` for stdin), or when stdin is not a terminal, lines come from
-    there and are echoed after the prompt, so a transcript reads like an interactive session.
-    ``credential`` is a client token the session's routed admin calls carry (the demo owner's).
+    there and are echoed after the prompt, so a transcript reads like an interactive session; the
+    first command that fails stops it (what follows may rest on it: a space not made, a source not
+    set). ``credential`` is a client token the session's calls carry (``--token``, or the demo
+    owner's): the store checks the admin scope of routed admin calls on it. Returns False when a
+    script stopped at a failed command (the process exits non-zero), True otherwise.
     """
     held = set_client_credential(credential)
     try:
-        await _run_cli(node, stop, script, stdin or sys.stdin, out or sys.stdout)
+        return await _run_cli(node, stop, script, stdin or sys.stdin, out or sys.stdout)
     finally:
         reset_client_credential(held)
 
 
-async def _run_cli(node: CliNode, stop: asyncio.Event, script: Path | None, stdin: TextIO, out: TextIO) -> None:
+async def _run_cli(node: CliNode, stop: asyncio.Event, script: Path | None, stdin: TextIO, out: TextIO) -> bool:
     write = printer(out)
     settings = node.settings
     interactive = script is None and stdin.isatty()
@@ -134,6 +137,7 @@ async def _run_cli(node: CliNode, stop: asyncio.Event, script: Path | None, stdi
         session = CliSession(node.client, node.health, settings, write,
                              forget=history.forget if history is not None else None)
         write("type /help for commands, /quit to leave")
+        number = 0
         while True:
             line = await _until(reader.read(session.prompt), stop)
             if line is _STOPPED:
@@ -142,7 +146,12 @@ async def _run_cli(node: CliNode, stop: asyncio.Event, script: Path | None, stdi
                 if interactive:
                     write("")  # Ctrl-D leaves the cursor after the prompt
                 break
+            number += 1
             if not interactive:
                 write(session.prompt + line)
             if await _until(session.run_line(line), stop) in (False, _STOPPED):
                 break
+            if not interactive and session.failed:
+                write(f"script stopped at line {number}: the command failed")
+                return False
+    return True

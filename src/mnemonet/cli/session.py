@@ -16,6 +16,7 @@ from mnemonet.cli import render
 from mnemonet.cli.commands import Command, parse_line
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.model.api import MemoryAPI
+from mnemonet.model.errors import Forbidden, Unauthorised, is_expected
 from mnemonet.model.secrets import SecretRefused
 from mnemonet.model.spaces import DEFAULT_SPACE, InSpace, check_space
 from mnemonet.p2p.errors import NoCapablePeer, P2PError, RequestTimeout
@@ -24,12 +25,16 @@ from mnemonet.settings import Settings
 log = logging.getLogger(__name__)
 
 MAX_ERROR_CHARS = 400  # one readable line, whatever a peer put in its message
+CONSOLIDATION = "consolidation"  # the backlog entry /settle does not wait for
 
 
 def describe_error(exc: Exception) -> str:
     """One line saying what went wrong and, where it helps, what to do."""
     detail = " ".join(str(exc).split())
-    if isinstance(exc, NoCapablePeer):
+    if isinstance(exc, Forbidden | Unauthorised):
+        line = (f"refused: {detail} (a CLI node acts with the client token given as --token or MNEMONET_TOKEN; "
+                "make one with run_node.py token create NAME --scopes ...)")
+    elif isinstance(exc, NoCapablePeer):
         line = f"no capable peer yet ({detail}); is a store node running and joined? try again in a moment"
     elif isinstance(exc, RequestTimeout):
         line = f"timed out: {detail}"
@@ -66,6 +71,7 @@ class CliSession:
         self._settings = settings
         self._write = lambda line: write(render.terminal_safe(line))  # stored text is other agents' text
         self._forget = forget  # drops a line from the input history (one the store refused as a secret)
+        self.failed = False  # the last line's command failed (a script stops there)
 
     @property
     def prompt(self) -> str:
@@ -73,7 +79,9 @@ class CliSession:
         return f"{self.source}> " if self.space == DEFAULT_SPACE else f"{self.space}:{self.source}> "
 
     async def run_line(self, line: str) -> bool:
-        """Run one line and write its output; ``False`` once the user asked to quit."""
+        """Run one line and write its output (``failed`` says whether it failed); ``False`` once the user asked
+        to quit."""
+        self.failed = False
         try:
             command = parse_line(line, self._settings.max_text_chars, self._settings.max_name_chars)
             if command is None:
@@ -84,7 +92,8 @@ class CliSession:
                 self._write(command.note)
             self._emit(await self._run(command))
         except Exception as exc:  # CancelledError is a BaseException and passes through
-            if not isinstance(exc, (ValueError, P2PError)):
+            self.failed = True
+            if not isinstance(exc, ValueError) and not is_expected(exc):  # a bug: its stack goes to the log
                 log.warning("cli command failed: %s", exc, exc_info=exc)
             if self._forget is not None and _is_secret_refusal(exc):
                 self._forget(line)
@@ -138,10 +147,14 @@ class CliSession:
         raise AssertionError(f"unhandled command {name!r}")  # parse_line only returns known names
 
     async def _settle(self, arg: str) -> list[str]:
-        """Wait until the space's backlog (``stats``) is empty, at most the given or default seconds.
+        """Wait until the writes' own work in the space is done (``stats`` backlog: vectors, extraction,
+        inference, validation), at most the given or default seconds.
 
-        The workers run on other peers and only the store knows what they have left, so this polls it;
-        a worker that never comes (no inference peer, say) shows as a timeout naming what is left.
+        Consolidation is left out: its worker waits for ``consolidation_quiet_period`` after the last write
+        before it summarises, and a summary never answers, so waiting for it made every /settle after a
+        write last that long. The workers run on other peers and only the store knows what they have left,
+        so this polls it; a worker that never comes (no inference peer, say) shows as a timeout naming what
+        is left.
         """
         settings = self._settings
         within = settings.cli_settle_timeout
@@ -159,9 +172,12 @@ class CliSession:
             backlog = (await self.api.stats()).get("backlog")
             if not isinstance(backlog, dict):
                 return ["cannot settle: the store does not report its backlog"]
-            left = {k: v for k, v in backlog.items() if v}
+            left = {k: v for k, v in backlog.items() if v and k != CONSOLIDATION}
             waited = loop.time() - started
             if not left:
+                if due := backlog.get(CONSOLIDATION) or 0:
+                    return [f"settled: the writes' work is done ({waited:.1f}s); consolidation follows "
+                            f"({due} concept{'s' if due != 1 else ''} due a summary)"]
                 return [f"settled: the workers have nothing left to do ({waited:.1f}s)"]
             if waited >= within:
                 what = ", ".join(f"{k}={v}" for k, v in left.items())

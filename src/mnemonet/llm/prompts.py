@@ -1,4 +1,4 @@
-"""Prompt templates: YAML files with Jinja2 strings, loaded once from the package's ``prompts/``.
+"""Prompt templates: YAML files with Jinja2 strings, loaded once from ``prompts/`` (``default_prompts_dir``).
 
 A template is a mapping. ``extends: shared/base`` makes it inherit every key of
 that parent; the child's keys override the parent's. ``system`` and ``user``
@@ -34,9 +34,13 @@ _MAX_EXTENDS_DEPTH = 8
 
 
 def default_prompts_dir() -> Path:
-    """The prompt templates shipped inside the package (``mnemonet/prompts``), installed or editable."""
+    """The shipped prompt templates: ``mnemonet/prompts`` in an installed wheel (put there at build time), else
+    ``prompts/`` at the top of the checkout the package runs from (an editable install, ``run_node.py``)."""
     # A wheel installs as plain files, so the resource is a real directory (never a zip member).
-    return Path(str(resources.files("mnemonet") / "prompts"))
+    packaged = Path(str(resources.files("mnemonet") / "prompts"))
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "prompts"  # src/mnemonet/llm/prompts.py -> the checkout
 
 
 def fence(value: object, tag: str = "memory") -> str:

@@ -28,3 +28,15 @@ def short_id(item_id: str) -> str:
     """``st-1a2b3c4d`` for ``st-1a2b3c4d...``: enough to tell items apart on screen or in an answer."""
     prefix, sep, rest = item_id.partition("-")
     return f"{prefix}-{rest[:8]}" if sep and len(rest) > 8 else item_id
+
+
+def observation_id(idempotency_key: str, space: str = "default") -> str:
+    """The id ``observe`` gives the observation written under ``idempotency_key`` in ``space`` (the service
+    derives it the same way: ``service/ingest.py``), so a client can ``load`` what it wrote by key alone."""
+    scope = () if space == "default" else (space,)
+    return derived_id(OBSERVATION_PREFIX, *scope, idempotency_key)
+
+
+def retraction_id(target_id: str) -> str:
+    """The id of the one retraction of ``target_id`` (``service/erasure.py``): ``load`` finds it once retracted."""
+    return derived_id("rtr", target_id)

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 
 from mnemonet.settings import Settings, flag_type, load_settings, unknown_environment
 from mnemonet.store.datadir import DataDirInUse, DataDirLock, uses_embedded_servers
+from mnemonet.store.embedded_extra import missing_embedded_servers
 
 log = logging.getLogger("mnemonet.node")
 
@@ -34,7 +35,7 @@ WORKER_FLAGS = (
     "consolidation_min_new_statements", "consolidation_quiet_period", "consolidation_max_interval",
 )
 MAIN_FLAGS = ("profile", "capabilities", "host", "port", "advertise_url", "bootstrap", "cluster_key",
-              "cluster_key_file", "data_dir", "log_level")
+              "cluster_key_file", "token", "data_dir", "log_level")
 
 
 def _help(name: str) -> str:
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run one mnemonet peer node. Flags override MNEMONET_* environment variables. "
         "`%(prog)s demo [flags]` instead starts a whole local network in one process with the CLI attached; "
         "`%(prog)s mcp --url URL` serves the memory to an MCP client over stdio (a client with MNEMONET_TOKEN); "
+        "`%(prog)s capture --url URL` is a Claude Code hook observing a session's turns (its payload on stdin); "
         "`%(prog)s token create NAME --scopes read,write` prints a client token; "
         "`%(prog)s reembed` re-embeds every stored text after a change of embedding model. "
         "Each of these has its own --help.",
@@ -115,8 +117,10 @@ def _capabilities(settings: Settings) -> set[str]:
     return {c.strip() for c in settings.capabilities.split(",") if c.strip()}
 
 
-async def run(settings: Settings, script: Path | None = None, data_dir_lock: DataDirLock | None = None) -> None:
-    """Start the node, wait for SIGINT/SIGTERM (or the CLI's /quit), then stop it (sending ``leave``)."""
+async def run(settings: Settings, script: Path | None = None, data_dir_lock: DataDirLock | None = None) -> bool:
+    """Start the node, wait for SIGINT/SIGTERM (or the CLI's /quit), then stop it (sending ``leave``).
+
+    False when the CLI's script stopped at a failed command."""
     from mnemonet.node.peer_node import PeerNode
 
     node = PeerNode(settings, _capabilities(settings), data_dir_lock=data_dir_lock)
@@ -130,9 +134,9 @@ async def run(settings: Settings, script: Path | None = None, data_dir_lock: Dat
         if "cli" in node.capabilities:
             from mnemonet.cli.app import attach_cli
 
-            await attach_cli(node, stop, script)
-        else:
-            await stop.wait()
+            return await attach_cli(node, stop, script, credential=settings.token)
+        await stop.wait()
+        return True
     finally:
         log.info("node %s stopping", node.node_id, extra={"node_id": node.node_id})
         await node.stop()
@@ -152,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from mnemonet.node.demo import main as demo_main
 
         return demo_main(argv[1:])
+    if argv[:1] == ["capture"]:
+        from mnemonet.integrations.capture import main as capture_main
+
+        return capture_main(argv[1:])
     if argv[:1] == ["mcp"]:
         from mnemonet.mcp.cli import main as mcp_main
 
@@ -183,6 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             log_to_file(settings.data_dir / "logs" / "cli-node.log")  # keep log lines out of the prompt
         else:
             plain_warnings()  # a script's output stays readable: only warnings, one plain line each
+    if "store" in _capabilities(settings) and (missing := missing_embedded_servers(settings)) is not None:
+        _say(missing)  # before anything starts: a node that cannot open its store must not say "ready"
+        return 2
     lock = None
     if "store" in _capabilities(settings) and uses_embedded_servers(settings):
         # Before the heavy imports and any server: a second node on this directory is refused at once.
@@ -193,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             _say(str(exc))
             return 3
     try:
-        asyncio.run(run(settings, script, lock))
+        if not asyncio.run(run(settings, script, lock)):
+            return 1
     except DataDirInUse as exc:
         _say(str(exc))
         return 3

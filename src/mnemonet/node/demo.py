@@ -106,8 +106,9 @@ async def _start_store(base: Settings, progress: Progress, write: Callable[[str]
 
 
 async def run_demo(settings: Settings, stop: asyncio.Event, script: Path | None = None, *,
-                   stdin: TextIO | None = None, out: TextIO | None = None) -> None:
-    """Start the network, run the CLI until it ends or ``stop`` is set, then stop every node."""
+                   stdin: TextIO | None = None, out: TextIO | None = None) -> bool:
+    """Start the network, run the CLI until it ends or ``stop`` is set, then stop every node; False when the
+    CLI's script stopped at a failed command."""
     out = out or sys.stdout
     write = printer(out)
     progress = Progress(write, out)
@@ -115,6 +116,7 @@ async def run_demo(settings: Settings, stop: asyncio.Event, script: Path | None 
     base = settings.model_copy(update={"cluster_key": key, "bootstrap": ""})
     write(f"mnemonet demo: a local network in one process; data in {base.data_dir.resolve()}")
     nodes: list[PeerNode] = []
+    ok = True
     try:
         nodes.append(await _start_store(base, progress, write))
         store = nodes[0]
@@ -130,35 +132,41 @@ async def run_demo(settings: Settings, stop: asyncio.Event, script: Path | None 
             write(f"  dashboard: {store.url}/ui#key={token}")
             write(f"  client token ({DEMO_TOKEN_NAME!r}: {', '.join(DEMO_TOKEN_SCOPES)}): {token}")
             owner, _ = create_token(key, DEMO_OWNER_NAME, DEMO_OWNER_SCOPES, settings.token_ttl_default, spaces="*")
-            await attach_cli(nodes[-1], stop, script, stdin=stdin, out=out, credential=owner)
+            ok = await attach_cli(nodes[-1], stop, script, stdin=stdin, out=out, credential=owner)
     finally:
         if nodes:
             async with progress.step("stopping the network (leave, databases stopped)"):
                 for node in reversed(nodes):  # the store node last: the others still use it while leaving
                     await node.stop()
             write(f"stopped; data kept in {base.data_dir.resolve()}")
+    return ok
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``run_node.py demo [flags]``: the same flags as a node (``--capabilities`` is ignored)."""
     from mnemonet.node.cli_entry import parse_args, warn_unknown_environment
     from mnemonet.node.logs import setup_logging
+    from mnemonet.store.embedded_extra import missing_embedded_servers
 
     settings, script = parse_args(argv)
+    if (missing := missing_embedded_servers(settings)) is not None:
+        print(f"error: {missing}", file=sys.stderr)
+        return 1
     setup_logging(settings.log_level)
     warn_unknown_environment()
     log_file = settings.data_dir / "logs" / "demo.log"
     log_to_file(log_file)  # the terminal is the CLI's; the log goes to a file
 
-    async def _run() -> None:
+    async def _run() -> bool:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await run_demo(settings, stop, script)
+        return await run_demo(settings, stop, script)
 
     try:
-        asyncio.run(_run())
+        if not asyncio.run(_run()):
+            return 1
     except (ValueError, OSError, RuntimeError) as exc:  # bad settings, busy port, a database that would not start
         print(f"error: {' '.join(str(exc).split())} (log: {log_file})", file=sys.stderr)
         return 1

@@ -5,9 +5,11 @@ conversation session one after another in file order (``session_chains``: each
 turn then gets the turn before it as its context, as when observed live), each with the
 idempotency key ``import:<file sha256>:<line>``: a re-run after Ctrl-C or a
 crash writes nothing twice and leaves no gap, because what is done answers
-as already there. Lines the node refuses (a secret, too long) are reported
-with their number and the import goes on; a node that stays unreachable
-stops it, to be resumed by running it again.
+as already there. Lines the node refuses (a secret, too long, a speaker the
+token may not speak for) are reported with their number and the import goes
+on; a node that stops answering midway stops it, to be resumed by running it
+again. A node that is not there at all, or a token it refuses, stops it
+before the first line.
 """
 
 from __future__ import annotations
@@ -35,7 +37,12 @@ _RETRY = {429, 500, 502, 503, 504}
 
 
 class ImportStopped(Exception):
-    """The node could not take a line after every retry; a re-run resumes from there."""
+    """The import cannot go on: ``resumable`` when a re-run of the same command resumes from here (the node
+    stopped answering midway), not when it would stop the same way (no node at the URL, a refused token)."""
+
+    def __init__(self, message: str, *, resumable: bool = True) -> None:
+        super().__init__(message)
+        self.resumable = resumable
 
 
 @dataclass
@@ -60,12 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
         description="Import a file into a running mnemonet network (resumable: re-run the same command).")
     parser.add_argument("file", type=Path, help="the file to import")
     parser.add_argument("--format", dest="fmt", choices=FORMATS, default="jsonl",
-                        help="jsonl (one JSON object a line), locomo (LoCoMo JSON), chat ('Speaker: text' lines)")
-    parser.add_argument("--url", default="http://127.0.0.1:9000", help="any node of the network")
+                        help="jsonl (one JSON object a line), locomo (LoCoMo JSON), chat ('Speaker: text' lines) "
+                             "(default: jsonl)")
+    parser.add_argument("--url", default="http://127.0.0.1:9000",
+                        help="any node of the network (default: http://127.0.0.1:9000)")
     parser.add_argument("--token", default="", help="a client token with the write scope (env MNEMONET_TOKEN)")
-    parser.add_argument("--text-field", default="text", help="jsonl: the field holding the text")
-    parser.add_argument("--source-field", default="source", help="jsonl: the field naming the speaker")
-    parser.add_argument("--default-source", default="import", help="the source of lines that name none")
+    parser.add_argument("--text-field", default="text", help="jsonl: the field holding the text (default: text)")
+    parser.add_argument("--source-field", default="source",
+                        help="jsonl: the field naming the speaker (default: source)")
+    parser.add_argument("--default-source", default="import",
+                        help="the source of lines that name none (default: import)")
     parser.add_argument("--space", type=_space_arg, default=None,
                         help="the memory space to import into (the token must allow it); default: the token's first")
     parser.add_argument("--defer-extraction", action="store_true", default=False,
@@ -140,6 +151,21 @@ async def _observe(
     raise AssertionError("unreachable")
 
 
+async def _reach(http: httpx.AsyncClient, url: str) -> None:
+    """One call before the first line, so a wrong ``--url`` is said at once rather than after every retry."""
+    try:
+        await http.get(f"{url}/health")
+    except httpx.TransportError as exc:
+        raise ImportStopped(f"no node at {url} ({type(exc).__name__}: {exc or 'no answer'})",
+                            resumable=False) from None
+
+
+def _line_refusal(resp: httpx.Response) -> bool:
+    """A 403 about this line alone: it names a speaker the token may not speak for (the server's ``check_source``).
+    Any other 403 (a scope or space the token lacks) would refuse every line."""
+    return resp.status_code == 403 and "speak-for" in _error_text(resp)
+
+
 def _error_text(resp: httpx.Response) -> str:
     try:
         return str(resp.json()["error"]["message"])
@@ -180,9 +206,9 @@ async def run_import(
             created = result.get("created", True)
             tally.pending += bool(result.get("pending"))
             tally.new, tally.already = tally.new + created, tally.already + (not created)
-        elif resp.status_code in (401, 403):
-            raise ImportStopped(f"the node refused the token: {_error_text(resp)}")
-        elif 400 <= resp.status_code < 500:  # this line's content: report it and go on
+        elif resp.status_code in (401, 403) and not _line_refusal(resp):
+            raise ImportStopped(f"the node refused the token: {_error_text(resp)}", resumable=False)
+        elif 400 <= resp.status_code < 500:  # this line's content or speaker: report it and go on
             tally.refused += 1
             print(f"line {item.line}: refused: {_error_text(resp)}", file=err)
         else:
@@ -191,6 +217,7 @@ async def run_import(
     ticker = asyncio.create_task(progress.run())
     try:
         async with httpx.AsyncClient(headers=headers, timeout=settings.request_timeout, trust_env=False) as http:
+            await _reach(http, url.rstrip("/"))
             await asyncio.gather(*(worker(http) for _ in range(settings.import_concurrency)))
     finally:
         ticker.cancel()
@@ -215,7 +242,8 @@ def main(argv: Sequence[str]) -> int:
             text_field=args["text_field"], source_field=args["source_field"], default_source=args["default_source"],
             space=args["space"], defer_extraction=args["defer_extraction"]))
     except ImportStopped as exc:
-        print(f"import stopped: {exc}; run the same command again to resume", file=sys.stderr)
+        advice = "; run the same command again to resume" if exc.resumable else ""
+        print(f"import stopped: {exc}{advice}", file=sys.stderr)
         return 1
     except ValueError as exc:  # a file that is not of its --format as a whole (LoCoMo)
         print(f"import: {exc}", file=sys.stderr)
@@ -231,4 +259,11 @@ def main(argv: Sequence[str]) -> int:
     if tally.pending:
         print(f"{tally.pending} with extraction pending: the inference worker extracts them "
               "(a network needs an inference node for that)")
+    if written == 0:  # a wrong --format, an empty file, every line refused: a script must see it failed
+        why = ("the file has no lines to import" if not tally.total
+               else f"none of the {tally.total} lines could be read as {args['fmt']} (is --format right?)"
+               if tally.unreadable == tally.total
+               else f"{tally.refused} lines refused, {tally.unreadable} unreadable, of {tally.total}")
+        print(f"import: nothing imported: {why}", file=sys.stderr)
+        return 1
     return 0

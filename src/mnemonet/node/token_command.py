@@ -16,6 +16,9 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
+from pydantic import ValidationError
+
+from mnemonet.node.cli_entry import plain_settings_error
 from mnemonet.p2p.tokens import SCOPES, TokenError, TokenVerifier, create_token, parse_ttl
 from mnemonet.settings import Settings, load_settings
 
@@ -26,6 +29,7 @@ REVOKE_TOKEN_TTL = 60.0
 def build_parser() -> argparse.ArgumentParser:
     """Flags of ``token create`` and ``token revoke``."""
     key_help = f"{Settings.model_fields['cluster_key'].description} (env MNEMONET_CLUSTER_KEY)"
+    file_help = f"{Settings.model_fields['cluster_key_file'].description} (env MNEMONET_CLUSTER_KEY_FILE)"
     parser = argparse.ArgumentParser(prog="run_node.py token", description="Make and revoke client tokens.")
     commands = parser.add_subparsers(dest="command", required=True)
     create = commands.add_parser("create", help="Print a new token (its last line of output).")
@@ -38,11 +42,13 @@ def build_parser() -> argparse.ArgumentParser:
     create.add_argument("--ttl", default=None, help="How long it is valid: 90d, 12h, 30m or seconds "
                         f"(default: MNEMONET_TOKEN_TTL_DEFAULT, {default_ttl:g}s).")
     create.add_argument("--cluster-key", dest="cluster_key", default=None, help=key_help)
+    create.add_argument("--cluster-key-file", dest="cluster_key_file", default=None, help=file_help)
     revoke = commands.add_parser("revoke", help="Revoke a token on every node.")
     revoke.add_argument("token", help="The token id (printed by create), or the token itself.")
     revoke.add_argument("--url", default="http://127.0.0.1:9000", help="Any node of the cluster "
                         "(default: http://127.0.0.1:9000).")
     revoke.add_argument("--cluster-key", dest="cluster_key", default=None, help=key_help)
+    revoke.add_argument("--cluster-key-file", dest="cluster_key_file", default=None, help=file_help)
     return parser
 
 
@@ -65,9 +71,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     parser = build_parser()
     args = parser.parse_args(argv)
-    settings = load_settings(cluster_key=args.cluster_key)
+    try:  # the key as the node reads it: flag, file or environment (one of them)
+        settings = load_settings(cluster_key=args.cluster_key, cluster_key_file=args.cluster_key_file)
+    except ValidationError as exc:
+        print(f"error: {plain_settings_error(exc)}", file=sys.stderr)
+        return 2
     if not settings.cluster_key:
-        parser.error("a cluster key is needed (--cluster-key or MNEMONET_CLUSTER_KEY); keyless nodes take no tokens")
+        parser.error("a cluster key is needed (--cluster-key-file, --cluster-key or MNEMONET_CLUSTER_KEY); "
+                     "keyless nodes take no tokens")
     try:
         if args.command == "create":
             ttl = parse_ttl(args.ttl) if args.ttl is not None else settings.token_ttl_default

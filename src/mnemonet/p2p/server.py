@@ -33,6 +33,7 @@ from starlette.datastructures import Headers
 from mnemonet.model.errors import Busy, InvalidInput, describe, is_expected, status_of
 from mnemonet.model.spaces import DEFAULT_SPACE, check_space
 from mnemonet.p2p.cluster import JOIN_PATH
+from mnemonet.p2p.docs import mount_docs
 from mnemonet.p2p.envelope import Kind
 from mnemonet.p2p.limits import KeyedLimiter, ReadBudget, retry_after_header
 from mnemonet.p2p.methods import method_spec
@@ -161,7 +162,8 @@ def _written(method: str, kwargs: dict[str, Any], result: Any) -> str:
 
 def create_app(node: ServedNode) -> FastAPI:
     """The FastAPI app of one node."""
-    app = FastAPI(title="mnemonet node", version="1", description=__doc__)
+    app = FastAPI(title="mnemonet node", version="1", description=__doc__, docs_url=None, redoc_url=None)
+    mount_docs(app)  # Swagger UI with its assets served from the package, not a CDN
     document = openapi_document(app.version)
     # The generic ``/v1/{method}`` route would document one path; the registry documents each method.
     app.openapi = lambda: document  # type: ignore[method-assign]

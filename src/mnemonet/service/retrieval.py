@@ -1,15 +1,17 @@
 """Hybrid search over the vector index, graph re-ranking, and read-time resolution.
 
 ``search`` ranks graph items for a query: k-NN and full-text lists fused by
-reciprocal rank fusion; in ``hybrid+graph`` mode ``GraphRanker`` then lifts
-statements into their observations, weighs speakers named in the query and
-joins adjacent turns and items sharing a concept with the top hits; finally
+reciprocal rank fusion. In ``hybrid+graph`` mode ``FittedRanker`` instead
+takes both lists unfused, adds the candidates' session windows and concept
+neighbours, and scores them all with its fitted model (``search_ranking``
+'rules': ``GraphRanker``'s bonuses on the fused list, as before). Finally
 superseded statements (and superseded summaries) and retracted items drop out
 and contradicted ones are flagged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -19,7 +21,8 @@ from typing import Literal
 from mnemonet.embed.base import Embedder
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.views import SearchHit, StatementView
-from mnemonet.service.graph_rank import Candidate, GraphRanker
+from mnemonet.service.fitted_rank import FittedRanker, Pool
+from mnemonet.service.graph_rank import Candidate, GraphRanker, Ranking
 from mnemonet.service.priors import with_priors
 from mnemonet.settings import Settings
 from mnemonet.store import vector_usage
@@ -43,6 +46,7 @@ class Retriever:
         self.embedder = embedder
         self.settings = settings
         self.ranker = GraphRanker(graph, vectors, settings)
+        self.fitted = FittedRanker(graph, vectors, settings)
         # Waits for the rows of writes acknowledged before a search (VectorIndexer.caught_up).
         self._caught_up = caught_up
 
@@ -65,6 +69,10 @@ class Retriever:
             await self._caught_up()
         # The same candidate pool whatever k is, so a smaller k returns a prefix of a larger one.
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)
+        if mode == "hybrid+graph" and self.settings.search_ranking == "fitted":
+            ranking = await self._fitted(query, pool, kinds_list, since)
+            hits = await self._resolve([ranking.hits, ranking.folded], k)
+            return _normalise(hits[:k])
         if mode == "keyword":
             raw = await self.vectors.keyword(query, pool, kinds_list, since)
         elif mode == "vector":
@@ -85,6 +93,31 @@ class Retriever:
         else:
             hits = await self._resolve([[_to_hit(h, mode) for h in raw]], k)
         return _normalise(hits[:k])
+
+    async def _fitted(self, query: str, pool: int, kinds: list[str] | None, since: int | None) -> Ranking:
+        """Both lists, each ``hybrid_candidate_factor`` times ``pool`` long, ranked by ``FittedRanker``."""
+        n = min(pool * self.settings.hybrid_candidate_factor, self.settings.vector_max_k)
+        return self.fitted.rank(await self.candidate_pool(query, n, kinds, since))
+
+    async def candidate_pool(
+        self, query: str, per_list: int, kinds: list[str] | None = None, since: int | None = None
+    ) -> Pool:
+        """The fitted ranking's candidates with their features, the k-NN and keyword lists ``per_list`` long
+        (what hybrid+graph search ranks; the bench measures and fits on it)."""
+        if self.embedder.computes_locally:  # as in hybrid: a local embedder first, a remote one beside keyword
+            vector = await self._embed_query(query)
+            dense, lexical = await asyncio.gather(
+                self.vectors.knn(vector, per_list, kinds, since), self.vectors.keyword(query, per_list, kinds, since))
+        else:
+            (vector, dense), lexical = await asyncio.gather(self._embed_then_knn(query, per_list, kinds, since),
+                                                            self.vectors.keyword(query, per_list, kinds, since))
+        return await self.fitted.pool(query, vector, dense, lexical, kinds, since)
+
+    async def _embed_then_knn(
+        self, query: str, n: int, kinds: list[str] | None, since: int | None
+    ) -> tuple[list[float], list[VectorHit]]:
+        vector = await self._embed_query(query)
+        return vector, await self.vectors.knn(vector, n, kinds, since)
 
     async def _with_priors(self, raw: list[VectorHit]) -> list[VectorHit]:
         """Recency and use fused in as two more ranked lists, when their settings weigh them (priors.py)."""

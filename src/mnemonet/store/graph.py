@@ -267,7 +267,8 @@ class GraphStore:
         """Write a worker's claims about an observation with its done-marker, in one atomic round trip.
 
         ``created`` is False when the source had already processed the observation
-        (nothing is written then); ``UnknownReference`` if the observation does not exist.
+        (nothing is written then); ``UnknownReference`` if the observation does not exist. The claims
+        carry the observation's time: they hold from when it was said.
         ``concepts``: the observation's extracted concepts, when the claims come with its extraction.
         """
         check_id(observation_id, "observation_id")
@@ -277,12 +278,15 @@ class GraphStore:
             raise InvalidInput("statements: must be a tuple of StatementSpec")
         if not isinstance(concepts, tuple) or not all(isinstance(x, ConceptSpec) for x in concepts):
             raise InvalidInput("concepts: must be a tuple of ConceptSpec")
-        params = inference_params(observation_id, source, statements, _now_ms(), concepts)
+        found = await self.driver.read(q.GET_OBSERVATIONS, {"ids": [observation_id]})
+        if not found:
+            raise UnknownReference("observation_id", [observation_id])
+        now = _now_ms()
+        said_at = int(found[0].get("created_at") or now)
+        params = inference_params(observation_id, source, statements, said_at, now, concepts)
         cypher = q.inference_write(bool(statements), False, bool(statements))
         outcome = await self._group.write(cypher, params)
         created = outcome.relationships_created > 0
-        if not created and not await self.driver.read(q.GET_OBSERVATIONS, {"ids": [observation_id]}):
-            raise UnknownReference("observation_id", [observation_id])
         return WriteResult(id=observation_id, created=created, statement_ids=[x.id for x in statements],
                            concept_ids=[c["id"] for c in params["concepts"]])
 

@@ -100,11 +100,13 @@ def observation_write(concepts: bool, relations: bool, statements: bool) -> str:
 # An inference worker's claims about an existing observation, with its done-marker
 # (``PROCESSED`` from the worker's source): a second write for the same observation
 # and source finds the marker and writes nothing, so racing workers never duplicate.
+# The claims carry the observation's time ($now): they hold from when it was said, however late
+# the worker drew them, so a claim is never newer than what its speaker said after it.
 _INFERENCE_HEAD = """
 MATCH (w:Observation {id: $observation.id})
 OPTIONAL MATCH (w)<-[done:PROCESSED]-(:Source {key: $source.key})
 WITH w, count(done) AS done_found WHERE done_found = 0""" + _SOURCE_MERGE + """
-CREATE (src)-[:PROCESSED {created_at: $now}]->(w)"""
+CREATE (src)-[:PROCESSED {created_at: $done_at}]->(w)"""
 
 
 def inference_write(concepts: bool, relations: bool, statements: bool) -> str:

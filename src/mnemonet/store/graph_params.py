@@ -160,7 +160,7 @@ def observation_params(obs: ObservationRecord, now: int) -> dict[str, Any]:
 
 
 def inference_params(
-    observation_id: str, source: SourceSpec, statements: tuple[StatementSpec, ...], now: int,
+    observation_id: str, source: SourceSpec, statements: tuple[StatementSpec, ...], said_at: int, now: int,
     concepts: tuple[ConceptSpec, ...] = (),
 ) -> dict[str, Any]:
     """Parameters for ``graph_cypher.inference_write``: claims DERIVED_FROM an existing observation.
@@ -180,7 +180,7 @@ def inference_params(
         plan.add(st.subject, "thing", (), False, "statement.subject")
         plan.add(st.object, "thing", (), False, "statement.object")
     return {
-        "now": now,
+        "now": said_at, "done_at": now,
         "source": source_params(source),
         "observation": {"id": observation_id},
         "concepts": plan.params(),

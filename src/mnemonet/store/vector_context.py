@@ -3,13 +3,18 @@
 Observations carry their session (any metadata key the caller names) and
 their time in the vector rows, so "the turn before and after this one" is an
 index walk over ``(kind, created_at)`` bounded by a time span, filtered to
-the same session. Search joins adjacent turns (``session_neighbours``);
-indexing embeds a turn with the turns before it (``preceding_turns``).
+the same session. Search joins adjacent turns (``session_neighbours``) or
+reads whole windows around its candidates with their similarity to the
+query (``session_windows``); indexing embeds a turn with the turns before it
+(``preceding_turns``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pgvector import Vector
 
 from mnemonet.model.errors import InvalidInput
 from mnemonet.store.vector_types import VectorHit, quote_schema
@@ -18,6 +23,20 @@ from mnemonet.store.vectors import VectorStore
 _MAX_TURNS = 20
 _MAX_SEEDS = 100
 _MAX_CONTEXT_SEEDS = 10_000
+_MAX_WINDOW_SEEDS = 1000
+
+
+@dataclass(frozen=True)
+class WindowRow:
+    """A row of a seed's window: ``offset`` turns after the seed (negative: before; 0: the seed itself).
+
+    ``similarity`` is the cosine similarity of the row's vector to the query (None: no vector).
+    """
+
+    seed: str
+    offset: int
+    row: VectorHit
+    similarity: float | None
 
 
 async def session_neighbours(
@@ -52,6 +71,57 @@ async def session_neighbours(
                 id=r["id"], kind=r["kind"], text=r["text"], score=0.0, vector_rank=None, keyword_rank=None,
                 created_at=r["created_at"], metadata=r["metadata"],
             ),
+        )
+        for r in rows
+    ]
+
+
+async def session_windows(
+    store: VectorStore, ids: Sequence[str], seeds: Sequence[str], key: str, turns: int, span_ms: int,
+    vector: Sequence[float],
+) -> list[WindowRow]:
+    """Each of ``ids`` (offset 0) with its similarity to ``vector``, and up to ``turns`` observations on
+    each side of each of ``seeds`` (some of ``ids``) in its session, with theirs: one query for a pool.
+
+    Every id known to the store comes back as its own offset-0 row (so a keyword-only candidate gets its
+    dense similarity too); only a seed observation whose metadata has ``key`` has neighbours: observations
+    with the same value, recorded within ``span_ms`` of it, nearest first. Offsets count turns, so two
+    rows of one window are ``abs(a.offset - b.offset)`` turns apart. A neighbour that is one of ``ids``
+    comes back without its text and metadata (the caller has them).
+    """
+    for name, values in (("ids", ids), ("seeds", seeds)):
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or len(values) > _MAX_WINDOW_SEEDS:
+            raise InvalidInput(f"{name}: expected a list of at most {_MAX_WINDOW_SEEDS} ids")
+    _check_walk(key, turns, span_ms)
+    if not ids:
+        return []
+    q = quote_schema(store.schema)
+    side = """(SELECT x.id, x.kind, x.text, x.created_at, x.metadata, x.embedding, {sign} * row_number() OVER
+                      (ORDER BY x.created_at {order}, x.id {order}) AS offset_
+               FROM {q}.embeddings x
+               WHERE $3 > 0 AND s.id = ANY($6::text[]) AND s.kind = 'observation' AND s.metadata ? $2
+                 AND x.kind = 'observation'
+                 AND x.metadata ->> $2 = s.metadata ->> $2
+                 AND x.created_at {op} s.created_at AND x.created_at {bound}
+               ORDER BY x.created_at {order}, x.id {order} LIMIT $3)"""
+    before = side.format(q=q, sign="-1", op="<", bound=">= s.created_at - $4", order="DESC")
+    after = side.format(q=q, sign="1", op=">", bound="<= s.created_at + $4", order="ASC")
+    itself = "(SELECT s.id, s.kind, s.text, s.created_at, s.metadata, s.embedding, 0::bigint AS offset_)"
+    known = "n.offset_ <> 0 AND n.id = ANY($1::text[])"
+    sql = f"""SELECT s.id AS seed, n.id, n.kind, CASE WHEN {known} THEN '' ELSE n.text END AS text, n.created_at,
+                     CASE WHEN {known} THEN NULL ELSE n.metadata END AS metadata, n.offset_,
+                     1 - (n.embedding <=> $5) AS similarity
+              FROM {q}.embeddings s
+              CROSS JOIN LATERAL ({itself} UNION ALL {before} UNION ALL {after}) n
+              WHERE s.id = ANY($1::text[])"""
+    async with store.acquire() as conn:
+        rows = await conn.fetch(sql, list(ids), key, turns, span_ms, Vector(list(vector)), list(seeds))
+    return [
+        WindowRow(
+            r["seed"], int(r["offset_"]),
+            VectorHit(id=r["id"], kind=r["kind"], text=r["text"], score=0.0, vector_rank=None, keyword_rank=None,
+                      created_at=r["created_at"], metadata=r["metadata"] or {}),
+            None if r["similarity"] is None else float(r["similarity"]),
         )
         for r in rows
     ]

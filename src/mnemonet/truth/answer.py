@@ -12,8 +12,10 @@ The text always has the same shape:
 5. ``Retracted:`` what was taken back that the question touches, by whom and why.
 
 Choosing the lead: only statements that answer the question can lead
-(``relevance``: about the subject asked, covering what it asks). They are
-grouped by (subject, relation); the group answering best wins (then the most
+(``relevance``: about the subject asked, covering what it asks; a correction
+answers what the statement it replaced in the same slot answered), less a
+vaguer one a more precise one agrees with ("likes meetings" beside "prefers
+morning meetings"). They are grouped by (subject, relation); the group answering best wins (then the most
 confident group, then retrieval order), and within it a present statement
 before a past one, then the newest (a positive one before a negation written
 with it), so a correction leads as soon as it is written. Consolidation summaries are context: they
@@ -55,10 +57,12 @@ from mnemonet.model.views import ContradictionView, ObservationView, RetractionV
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.realise import realise
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
-from mnemonet.truth.text import terms
+from mnemonet.truth.text import object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
+# The relation of a thing's state (open, closed, cancelled ...): said later, it leads whatever is asked of it.
+STATUS_RELATION = "has_status"
 # The confidence of an answer that found nothing answering, only related items.
 RELATED_CONFIDENCE = 0.2
 # The most an answer led by words nothing was extracted from can have (scaled by how well they match).
@@ -172,13 +176,22 @@ def compose(
         else:
             conflicts.append(c)
     live = [s for s in facts if s.id not in earlier]
-    scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
-    answering = [s for s in live if scores[s.id] >= ANSWERS]
 
     def key(s: StatementView) -> tuple[str, str]:
         return s.subject.casefold(), vocabulary.canonical(s.predicate)
 
-    lead_st = _choose(answering, scores, key)
+    scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
+    # A correction answers what the statement it replaced in the same slot answered: "afternoon is better"
+    # replacing "I prefer morning meetings" answers a question about meetings though it does not name them.
+    live_by_key = {s.id: key(s) for s in live}
+    for old in recall.superseded:
+        for new_id in old.superseded_by:
+            if live_by_key.get(new_id) == key(old):
+                scores[new_id] = max(scores[new_id], scores[old.id])
+    answering = _precise([s for s in live if scores[s.id] >= ANSWERS], vocabulary)
+
+    chosen = _choose(answering, scores, key)
+    lead_st = _with_status(chosen, live, vocabulary) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
         return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
@@ -201,7 +214,8 @@ def compose(
         if key(old) == group or score(old, question, vocabulary) >= ANSWERS:
             changed.append((old, newer, "replaced by the standing side of a contradiction"))
 
-    confidence = round(scores[lead_st.id] * _confidence(lead_st, live, lead_conflicts), 2)
+    assert chosen is not None
+    confidence = round(scores[chosen.id] * _confidence(lead_st, live, lead_conflicts), 2)
     composition = Composition(
         lead=_sentence(lead_st, lead_conflicts, asker), lead_id=lead_st.id, evidence=evidence,
         changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
@@ -257,7 +271,8 @@ def _missed_observations(
 def observation_score(o: ObservationView, question: Question) -> float:
     """The share of the question's words an observation's text covers, its speaker standing for "I";
     0 unless it is by the asker (a question in the first person) and covers a word besides the asker,
-    or names at least two of the question's words (its subject and what is asked)."""
+    or names at least two of the question's words (its subject and what is asked), or all of them when
+    the question has only one ("where is the printer?")."""
     source = o.source or "user"
     if question.first_person and source.casefold() != question.asker.casefold():
         return 0.0
@@ -265,7 +280,7 @@ def observation_score(o: ObservationView, question: Question) -> float:
         return 0.0
     covered = question.words & set(terms(o.text, source))
     beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
-    if not beyond or (not question.first_person and len(covered) < 2):
+    if not beyond or (not question.first_person and len(covered) < min(2, len(question.words))):
         return 0.0
     return len(covered) / len(question.words)
 
@@ -307,14 +322,44 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
     groups: dict[tuple[str, str], list[StatementView]] = {}
     for s in statements:
         groups.setdefault(key(s), []).append(s)
-    # Best answer; then the most confident group (a literal statement before the claims a worker
-    # inferred from it, "user lives in X" before "user located in X"); max() keeps the first of equals,
-    # so retrieval order breaks the remaining ties.
-    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.confidence for s in g)))
+    # Best answer; then the group said last (of equally good answers the latest word: "I quit smoking" over
+    # "I smoke ten a day"); then the most confident (a literal statement before the claims a worker inferred
+    # from it with it, "user lives in X" before "user located in X"); max() keeps the first of equals, so
+    # retrieval order breaks the remaining ties.
+    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.created_at for s in g),
+                                               max(s.confidence for s in g)))
     # What holds now before what held once ("I used to work at Google" never answers where one works
     # if a present statement does); then the newest; of one observation's statements (same time), what
     # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.
     return max(best, key=lambda s: (s.tense != "past", s.created_at, not s.negated, s.confidence))
+
+
+def _precise(statements: list[StatementView], vocabulary: Vocabulary) -> list[StatementView]:
+    """The statements without those a more precise one agrees with: "user likes meetings" (inferred later)
+    says less than "user prefers morning meetings", it generalises and does not change the value."""
+    def narrows(t: StatementView, s: StatementView) -> bool:
+        agree = (vocabulary.canonical(t.predicate) == vocabulary.canonical(s.predicate) and t.negated == s.negated
+                 or vocabulary.polarity(t.predicate, t.negated) * vocabulary.polarity(s.predicate, s.negated) > 0)
+        return (agree and t.subject.casefold() == s.subject.casefold() and t.tense == s.tense
+                and bool(object_words(s.object)) and object_words(t.object) > object_words(s.object))
+
+    return [s for s in statements if not any(narrows(t, s) for t in statements)]
+
+
+def _with_status(lead: StatementView, live: list[StatementView], vocabulary: Vocabulary) -> StatementView:
+    """The state of the lead's thing said after ``lead``, when there is one ("the offsite got cancelled" after
+    "the offsite is on the 14th"; "my Halifax account" closed after "I have an account at Halifax"): whatever
+    is asked about a thing, that it is cancelled, closed or over comes first."""
+    about = {object_words(lead.subject), object_words(lead.object)}
+    later = [s for s in live if vocabulary.canonical(s.predicate) == STATUS_RELATION and not s.negated
+             and _thing(s.subject) in about and s.created_at > lead.created_at]
+    return max(later, key=lambda s: s.created_at) if later else lead
+
+
+def _thing(name: str) -> frozenset[str]:
+    """A thing's words without its owner: "user's Halifax account" -> {halifax, account}."""
+    _, sep, owned = name.partition("'s ")
+    return object_words(owned if sep else name)
 
 
 def _sentence(s: StatementView, conflicts: list[ContradictionView], asker: str | None) -> str:

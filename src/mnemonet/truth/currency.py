@@ -1,9 +1,11 @@
 """Which statement is current: the one policy, applied at write (the validation worker) and at read.
 
 Two statements conflict (``classify``) by the vocabulary: the same relation
-with another value where it has one value at a time, a negation of the same
-claim, sides of an exclusivity group, opposite feelings about one thing (left
-to the model). Which side stands (``resolve``):
+with another value where it has one value at a time (and the same qualified
+slot: "a bar on weekends" and "a bookshop on weekdays" both hold, and a
+narrower value never conflicts with a broader one it does not repeat), a
+negation of the same claim, sides of an exclusivity group, opposite feelings
+about one thing (left to the model). Which side stands (``resolve``):
 
 A statement may carry a revision cue from its text (``revision``):
 ``correction`` ("sorry", "actually", "correction:", "I meant", "X is wrong")
@@ -12,6 +14,10 @@ new value replaces an earlier one, so it decides where the attribute alone
 would not (a birthday is not temporal; two agents seconds apart are too close
 for recency).
 
+A newer past-tense statement of a value ("I used to work at IBM") ends the
+older present one of the same source (or of the subject speaking for itself),
+whatever its confidence (the past tense lowers it; that is no doubt).
+
 Same source (a source updating itself): the newer statement supersedes the
 older one if the predicate is temporal or the newer carries a revision cue,
 unless it is less confident. Otherwise (an uncued restatement of a
@@ -19,8 +25,9 @@ non-temporal fact, an exclusivity pair such as likes/dislikes) the conflict
 stays open.
 
 Different sources: first, the subject speaks for themselves (``subject_authority``,
-on by default): a person's own statement about themselves supersedes another
-source's earlier statement about them. Otherwise each side weighs
+on by default): a person's own statement about themselves stands over another
+source's statement about them, earlier or later, unless the other's is the
+later one and reports a change or corrects (a revision cue). Otherwise each side weighs
 ``trust(source) x confidence`` (``source_trust``, default 1.0 for every source).
 
 1. If one side outweighs the other by more than ``resolution_margin``, it
@@ -42,7 +49,7 @@ from typing import Literal, Protocol
 
 from mnemonet.model.records import normalise_name
 from mnemonet.model.views import ContradictionView, StatementView
-from mnemonet.truth.text import object_words
+from mnemonet.truth.text import object_words, time_qualifiers
 from mnemonet.truth.vocabulary import Vocabulary
 
 
@@ -88,6 +95,11 @@ def classify(
             return Verdict("none", "the same statement")
         if new.negated or old.negated:
             return Verdict("none", "a negation of another value")
+        qualified = time_qualifiers(new.object)
+        if qualified and qualified != time_qualifiers(old.object):
+            # Another qualified slot ("a bar on weekends" beside "a bookshop on weekdays"), or a narrower one
+            # beside a broader value: both hold, whatever the relation's cardinality.
+            return Verdict("none", f"{new.object} holds {', '.join(sorted(qualified))}: another slot")
         cardinality = vocabulary.spec(pn).cardinality if vocabulary.known(pn) else (learned or {}).get(pn, "multi")
         if cardinality == "single":
             return Verdict("contradicts", f"{pn} has one value at a time: {old.object} vs {new.object}")
@@ -129,6 +141,11 @@ def _cued(new: StatementView, old: StatementView) -> str:
 
 def resolve(new: StatementView, old: StatementView, temporal: bool, settings: Policy) -> Resolution:
     """The policy above for a contradicting pair, ``new`` the later statement."""
+    if (new.tense == "past") != (old.tense == "past") and new.tense == "past":
+        # "I used to work at IBM" after "I work at IBM": the value is said to hold no longer. The tense
+        # lowers a past statement's confidence; it is no doubt about the ending.
+        if new.source == old.source or (settings.subject_authority and speaks_for_self(new)):
+            return Resolution(new, old, f"{new.source} says {new.predicate} {old.object} holds no longer")
     if new.source and new.source == old.source:
         if new.confidence < old.confidence:
             return Resolution(None, None, f"{new.source} said both; the newer is less confident")
@@ -137,8 +154,12 @@ def resolve(new: StatementView, old: StatementView, temporal: bool, settings: Po
         if new.revision is not None:
             return Resolution(new, old, _cued(new, old))
         return Resolution(None, None, f"{new.source} said both; {new.predicate} does not change and nothing says which")
-    if settings.subject_authority and speaks_for_self(new) and not speaks_for_self(old):
-        return Resolution(new, old, f"{new.source} speaks for themselves over {old.source}'s earlier statement")
+    if settings.subject_authority and speaks_for_self(new) != speaks_for_self(old):
+        own, other = (new, old) if speaks_for_self(new) else (old, new)
+        # Another's later word about them stands only if it reports a change or corrects ("she moved").
+        if own is new or new.revision is None:
+            when = "earlier" if own is new else "later, unmarked"
+            return Resolution(own, other, f"{own.source} speaks for themselves over {other.source}'s {when} statement")
     w_new, w_old = _weight(new, settings), _weight(old, settings)
     margin = 1.0 + settings.resolution_margin
     if w_new > w_old * margin:

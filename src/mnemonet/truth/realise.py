@@ -8,6 +8,7 @@ show people a sentence. The forms, by predicate:
   ``interested_in``, ``married_to``, ``part_of``, ``is_on`` ...): "you are located in Lyon";
 - ``is_a``: "bob is a morning person"; ``has_property``: "the room is quiet";
 - ``born_in`` (a past event): "alice was born in Lagos";
+- ``has_habit``: "sam has a habit of smoking", ended "sam has quit smoking";
 - any other predicate is a verb with its particle: "alice likes opera", "you work at Acme";
 - negation: "does not like", "is not a morning person", "your manager is not Dave";
 - tense: past "used to work at Google", "was located in"; future "will work at Hooli".
@@ -45,6 +46,10 @@ def realise(s: StatementView, asker: str | None = None) -> str:
         return f"{subject} {phrase.replace('was ', 'was not ', 1) if s.negated else phrase} {obj}"
     if s.predicate == "has_property":
         return f"{subject} {_be(second, s.tense, s.negated)} {obj}"
+    if s.predicate == "has_habit":  # "I smoke" / "I quit smoking"
+        if s.negated:
+            return f"{subject} {'have' if second else 'has'} {'quit' if s.revision else 'no habit of'} {obj}"
+        return f"{subject} {'have' if second else 'has'} a habit of {obj}"
     if words[0] == "has" and len(words) > 1 and words[1] not in ("to", "been"):
         return _attribute(subject, second, words[1:], obj, s)
     if words[0] in _BE_PREDICATES:

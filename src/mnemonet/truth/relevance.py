@@ -37,6 +37,10 @@ ANSWERS = 0.5
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 _ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
 _QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how")
+# The question words that ask for a kind of answer (a place, a time, a person), and what a statement that
+# gives none of it keeps of its score: it may still answer, when nothing giving that kind does.
+_KINDS = frozenset({"where", "when", "who"})
+WRONG_KIND = 0.6
 
 
 @dataclass(frozen=True)
@@ -105,12 +109,18 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
         covered = q.words & (relation | obj)  # the holder of something: "who manages QA?"
     else:
         return 0.0
-    # The question word asking for the relation ("where" for lives_in) counts as a word it covers when no
-    # other word of the question names the relation; a question naming nothing but its subject ("who is
+    # The question word asking for the relation ("where" for lives_in) counts as half a word it covers when
+    # no other word of the question names the relation (a word naming another relation outweighs it:
+    # "where does Dana work?" is works_at, not lives_in); a question naming nothing but its subject ("who is
     # the budget owner?") asks for whatever is said of it, and the question word only breaks ties there.
     kind = q.wh in asked and not (relation & q.words)
     if q.words <= subject:
-        return 1.0 - (0.0 if kind else 0.001)
-    if not (covered - subject) and not kind:
+        share = 1.0 - (0.0 if kind else 0.001)
+    elif not (covered - subject) and not kind:
         return 0.0  # the subject alone answers nothing
-    return min(1.0, (len(covered) + kind) / len(q.words))
+    else:
+        share = min(1.0, (len(covered) + 0.5 * kind) / len(q.words))
+    # "Where", "when" and "who" ask for a place, a time, a person: a statement giving none of these (no
+    # relation they ask for, no time it holds at) tells of the subject without answering.
+    gives = q.wh in asked or (q.wh == "when" and s.valid_at is not None)
+    return share * (1.0 if gives or q.wh not in _KINDS else WRONG_KIND)

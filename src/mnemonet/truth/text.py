@@ -6,6 +6,26 @@ import re
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _OBJECT_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
+_QUALIFYING = re.compile(r"\s(?:on|in|during|at|every|over|through)\s")
+# Words of a recurring time that qualify a value: "works at a bar on weekends", "lives in Menorca in summer".
+_RECURRING_TIMES = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekday", "weekend", "morning",
+    "afternoon", "evening", "night", "summer", "winter", "spring", "autumn", "fall", "holiday", "term", "semester",
+    "vacation", "daytime", "nighttime",
+})
+
+
+def time_qualifiers(name: str) -> frozenset[str]:
+    """The recurring times a value is qualified by, in a phrase of its own ("bar on weekends" -> {"weekend"};
+    "morning meetings" has none: the time is part of the value)."""
+    _, found, phrase = _qualifying_phrase(name)
+    return object_words(phrase) & _RECURRING_TIMES if found else frozenset()
+
+
+def _qualifying_phrase(name: str) -> tuple[str, bool, str]:
+    """(value, whether a qualifying phrase follows it, the phrase): "bar on weekends" -> ("bar", True, "weekends")."""
+    m = _QUALIFYING.search(name.casefold())
+    return (name[: m.start()], True, name[m.end():]) if m else (name, False, "")
 
 
 def object_words(name: str) -> frozenset[str]:
@@ -22,7 +42,7 @@ _STOP = frozenset({
     "what", "who", "whom", "whose", "where", "when", "which", "why", "how", "do", "does", "did", "is", "are",
     "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
     "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
-    "currently", "current", "still", "has", "have", "not", "it", "that", "this", "be",
+    "currently", "current", "still", "not", "it", "that", "this", "be",
 })
 # Different words for one idea, so "job" meets "works at" (first person is the asker: ``terms``).
 _SAME = {
@@ -30,7 +50,7 @@ _SAME = {
     "love": "like", "enjoy": "like", "hate": "dislike",
     "job": "work", "employer": "work", "company": "work", "employ": "work", "working": "work",
     "home": "live", "living": "live", "located": "live", "based": "live", "moved": "live", "move": "live",
-    "called": "name", "named": "name",
+    "called": "name", "named": "name", "has": "have", "had": "have", "having": "have",
 }
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
 
@@ -39,7 +59,7 @@ def terms(text: str, me: str = "user") -> set[str]:
     """Content words of ``text``, crudely singular, with synonyms folded together; first person is ``me``
     (the asker's name, casefolded words of it)."""
     out = set()
-    mine = set(_WORD_RE.findall(me.casefold())) or {"user"}
+    mine = {fold(w) for w in _WORD_RE.findall(me.casefold())} or {"user"}
     for word in _WORD_RE.findall(text.casefold().replace("_", " ")):
         if word in _STOP:
             continue
@@ -52,7 +72,22 @@ def terms(text: str, me: str = "user") -> set[str]:
 
 
 def fold(word: str) -> str:
-    """One casefolded word, crudely singular, synonyms folded together ("jobs" -> "work")."""
+    """One casefolded word, synonyms folded together ("jobs" -> "work"), then stemmed ("smoking", "smokes"
+    and "smoke" meet): what two words must share to match."""
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
-    return _SAME.get(word, word)
+    return stem(_SAME.get(word, word))
+
+
+def stem(word: str) -> str:
+    """A crude stem: -ing, -ed and a final -e dropped where at least three letters stay ("living" -> "liv",
+    "lived" -> "liv", "live" -> "liv"; "thing" stays)."""
+    for suffix in ("ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                word = word[:-1]  # "planned" -> "plan", "shopping" -> "shop"
+            break
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
+    return word

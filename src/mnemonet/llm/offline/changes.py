@@ -179,8 +179,10 @@ def change_to(verb: Token) -> tuple[Token, Token | None] | None:
     to = preposition(verb, lx.RESCHEDULE_PREPOSITIONS if not scalar else frozenset({"to"}))
     value = pobj(to)
     if value is None and ranked:  # "got promoted to professor": the small parser's "to professor" clause
-        value = next((c for c in verb.children if c.dep_ == "xcomp" and c.pos_ in ("NOUN", "PROPN")
-                      and any(a.lower_ == "to" for a in c.children)), None)
+        # (it takes a bare title after "to" for a verb now and then: "was promoted to sergeant")
+        value = next((c for c in verb.children if c.dep_ == "xcomp" and c.pos_ in ("NOUN", "PROPN", "VERB")
+                      and any(a.lower_ == "to" for a in c.children)
+                      and not any(a.dep_ in ("dobj", "advmod") for a in c.children)), None)
     if value is None:
         return None
     if not (is_time_value(value) or scalar and is_quantity(value) or ranked and _new_value(value, lemma)):
@@ -190,10 +192,13 @@ def change_to(verb: Token) -> tuple[Token, Token | None] | None:
 
 def _new_value(tok: Token, lemma: str) -> bool:
     """What a rank or a value can change to: a bare title ("promoted to senior engineer", "moved up to
-    senior analyst") or, after "changed to", a name ("my manager changed to Frank"); not a place, a thing
-    or a person ("promoted to the board", "changed to my old bank")."""
+    senior analyst") or, after "changed to" or "upgraded to", a name ("my manager changed to Frank",
+    "upgraded her plan to Premium"); not a place, a thing or a person ("promoted to the board", "changed
+    to my old bank")."""
     bare = not any(c.dep_ in ("det", "poss") for c in tok.children)
-    return bare and (tok.pos_ in ("NOUN", "ADJ") or tok.pos_ == "PROPN" and lemma == "change") and (
+    misread = tok.pos_ == "VERB" and tok.dep_ == "xcomp"  # a title the parser took for a verb (see change_to)
+    tier = lemma in ("change", "upgrade", "downgrade") and tok.ent_type_ != "PERSON"  # "upgraded to Premium"
+    return bare and (tok.pos_ in ("NOUN", "ADJ") or misread or tok.pos_ == "PROPN" and tier) and (
         tok.ent_type_ not in ("GPE", "LOC", "FAC"))
 
 
@@ -259,14 +264,23 @@ def role_as(verb: Token, subject: Token) -> tuple[Token, Token] | None:
 
 def job_at(verb: Token) -> tuple[Token, bool] | None:
     """(employer, ended) of "started a new job at Hooli", "took a position with Acme", "accepted an
-    offer from PwC", "lost my job at X" (ended), "got hired by Cyberdyne"."""
+    offer from PwC", "lost my job at X" (ended), "got hired by Cyberdyne" or "at Oakfield", "started at
+    Hooli", "left Wayne for a job at Cyberdyne" (the job taken)."""
     lemma = verb.lemma_.lower()
     if lemma in lx.HIRE_VERBS and any(c.dep_ == "auxpass" for c in verb.children):
-        agent = next((c for c in verb.children if c.dep_ == "agent"), None)
-        employer = pobj(agent)
+        # "got hired by Cyberdyne", "got hired at Oakfield Academy"
+        employer = pobj(next((c for c in verb.children if c.dep_ == "agent"), None))
+        employer = employer or _employer(preposition(verb, lx.EMPLOYER_PREPOSITIONS))
         return (employer, False) if employer is not None else None
+    if lemma in lx.JOB_ENDING_VERBS and (taken := _job_employer(pobj(preposition(verb, frozenset({"for"}))))):
+        return taken  # "left Wayne for a job at Cyberdyne": the job taken (leaving Wayne is read as such)
     job = direct_object(verb)
     if job is None:
+        if lemma in ("start", "begin"):
+            # "started at Hooli last month": starting at a named organisation (the small model labels made-up
+            # company names as places as often as not, so any proper noun) is a job there
+            employer = pobj(preposition(verb, frozenset({"at"})))
+            return (employer, False) if employer is not None and employer.pos_ == "PROPN" else None
         return None
     noun = job.lemma_.lower()
     taking = lemma in lx.JOB_TAKING_VERBS and (noun in lx.JOB_NOUNS or noun == "offer" and lemma in ("accept", "take"))
@@ -277,6 +291,22 @@ def job_at(verb: Token) -> tuple[Token, bool] | None:
         for c in host.children:
             if c.dep_ == "prep" and c.lower_ in lx.EMPLOYER_PREPOSITIONS and (employer := pobj(c)) is not None:
                 return employer, ending
+    return None
+
+
+def _employer(prep: Token | None) -> Token | None:
+    """The named organisation a preposition leads to (not a place, a date or an amount)."""
+    org = pobj(prep)
+    return org if org is not None and org.pos_ == "PROPN" and org.ent_type_ not in lx.NOT_EMPLOYER_LABELS else None
+
+
+def _job_employer(job: Token | None) -> tuple[Token, bool] | None:
+    """(employer, False) of a job noun with its employer: "a job at Cyberdyne"."""
+    if job is None or job.lemma_.lower() not in lx.JOB_NOUNS:
+        return None
+    for c in job.children:
+        if c.dep_ == "prep" and c.lower_ in lx.EMPLOYER_PREPOSITIONS and (employer := pobj(c)) is not None:
+            return employer, False
     return None
 
 

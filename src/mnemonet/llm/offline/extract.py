@@ -34,7 +34,7 @@ _NOT_IN_SUBJECTS = (
     | {str(y) for y in range(1900, 2100)}
 )
 # A leading "based on ..., " / "according to ..., " says where a claim comes from, not what it says.
-_LEAD_IN = re.compile(r"^(?:based on|according to|judging by|given|from what)\b[^,]{0,300},\s*", re.IGNORECASE)
+_LEAD_IN = re.compile(r"^(?:based on|according to|per|judging by|given|from what)\b[^,]{0,300},\s*", re.IGNORECASE)
 
 
 def clean_subject(subject: str) -> bool:
@@ -79,6 +79,25 @@ def reading_of(text: str) -> Reading:
     body = strip_lead_in(text)
     opening = _LEADING_CUE.match(body)
     return Reading(body[opening.end():], True) if opening else Reading(body, False)
+
+
+# Chat leaves out its first-person subject ("promoted to senior engineer today", "ditched the iPhone for a
+# Pixel", "loving the new flat"): the subject a root verb of that form stands for, said again for the parse.
+_ELIDED_SUBJECT = {"VBD": "I", "VBN": "I got", "VBG": "I am"}
+_SUBJECT_DEPENDENTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl", "auxpass", "aux"})
+
+
+def with_elided_subjects(doc: Doc) -> str | None:
+    """The text of ``doc`` with the first-person subject said where a sentence opens with a verb that has
+    none (past, participle or -ing: never an imperative, which has the plain form); None if none does."""
+    parts, changed = [], False
+    for sent in doc.sents:
+        root = sent.root
+        elided = (root.i == sent.start and root.tag_ in _ELIDED_SUBJECT and not is_question(sent)
+                  and not any(c.dep_ in _SUBJECT_DEPENDENTS for c in root.children))
+        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if elided else sent.text)
+        changed |= elided
+    return " ".join(parts) if changed else None
 
 
 def extract_triples(doc: Doc, reading: Reading, speaker: str = "user", today: date | None = None) -> list[Triple]:

@@ -179,6 +179,9 @@ JOB_NOUNS = frozenset({"job", "position", "role", "post", "gig", "internship", "
 JOB_TAKING_VERBS = frozenset({"start", "take", "get", "land", "accept", "begin", "have", "find", "secure", "score"})
 JOB_ENDING_VERBS = frozenset({"lose", "quit", "leave"})
 EMPLOYER_PREPOSITIONS = frozenset({"at", "with", "from", "for"})
+# "I'm a student at MIT", "a regular at Joe's": roles at a place that are no job there.
+NOT_JOB_ROLES = frozenset({"student", "pupil", "member", "guest", "patient", "customer", "client", "visitor",
+                           "regular", "fan", "volunteer", "resident", "tourist"})
 # "got hired by Cyberdyne", "is employed by Wayne Enterprises": the agent is the employer.
 HIRE_VERBS = frozenset({"hire", "employ", "recruit", "poach"})
 # "We renamed the Monday meeting to Kickoff" -> (Monday meeting, has_name, Kickoff).
@@ -207,12 +210,17 @@ AMOUNT_MOTION_VERBS = frozenset({"go", "come"})  # "went up to 1500", "came down
 MOVE_VERBS = frozenset({"move", "relocate", "transfer", "settle", "emigrate", "retire"})
 MOVE_PREPOSITIONS = frozenset({"to", "into", "in"})
 # A person moved to one of these is placed there at work (located_in), not at home.
+# Words that make a name an organisation's, whatever the entity label ("Acme Corp", "Initech GmbH").
+ORGANISATION_DESIGNATORS = frozenset({"inc", "ltd", "llc", "llp", "plc", "gmbh", "ag", "corp", "corporation",
+                                      "company", "co", "labs", "technologies", "consulting", "bank"})
 WORKPLACE_NOUNS = frozenset({"office", "branch", "site", "campus", "headquarters", "hq", "department", "lab",
                              "plant", "studio", "team"})
 # Verbs of switching what one uses: "switched (from A) to B"; and of replacing: "replaced A with B",
-# "swapped A for B"; "Y replaced / succeeded / took over from Z as my manager": Y holds the role.
+# "swapped A for B", "ditched A for B" (giving one thing up for another); "Y replaced / succeeded / took over
+# from Z as my manager": Y holds the role.
 SWITCH_VERBS = frozenset({"switch", "migrate", "convert", "transition"})
-REPLACE_VERBS = frozenset({"replace", "swap", "trade", "exchange", "succeed", "take over", "relieve"})
+REPLACE_VERBS = frozenset({"replace", "swap", "trade", "exchange", "succeed", "take over", "relieve", "ditch", "drop",
+                           "dump", "abandon"})
 # Verbs ending an activity: "stopped going to the gym", "quit smoking", "gave up playing chess".
 ENDING_VERBS = frozenset({"stop", "quit", "cease", "give up"})
 # Statuses of things (``has_status``): the adjectives and participles that name one, and the verbs

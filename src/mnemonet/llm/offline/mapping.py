@@ -258,7 +258,8 @@ class Mapper:
         when the clause is none."""
         changed = self._changed(clause)
         if (to := changes.change_to(verb)) is not None and not changes.moved_to(verb):
-            self._state(changes.changed_thing(verb, subj_tok), to[0], changed, when)
+            # A title the parser took for a verb ("promoted to sergeant") is what the holder is (is_a).
+            self._state(changes.changed_thing(verb, subj_tok), to[0], changed, when, rank=to[0].pos_ == "VERB")
             return True
         if (status := changes.status_of_clause(verb, subj_tok)) is not None and (
             (event := _is_event(verb, clause)) or _is_state(verb)
@@ -308,7 +309,7 @@ class Mapper:
     def _state(self, thing: Token, value: Token, clause: _Clause, when: str | None, *, rank: bool = False) -> None:
         """What "<thing> is <value>" says, for a value the clause reached by a change (``rank``: a title
         given, "named VP of marketing", is what the holder is)."""
-        if _is_attribute(thing, [value]):
+        if _is_attribute(thing, [value]) and not changes.is_time_value(value):
             self._attribute(thing, [value], False, clause, when)
             return
         if (role := _inverted_role(thing, [value])) is not None:  # "Mark became my supervisor"
@@ -436,7 +437,13 @@ class Mapper:
         if attr.pos_ == "PROPN" or attr.pos_ == "PRON":
             return [("is", attr, False)]
         has_article = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in attr.children)
-        return [("is_a" if has_article or attr.pos_ == "NOUN" else "has_property", attr, False)]
+        out = [("is_a" if has_article or attr.pos_ == "NOUN" else "has_property", attr, False)]
+        # "I'm an analyst at Wayne Enterprises": a role at a named organisation is a job there too.
+        employer = _pobj(next((c for c in attr.children if c.dep_ == "prep" and c.lower_ == "at"), None))
+        if attr.pos_ == "NOUN" and attr.lemma_.lower() not in lx.NOT_JOB_ROLES and employer is not None and (
+                employer.pos_ == "PROPN"):
+            out.append(("works_at", employer, False))
+        return out
 
     def _copula_adjective(self, acomp: Token, subj_tok: Token) -> list[tuple[str, Token, bool]]:
         word = acomp.lower_
@@ -785,7 +792,8 @@ def _is_attribute(tok: Token, values: list[Token]) -> bool:
 
 def _copula_values(verb: Token) -> list[Token]:
     """What a copula says its subject is: "is Tom", "is on July 4th" (the object of a first preposition)."""
-    values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")]
+    values = [c for c in verb.children if c.dep_ in ("attr", "acomp", "oprd", "xcomp", "npadvmod", "dobj")
+              and not (c.dep_ == "npadvmod" and _is_time(c))]  # "... these days" says when, not what
     if not values:
         prep = next((c for c in verb.children if c.dep_ == "prep"), None)
         values = [v] if (v := _pobj(prep)) is not None else []
@@ -830,9 +838,19 @@ def _home_predicate(subj_tok: Token, place: Token) -> str:
     (an organisation) or is placed there (an office)."""
     if not (subj_tok.lower_ in _FIRST_PERSON or changes.is_person(subj_tok)):
         return "located_in"
-    if place.ent_type_ == "ORG":
+    if place.ent_type_ == "ORG" and _organisation_by_form(place):
         return "works_at"
     return "located_in" if place.lemma_.lower() in lx.WORKPLACE_NOUNS else "lives_in"
+
+
+def _organisation_by_form(name: Token) -> bool:
+    """A name whose form only an organisation has: an acronym ("KPMG") or a corporate designator ("Acme
+    Corp"). After a verb of moving the small model labels many cities ORG ("relocated to Bristol"), and a
+    person moves home far more often than to an employer, so the label alone does not make it a job."""
+    span = next((e for e in name.doc.ents if e.start <= name.i < e.end), None)
+    words = [t.text for t in span] if span is not None else [name.text]
+    return any(len(w) >= 2 and w.isalpha() and w.isupper() for w in words) or any(
+        w.casefold().rstrip(".") in lx.ORGANISATION_DESIGNATORS for w in words)
 
 
 def _is_habit(verb: Token, subj_tok: Token) -> bool:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
@@ -49,7 +50,7 @@ from mnemonet.llm.claims import parse_canonical_claim
 from mnemonet.llm.errors import LanguageModelError
 from mnemonet.llm.offline import nlp
 from mnemonet.llm.offline.concepts import concepts_for, topics_for
-from mnemonet.llm.offline.extract import extract_triples, reading_of, strip_lead_in
+from mnemonet.llm.offline.extract import extract_triples, reading_of, strip_lead_in, with_elided_subjects
 from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, summarise_facts, write_answer
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import checked_triple
@@ -88,6 +89,10 @@ class OfflineLanguageModel(BaseLanguageModel):
         # node keeps serving. The parse runs on the pipeline's own thread, batched with concurrent ones.
         reading = reading_of(text)
         doc = await nlp.parse(reading.body, self.settings)
+        said = with_elided_subjects(doc)
+        if said is not None:  # chat that left its "I" out: read it with the "I" said (a second parse, rare)
+            reading = replace(reading, body=said)
+            doc = await nlp.parse(said, self.settings)
         return await asyncio.to_thread(extract_triples, doc, reading, speaker, day or self._today())
 
     async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:

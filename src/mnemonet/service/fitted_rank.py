@@ -1,0 +1,341 @@
+"""The fitted ranking of hybrid+graph search: candidates that connect turns, scored by one explained model.
+
+**Candidates.** The k-NN and keyword lists (each ``search_candidates`` x
+``hybrid_candidate_factor`` long, unfused); statements found by keyword fold
+into the observation they were extracted from; the session window of each
+of the ``search_window_seeds`` strongest (``search_window_turns`` turns on
+each side, ``session_windows``) joins with each row's similarity to the query; items sharing a non-hub
+concept with the top hits (the graph's MENTIONS and ABOUT edges) join.
+
+**Features** (``FEATURES``), per candidate: its dense similarity and rank,
+its own and its statements' BM25 and rank, whether its speaker is named in
+the question (or another speaker is), its neighbours' similarity and BM25
+(one and two turns away), how many of the strongest hits share its session,
+how close its day is to a date the question names (``rank_time``), whether
+it states a time (and whether the question asks when), its length, and
+whether the concept step reached it.
+
+**Model.** Two logistic regressions: the first scores each candidate alone;
+the second adds support from its neighbours' first scores (1, 2 and 3 turns
+away), so a reply next to a strong hit rises. Weights are fitted across
+LoCoMo conversations by ``bench/retrieval_locomo.py --fit`` (held out by
+conversation; ``rank_weights``), never by hand.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+
+import numpy as np
+
+import mnemonet.service.rank_time as rank_time
+from mnemonet.model.views import SearchHit
+from mnemonet.service.graph_rank import Ranking
+from mnemonet.service.rank_weights import NEIGHBOUR_WEIGHTS, POINT_WEIGHTS
+from mnemonet.settings import Settings
+from mnemonet.store.graph import GraphStore
+from mnemonet.store.vector_context import WindowRow, session_windows
+from mnemonet.store.vector_types import VectorHit, tie_order
+from mnemonet.store.vectors import VectorStore
+
+FEATURES: tuple[str, ...] = (
+    "dense", "dense_rank", "keyword", "statement_keyword", "keyword_rank", "speaker_named", "other_speaker_named",
+    "neighbour_dense_1", "neighbour_dense_2", "neighbour_keyword_1", "neighbour_keyword_2", "session_support",
+    "date_match", "states_time", "asks_when_states_time", "length", "concept_hop",
+)
+NEIGHBOUR_FEATURES: tuple[str, ...] = (
+    "own", "best_1_away", "best_2_away", "best_3_away",
+    "own_exp", "best_1_away_exp", "best_2_away_exp", "best_3_away_exp",
+)
+# Rank features are 1/(_RANK_K + rank), as reciprocal rank fusion weighs ranks (rrf_k's default).
+_RANK_K = 10
+# How many of the strongest hits (by fused rank) vote for their sessions (session_support).
+_SUPPORT_HITS = 10
+# Days over which date_match falls to 1/e of its value inside the date the question names.
+_DATE_SCALE_DAYS = 14.0
+# A log-odds below the best one by more than this counts as no support at all.
+_FLOOR = -20.0
+_WORD = re.compile(r"\w+")
+
+
+@dataclass
+class _Item:
+    """One candidate while the pool is built."""
+
+    row: VectorHit
+    dense_rank: int | None = None
+    keyword_rank: int | None = None
+    similarity: float | None = None
+    keyword: float = 0.0
+    statement_keyword: float = 0.0
+    statement_rank: int | None = None  # the best keyword rank of the statements folded into it
+    concept_hop: bool = False
+    path: str | None = None
+
+
+@dataclass
+class Pool:
+    """The candidates of one query, their feature rows (``FEATURES`` order) and who is next to whom."""
+
+    items: list[_Item]
+    features: np.ndarray
+    # Per candidate index: (other index, turns apart) for candidates 1-3 turns away in one session.
+    near: list[list[tuple[int, int]]]
+    folded: list[SearchHit] = field(default_factory=list)
+
+    def ids(self) -> list[str]:
+        """The candidates' ids, in pool order."""
+        return [it.row.id for it in self.items]
+
+
+def point_scores(features: np.ndarray, weights: Sequence[float] | np.ndarray) -> np.ndarray:
+    """The first model's log-odds per candidate: ``weights`` are one per feature, then the bias."""
+    w = np.asarray(weights, dtype=np.float64)
+    return features @ w[:-1] + w[-1]
+
+
+def neighbour_features(first: np.ndarray, near: list[list[tuple[int, int]]]) -> np.ndarray:
+    """The second model's inputs: each candidate's first score and its best neighbour's at 1, 2 and 3 turns,
+    as log-odds below the pool's best (floored), and the same as odds ratios."""
+    top = float(first.max()) if len(first) else 0.0
+    rows = np.full((len(first), 4), _FLOOR)
+    rows[:, 0] = first - top
+    for i, pairs in enumerate(near):
+        for j, apart in pairs:
+            rows[i, apart] = max(rows[i, apart], first[j] - top)
+    rows = np.maximum(rows, _FLOOR)
+    return np.hstack([rows, np.exp(rows)])
+
+
+def final_scores(pool: Pool, point: Sequence[float] | np.ndarray = POINT_WEIGHTS,
+                 neighbour: Sequence[float] | np.ndarray = NEIGHBOUR_WEIGHTS) -> np.ndarray:
+    """The model's log-odds that each candidate is what the question asks for."""
+    first = point_scores(pool.features, point)
+    return point_scores(neighbour_features(first, pool.near), neighbour)
+
+
+class FittedRanker:
+    """Builds the candidate pool of a query and ranks it with the fitted model (module docstring)."""
+
+    def __init__(self, graph: GraphStore, vectors: VectorStore, settings: Settings) -> None:
+        self.graph = graph
+        self.vectors = vectors
+        self.settings = settings
+
+    @staticmethod
+    def rank(pool: Pool) -> Ranking:
+        """Hits best first (scores in (0, 1)), and the statements folded into their observations after them."""
+        if not pool.items:
+            return Ranking([], pool.folded)
+        scores = final_scores(pool)
+        items = pool.items
+        order = sorted(range(len(items)), key=lambda i: (-scores[i], *tie_order(
+            items[i].dense_rank, items[i].keyword_rank, items[i].row.created_at, items[i].row.id)))
+        return Ranking([_hit(items[i], _probability(scores[i])) for i in order], pool.folded)
+
+    async def pool(
+        self, query: str, vector: Sequence[float], dense: list[VectorHit], lexical: list[VectorHit],
+        kinds: Sequence[str] | None, since: int | None,
+    ) -> Pool:
+        """The candidates with their features (what ``rank`` scores; the bench fits the model on it)."""
+        s = self.settings
+        items: dict[str, _Item] = {}
+        for rank, hit in enumerate(dense, 1):
+            items[hit.id] = _Item(hit, dense_rank=rank, similarity=float(hit.score))
+        for rank, hit in enumerate(lexical, 1):
+            item = items.setdefault(hit.id, _Item(hit))
+            item.keyword_rank, item.keyword = rank, float(hit.score)
+        observations_allowed = kinds is None or "observation" in kinds
+        folded = await self._lift(items) if observations_allowed else []
+        seeds = _strongest(items.values(), s.search_expansion_seeds)
+        window_seeds = [it.row.id for it in _strongest(items.values(), s.search_window_seeds)]
+        windows, reached = await asyncio.gather(
+            session_windows(self.vectors, list(items), window_seeds, s.search_session_key,
+                            s.search_window_turns if observations_allowed else 0,
+                            int(s.search_session_span * 1000), vector),
+            self._concept_hop(seeds, kinds, since, set(items) | {h.id for h in folded}),
+        )
+        near_pairs = self._join_windows(items, windows, since)
+        query_vector = np.asarray(vector, dtype=np.float64)
+        for row, vec, path in reached:
+            if row.id not in items:
+                similarity = None if vec is None else float(np.dot(vec, query_vector) / (
+                    np.linalg.norm(vec) * np.linalg.norm(query_vector) or 1.0))
+                items[row.id] = _Item(row, similarity=similarity, path=path)
+            items[row.id].concept_hop = True
+        listed = list(items.values())
+        index = {it.row.id: i for i, it in enumerate(listed)}
+        near: list[list[tuple[int, int]]] = [[] for _ in listed]
+        for (a, b), apart in near_pairs.items():
+            if a in index and b in index:
+                near[index[a]].append((index[b], apart))
+        features = self._features(query, listed, near)
+        return Pool(listed, features, near, folded)
+
+    async def _lift(self, items: dict[str, _Item]) -> list[SearchHit]:
+        """Fold statements into the observation they were extracted from; returns the folded statements.
+
+        The observation takes the statement's keyword score as ``statement_keyword`` (its best one).
+        """
+        statements = [it for it in items.values() if it.row.kind == "statement"]
+        if not statements:
+            return []
+        origins = await self.graph.extracted_from([it.row.id for it in statements])
+        folded: list[SearchHit] = []
+        for it in statements:
+            obs = origins.get(it.row.id)
+            if obs is None:  # a claim or an inference: a hit of its own
+                continue
+            path = f"{it.row.id} -DERIVED_FROM-> {obs.id}"
+            target = items.get(obs.id)
+            if target is None:
+                text = f"{obs.source}: {obs.text}" if obs.source else obs.text  # as observations are indexed
+                row = VectorHit(id=obs.id, kind="observation", text=text, score=0.0, vector_rank=None,
+                                keyword_rank=None, created_at=obs.created_at,
+                                metadata={"source": obs.source or "", **obs.metadata})
+                target = items[obs.id] = _Item(row, path=path)
+            target.statement_keyword = max(target.statement_keyword, it.keyword)
+            if it.keyword_rank is not None:
+                target.statement_rank = min(target.statement_rank or it.keyword_rank, it.keyword_rank)
+            del items[it.row.id]
+            # Behind every hit (resolution keeps tiers apart), in the keyword list's order among themselves.
+            folded.append(_hit(it, 1.0 / (_RANK_K + (it.keyword_rank or 10**6))).model_copy(
+                update={"graph_path": path}))
+        return folded
+
+    def _join_windows(
+        self, items: dict[str, _Item], windows: list[WindowRow], since: int | None
+    ) -> dict[tuple[str, str], int]:
+        """Set each candidate's similarity, add window rows as candidates, return who is 1-3 turns from whom."""
+        by_seed: dict[str, list[WindowRow]] = defaultdict(list)
+        for w in windows:
+            if w.offset == 0:
+                items[w.seed].similarity = w.similarity
+            elif since is None or w.row.created_at >= since:
+                by_seed[w.seed].append(w)
+        near: dict[tuple[str, str], int] = {}
+        for seed, rows in by_seed.items():
+            placed = [(0, seed), *((w.offset, w.row.id) for w in rows)]
+            for w in rows:
+                if w.row.id not in items:
+                    items[w.row.id] = _Item(w.row, similarity=w.similarity,
+                                            path=f"{seed} -NEXT_IN_SESSION- {w.row.id}")
+            for offset_a, a in placed:
+                for offset_b, b in placed:
+                    apart = abs(offset_a - offset_b)
+                    if 1 <= apart <= 3:
+                        near[(a, b)] = min(apart, near.get((a, b), apart))
+        return near
+
+    async def _concept_hop(
+        self, seeds: list[_Item], kinds: Sequence[str] | None, since: int | None, skip: set[str]
+    ) -> list[tuple[VectorHit, np.ndarray | None, str]]:
+        """Items sharing a non-hub concept with a seed: (row, its vector, graph path from the seed)."""
+        s = self.settings
+        if s.search_concept_expansion <= 0 or not seeds:
+            return []
+        rows = await self.graph.shared_concept_neighbours(
+            [it.row.id for it in seeds], s.search_hub_degree, s.search_concept_expansion, s.search_seed_concepts
+        )
+        rows = [r for r in rows if (kinds is None or r["kind"] in kinds) and r["id"] not in skip]
+        if not rows:
+            return []
+        stored = {v.id: v for v in await self.vectors.get(sorted({r["id"] for r in rows}))}
+        out = []
+        for r in rows:
+            item = stored.get(r["id"])
+            if item is None or (since is not None and item.created_at < since):
+                continue
+            row = VectorHit(id=item.id, kind=item.kind, text=item.text, score=0.0, vector_rank=None,
+                            keyword_rank=None, created_at=item.created_at, metadata=item.metadata)
+            rel = "MENTIONS" if r["kind"] == "observation" else "ABOUT"
+            vec = None if item.vector is None else np.asarray(item.vector, dtype=np.float64)
+            out.append((row, vec, f"{r['seed']} -> ({r['concept']}) <-{rel}- {r['id']}"))
+        return out
+
+    def _features(self, query: str, items: list[_Item], near: list[list[tuple[int, int]]]) -> np.ndarray:
+        """One row of ``FEATURES`` per candidate."""
+        s = self.settings
+        n = len(items)
+        if n == 0:
+            return np.zeros((0, len(FEATURES)))
+        sims = [it.similarity for it in items if it.similarity is not None]
+        best_sim, worst_sim = (max(sims), min(sims)) if sims else (0.0, 0.0)
+        dense = np.array([(it.similarity if it.similarity is not None else worst_sim) - best_sim for it in items])
+        best_kw = max([it.keyword for it in items] + [it.statement_keyword for it in items] + [1e-9])
+        keyword = np.array([it.keyword / best_kw for it in items])
+        query_words = set(_WORD.findall(query.lower()))
+        sources = [_source(it.row) for it in items]
+        named_sources = {src for src in set(sources) if src and set(_WORD.findall(src.lower())) <= query_words}
+        sessions = [(it.row.metadata or {}).get(s.search_session_key) for it in items]
+        support: dict[object, int] = defaultdict(int)
+        for it in _strongest(items, _SUPPORT_HITS):
+            session = (it.row.metadata or {}).get(s.search_session_key)
+            if session is not None:
+                support[session] += 1
+        span = rank_time.question_span(query, date.today())
+        asks_when = rank_time.asks_when(query)
+        x = np.zeros((n, len(FEATURES)))
+        x[:, 0] = dense
+        x[:, 2] = keyword
+        for i, it in enumerate(items):
+            x[i, 1] = 1.0 / (_RANK_K + it.dense_rank) if it.dense_rank else 0.0
+            x[i, 3] = it.statement_keyword / best_kw
+            x[i, 4] = 1.0 / (_RANK_K + it.keyword_rank) if it.keyword_rank else 0.0
+            named = sources[i] in named_sources
+            x[i, 5] = float(named)
+            x[i, 6] = float(bool(named_sources) and not named)
+            by_distance: dict[int, list[int]] = defaultdict(list)
+            for j, apart in near[i]:
+                by_distance[apart].append(j)
+            one, two = by_distance[1], by_distance[1] + by_distance[2]
+            x[i, 7] = max((dense[j] for j in one), default=-1.0)
+            x[i, 8] = max((dense[j] for j in two), default=-1.0)
+            x[i, 9] = max((keyword[j] for j in one), default=0.0)
+            x[i, 10] = max((keyword[j] for j in two), default=0.0)
+            x[i, 11] = support[sessions[i]] / _SUPPORT_HITS if sessions[i] is not None else 0.0
+            if span is not None:
+                x[i, 12] = math.exp(-rank_time.days_apart(self._day(it.row), span) / _DATE_SCALE_DAYS)
+            told = rank_time.states_time(it.row.text)
+            x[i, 13] = float(told)
+            x[i, 14] = float(told and asks_when)
+            x[i, 15] = math.log(max(len(it.row.text), 1)) / 6.0
+            x[i, 16] = float(it.concept_hop)
+        return x
+
+    def _day(self, row: VectorHit) -> date:
+        """When a candidate was said: its metadata date under ``search_time_key``, else when it was recorded."""
+        key = self.settings.search_time_key
+        value = (row.metadata or {}).get(key) if key else None
+        said = rank_time.said_on(value) if isinstance(value, str) and value else None
+        return said or rank_time.recorded_on(row.created_at)
+
+
+def _strongest(items: Iterable[_Item], n: int) -> list[_Item]:
+    """The ``n`` candidates the two lists rank highest together (reciprocal rank fusion)."""
+    def fused(it: _Item) -> float:
+        return sum(1.0 / (_RANK_K + r) for r in (it.dense_rank, it.keyword_rank, it.statement_rank) if r)
+
+    listed = [it for it in items if fused(it) > 0]
+    return sorted(listed, key=lambda it: (-fused(it), *tie_order(
+        it.dense_rank, it.keyword_rank, it.row.created_at, it.row.id)))[:n]
+
+
+def _source(row: VectorHit) -> str | None:
+    value = (row.metadata or {}).get("source")
+    return value if isinstance(value, str) and value else None
+
+
+def _probability(log_odds: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(min(log_odds, 700.0), -700.0)))
+
+
+def _hit(item: _Item, score: float) -> SearchHit:
+    return SearchHit(id=item.row.id, kind=item.row.kind, text=item.row.text, score=score,
+                     vector_rank=item.dense_rank, keyword_rank=item.keyword_rank, graph_path=item.path)
