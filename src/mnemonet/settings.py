@@ -313,6 +313,10 @@ class Settings(BaseSettings):
         64, ge=1, description="Most texts the offline model's parser reads in one batch (texts that arrive while "
         "it parses go through spaCy's nlp.pipe together, ~2x cheaper per text than one at a time).",
     )
+    offline_parse_processes: int = Field(
+        0, ge=0, le=64, description="Worker processes the offline model reads texts in (each loads its own English "
+        "pipeline, ~60 MB), so a machine with more cores ingests faster; 0: one thread of the node.",
+    )
     offline_parse_batch_wait: float = Field(
         0.0, ge=0, description="Longest wait, in seconds, of a text for others to share the offline parser's next "
         "batch with (0: none; texts arriving while a batch is parsed are batched regardless).",
