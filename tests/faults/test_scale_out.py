@@ -31,7 +31,6 @@ from typing import Any
 
 import asyncpg
 import httpx
-from faultsupport import BOUND_MARGIN
 from ledger import observation_text, read_ledger
 from netsupport import ADMIN_TOKEN, CLUSTER_KEY, NodeFactory, client_token, eventually, until
 
@@ -191,7 +190,8 @@ async def test_three_store_nodes_over_shared_engines_survive_a_kill9_with_every_
           f"{sum(s['vector_index_taken_over'] for s in stats)} rows; jobs (starts/completions): {ran}")
 
     assert run.missed == [], run.missed[:5]
-    assert max(run.searches) <= INDEX_READ_WAIT * BOUND_MARGIN  # found within the bound, never after giving up
+    # Found within the bound: no search gave up waiting for queued rows (wall time varies with the machine's load).
+    assert sum(s["vector_reads_unsettled"] for s in stats) == 0
     assert len(run.acked) == WRITES  # the survivors took every retry
     assert all(n == 1 for n in counts.values()), "an observation was written twice"
     assert set(counts) == set(run.acked.values()), "an acknowledged write is missing, or another was written"

@@ -75,6 +75,7 @@ class VectorIndexer:
         self.queue = queue
         self.failures = 0
         self.taken_over = 0  # rows of another node (its lease ran out) this one indexed
+        self.reads_unsettled = 0  # reads that gave up waiting (index_read_wait) and went on without queued rows
         self.lost = 0  # rows this one queued that another node took over before this one got to them
         self.repeats = 0  # rows this one embedded that another node wrote meanwhile: work done twice
         # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
@@ -151,6 +152,7 @@ class VectorIndexer:
             async with asyncio.timeout(self.settings.index_read_wait):
                 await self._settled()
         except TimeoutError:
+            self.reads_unsettled += 1
             log.warning("vector.read_unsettled waited=%.1fs backlog=%d", self.settings.index_read_wait, self.backlog)
 
     async def drained(self) -> None:

@@ -57,6 +57,7 @@ class Operations:
             # rows of dead store nodes it took over from the shared index queue.
             "vector_index_repeats": ctx.indexer.repeats,
             "vector_index_taken_over": ctx.indexer.taken_over,
+            "vector_reads_unsettled": ctx.indexer.reads_unsettled,
             "llm_provider": ctx.llm.name,
             "llm_calls": dict(ctx.llm_calls),
             # Whether an observe now infers the claims in its extraction call (infer_with_extraction).
