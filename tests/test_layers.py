@@ -18,7 +18,7 @@ LOWER = ("p2p", "service", "store", "llm", "embed", "agents", "truth", "model")
 UPPER = ("node", "cli", "web", "mcp", "integrations")
 SERVICE = PACKAGE / "service"
 # The modules of one job each behind ``MemoryService`` (service/memory.py), which composes them.
-JOBS = ("ingest", "claims", "reads", "erasure", "workers", "operations")
+JOBS = ("ingest", "claims", "reads", "briefing", "erasure", "workers", "operations")
 # What composes the jobs, so a job importing it closes a cycle: the façade and what builds or wraps it.
 COMPOSERS = ("memory", "build", "spaces", "__init__")
 

@@ -63,6 +63,14 @@ def test_makefile_has_the_readme_targets() -> None:
         assert re.search(rf"^{target}:", makefile, re.MULTILINE), f"README mentions `make {target}`"
 
 
+def test_no_command_in_the_readme_puts_the_cluster_key_on_the_command_line() -> None:
+    # Issue 31 row 20: the CLI join showed `--cluster-key KEY`, which every user of the machine reads in `ps`.
+    code = "\n".join(re.findall(r"```.*?```|`[^`\n]+`", README, re.DOTALL))
+    commands = [line for line in code.splitlines() if "run_node.py" in line or "mnemonet " in line]
+    assert [line for line in commands if re.search(r"--cluster-key(?!-file)\b", line)] == []
+    assert any("--cluster-key-file" in line and "--capabilities cli" in line for line in commands)
+
+
 def _flag(command: str, flag: str) -> str | None:
     words = command.split()
     return words[words.index(flag) + 1] if flag in words else None

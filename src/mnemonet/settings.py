@@ -276,7 +276,11 @@ class Settings(BaseSettings):
     vector_max_id_chars: int = Field(200, description="Longest graph id accepted by the vector store.")
     vector_max_ids: int = Field(10_000, description="Most ids one get/ids_missing call accepts.")
     vector_max_metadata_chars: int = Field(8000, description="Largest JSON metadata of one vector row.")
-    vector_pool_size: int = Field(4, description="Most PostgreSQL connections one vector store holds.")
+    vector_pool_size: int = Field(
+        4, ge=1, description="Most PostgreSQL connections one store node holds (every space shares them); the "
+        "requests it admits (max_concurrent_requests) wait their turn for one, since each connection is a "
+        "server process. The FalkorDB pool holds max_concurrent_requests connections.",
+    )
     vector_command_timeout: float = Field(30.0, description="Seconds before one vector-store query is abandoned.")
 
     # -- language model -------------------------------------------------------
@@ -366,6 +370,20 @@ class Settings(BaseSettings):
         300, ge=20, description="Longest lead sentence a language model may phrase; a longer one is replaced by the "
         "rule-made lead.",
     )
+    brief_budget: int = Field(
+        800, ge=100, description="Tokens a session brief takes when the caller gives no budget (estimated as "
+        "characters / 4).",
+    )
+    brief_max_budget: int = Field(8000, ge=100, description="The largest budget a caller may give a session brief.")
+    brief_subjects: int = Field(
+        5, ge=1, description="Subjects a brief of the team covers: the most recently written about, then the most "
+        "used.",
+    )
+    brief_scan: int = Field(
+        50, ge=1, description="Statements a brief reads per subject, and open contradictions, changes and "
+        "retractions it reads.",
+    )
+    brief_concepts: int = Field(5, ge=1, description="Most used concepts a session brief lists.")
     search_candidates: int = Field(
         50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
         "order of the first k hits does not depend on k.",
@@ -650,7 +668,16 @@ class Settings(BaseSettings):
         5.0, description="Seconds one send on a WebSocket link may wait for the peer to read before the link is "
         "dropped as stuck (traffic moves to another link or HTTP).",
     )
-    max_inflight_per_link: int = Field(64, description="Most envelopes handled concurrently from one link.")
+    max_inflight_per_link: int = Field(
+        64, ge=1, description="Most requests one WebSocket link carries unanswered (and, apart, most other envelopes "
+        "handled at once from it): a sender with that many waits for room (link_room_timeout), so a peer is "
+        "slowed down, never refused, for being fast; a receiver refuses more as busy (a sender that ignores it).",
+    )
+    link_room_timeout: float = Field(
+        60.0, gt=0, description="Seconds a request waits for room on a full link to its peer (max_inflight_per_link "
+        "unanswered) or, arrived, for one of the peer's max_concurrent_requests; past it the call fails busy "
+        "(another capable peer is tried). Within the call's own request_timeout.",
+    )
     link_handshake_timeout: float = Field(
         3.0, description="Seconds a new WebSocket link has to complete its challenge handshake (both sides prove the "
         "cluster key) before it is closed."
@@ -713,7 +740,9 @@ class Settings(BaseSettings):
     request_timeout: float = Field(90.0, description="Seconds one routed MemoryAPI request may take on a peer.")
     rpc_attempts: int = Field(3, description="Peers one request is tried on before it fails (failover).")
     max_concurrent_requests: int = Field(
-        256, description="Routed requests a node serves at once; more are refused busy.",
+        256, ge=1, description="Requests a node serves at once: a client's call beyond it is refused busy, a peer's "
+        "waits for room (link_room_timeout). A store node's FalkorDB pool holds as many connections, one per "
+        "admitted request (a query finding them all busy waits for one within graph_query_timeout).",
     )
     latency_ewma_alpha: float = Field(0.2, description="Weight of the newest sample in a peer's latency average.")
     max_envelope_bytes: int = Field(8_388_608, description="Largest encoded envelope or client request body accepted.")
@@ -732,6 +761,11 @@ class Settings(BaseSettings):
     http_idle_timeout: float = Field(
         5.0, gt=0, description="Seconds an idle HTTP keep-alive connection is kept open (uvicorn's "
         "timeout_keep_alive)."
+    )
+    http_header_timeout: float = Field(
+        10.0, gt=0, description="Seconds a connection has, from its start or from its previous response, to send "
+        "a whole request head (request line and headers); then it is closed. Clients sending headers a line at a "
+        "time (slowloris) once held connections for ever.",
     )
     max_message_age: float = Field(30.0, description="Seconds an envelope's timestamp may be off the local clock.")
     replay_cache_size: int = Field(100_000, description="Envelope ids remembered to refuse replays.")

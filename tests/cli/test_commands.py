@@ -148,3 +148,19 @@ def test_the_history_file_does_not_keep_a_forgotten_line(tmp_path: Path) -> None
     finally:
         readline.clear_history()
     assert "I prefer tea" in kept and "AKIA" not in kept
+
+
+async def test_a_secret_given_as_a_source_name_is_refused_and_forgotten() -> None:
+    """Issue 31 row 20: ``/source <a GitHub token>`` was taken, shown in every prompt after and kept in the
+    history file."""
+    out: list[str] = []
+    forgotten: list[str] = []
+    session = CliSession(_Api(), dict, Settings(), out.append, forget=forgotten.append)  # type: ignore[arg-type]
+    token = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
+    for line in (f"/source {token}", "/space password=hunter22"):
+        await session.run_line(line)
+    assert forgotten == [f"/source {token}", "/space password=hunter22"]
+    assert session.source == "user" and session.prompt == "user> " and token not in "".join(out)
+    assert out[0].startswith("error: refused") and "github_token" in out[0]
+    await session.run_line("/source alice")
+    assert session.prompt == "alice> "

@@ -171,8 +171,10 @@ async def test_the_object_keeps_its_qualifiers(offline: OfflineLanguageModel, se
 
 
 async def test_a_date_is_when_it_holds_not_a_qualifier(offline: OfflineLanguageModel) -> None:
-    [t] = (await offline.extract_observation("I bought a bike on Monday", "Sam")).statements
-    assert (t.object, t.valid_at) == ("bike", "2026-11-16")  # the Monday before
+    found = (await offline.extract_observation("I bought a bike on Monday", "Sam")).statements
+    # The purchase, and what it leaves: Sam has the bike from then on.
+    assert sorted((t.predicate, t.object, t.tense, t.valid_at) for t in found) == [
+        ("buys", "bike", "past", "2026-11-16"), ("has", "bike", "present", "2026-11-16")]  # the Monday before
 
 
 # -- the judge: a narrower fact and an amount in another unit coexist --------------------------------------

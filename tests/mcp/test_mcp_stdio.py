@@ -20,8 +20,10 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mnemonet.p2p.tokens import create_token
 from mnemonet.service import MemoryService, SpacedMemory
 
-TOOLS = {"observe", "claim", "retract", "remember", "search", "load", "recent", "contradictions"}
+TOOLS = {"observe", "claim", "retract", "remember", "search", "load", "recent", "contradictions", "brief"}
 MNEMONET = Path(sys.executable).with_name("mnemonet")  # the console script `pip install` made
+# The package under test first: the console script of an editable install imports the checkout it was made in.
+SOURCE = str(Path(__file__).resolve().parents[2] / "src")
 ADAPTER_TOKEN = client_token("read,write,speak-for", name="mcp-adapter")  # it relays several agents and users
 
 
@@ -31,7 +33,8 @@ async def mcp_session(urls: str, stderr: Path, token: str = ADAPTER_TOKEN) -> As
     assert MNEMONET.exists(), f"{MNEMONET} missing: install the project (pip install -e .)"
     params = StdioServerParameters(
         command=str(MNEMONET), args=["mcp", "--url", urls, "--log-level", "DEBUG"],
-        env={"MNEMONET_TOKEN": token, "MNEMONET_REQUEST_TIMEOUT": "10"},  # no cluster key: it is not a peer
+        # No cluster key: it is not a peer.
+        env={"MNEMONET_TOKEN": token, "MNEMONET_REQUEST_TIMEOUT": "10", "PYTHONPATH": SOURCE},
     )
     with stderr.open("w") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
@@ -105,6 +108,16 @@ async def test_every_tool_over_stdio_and_the_first_node_may_die(
         assert {conflict["a"]["text"], conflict["b"]["text"]} == {
             "user prefers afternoon", "user prefers morning meetings"}
 
+        # The user changed their mind: the brief reads the contradiction as the answers do, the newer standing.
+        brief = await _call(session, "brief", subject="user", since_hours=1, budget=200)
+        assert brief["brief"].startswith("What memory holds about user") and brief["tokens"] <= 200
+        assert {conflict["a"]["id"], conflict["b"]["id"]} <= set(brief["cited"])
+        assert "user prefers afternoon (user; " in brief["brief"] and "Open conflicts:" not in brief["brief"]
+        assert "user prefers morning meetings (user" not in brief["brief"]  # said twice, replaced all the same
+        assert "user prefers morning meetings (st-" in brief["brief"]  # as a change since the last hour
+        assert "budget: must be an integer from 100" in await _error(session, "brief", budget=5)
+        assert "since_hours: must be a number of hours above 0" in await _error(session, "brief", since_hours=-1)
+
         afternoon = next(side["id"] for side in (conflict["a"], conflict["b"])
                          if side["text"] == "user prefers afternoon")
         retracted = await _call(session, "retract", id=afternoon, reason="said by mistake", source="user")
@@ -157,9 +170,11 @@ async def test_a_scope_the_token_lacks_is_named_in_the_tool_result(
     async with mcp_session(store.url, tmp_path / "reader.stderr", token=client_token("read", name="reader")) \
             as session:
         refused = await _error(session, "observe", text="read tokens do not write")
+        briefed = await _call(session, "brief")  # a read: the read scope is enough
         retract_refused = await _error(session, "retract", id="st-x", reason="no")
         assert (await _call(session, "recent", limit=1))["observations"] == []  # the session still works
     assert "the node refused: observe needs a token with the 'write' scope" in refused
+    assert briefed["brief"].startswith("What the team's memory holds") and briefed["cited"] == []
     assert "retract needs a token with the 'write' scope" in retract_refused
     assert (await service.graph.counts()).get("Observation", 0) == 0
 

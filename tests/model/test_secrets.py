@@ -39,7 +39,7 @@ POSITIVES: list[tuple[str, str, str]] = [
     ("DB_PASSWORD=correcthorsebattery", "correcthorsebattery", "credential_assignment"),
     ("my password is hunter2", "hunter2", "credential_assignment"),
     ("Authorization: Bearer aB3dE5fG7hJ9kL1mN3pQ5r", "aB3dE5fG7hJ9kL1mN3pQ5r", "secret_near_keyword"),
-    ("the secret key "
+    ("the signing key for prod "
         "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "9f8e7d6c5b4a39281706f5e4d3c2b1a0ffeeddcc", "secret_near_keyword"),
     ('config x = "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L"', "Zx9Qw3Er5Ty7Ui9Op1As3Df5Gh7Jk9L", "high_entropy_string"),
     # Found in the attack pass (issue 17): each was stored before.
@@ -49,6 +49,28 @@ POSITIVES: list[tuple[str, str, str]] = [
     (f"deploy key {PEM_B64[:60]}\n{PEM_B64[60:]}", PEM_B64[:60], "private_key"),
     ("alerts go to https://hooks.slack.com/services/T0AB12CDE/B0FG34HIJ/aBcDeFgHiJkLmNoPqRsTuVwX",
      "hooks.slack.com/services/T0AB12CDE/B0FG34HIJ/aBcDeFgHiJkLmNoPqRsTuVwX", "slack_webhook"),
+    # Found in the attack pass of issue 31 (row 17): each was stored before, in every field.
+    ("my password is: hunter2", "hunter2", "credential_assignment"),
+    ("my password's hunter2", "hunter2", "credential_assignment"),
+    ("my pw is hunter2", "hunter2", "credential_assignment"),
+    ("password hunter2", "hunter2", "credential_assignment"),
+    ("cache at redis://:S3cretPass@host", ":S3cretPass@", "url_credentials"),
+    ("s://admin:pw@host", "admin:pw@", "url_credentials"),
+    ("the key id is AKIA IOSF ODNN 7EXA MPLE", "AKIA IOSF ODNN 7EXA MPLE", "aws_access_key"),
+    ("AKIA-IOSF-ODNN-7EXA-MPLE", "AKIA-IOSF-ODNN-7EXA-MPLE", "aws_access_key"),
+    # The same credential however the sentence around it is punctuated or abbreviated.
+    ("my password is — Tr0ub4dor", "Tr0ub4dor", "credential_assignment"),
+    ("PW: Kitten99", "Kitten99", "credential_assignment"),
+    ("pwd hunter22", "hunter22", "credential_assignment"),
+    ("the admin pw's Tr0ub4dor", "Tr0ub4dor", "credential_assignment"),
+    ("wifi password → Tr0ub4dor&3", "Tr0ub4dor&3", "credential_assignment"),
+    ("password for the vpn -> Zx8!kq2Lm", "Zx8!kq2Lm", "credential_assignment"),
+    ("the password was changed to Spring2024!", "Spring2024!", "credential_assignment"),
+    ("creds are admin/hunter22", "admin/hunter22", "credential_assignment"),
+    ("my PIN is 4821", "4821", "credential_assignment"),
+    ("passcode 739182", "739182", "credential_assignment"),
+    ("my password is 'letmein42'", "letmein42", "credential_assignment"),
+    ("my password is sunshine", "sunshine", "credential_assignment"),
 ]
 
 # Credential words of other languages followed by a value (issue 17: none was caught before).
@@ -72,6 +94,11 @@ INTERNATIONAL: list[tuple[str, str]] = [
     ("パスワードはabc12345です", "abc12345"),
     ("비밀번호는 qwer1234", "qwer1234"),
     ('das Passwort ist "Sommer2024"', "Sommer2024"),
+    # Issue 31: with nothing between word and value, or another verb.
+    ("пароль qwerty123", "qwerty123"),
+    ("密码 hunter22", "hunter22"),
+    ("le mdp c'est soleil42", "soleil42"),
+    ("비밀번호 qwer1234", "qwer1234"),
 ]
 
 NEGATIVES: list[str] = [
@@ -110,6 +137,30 @@ NEGATIVES: list[str] = [
     "パスワードは忘れました",
     "Passwort: ${DB_PASSWORD}",
     "Passwort ändern: Einstellungen > Konto",
+    # Ordinary sentences around credential words (issue 31): the looser phrasings must not catch them.
+    "the password is wrong",  # refused before issue 31
+    "my password was stolen in 2019",  # refused before issue 31
+    "my password is incorrect, can you reset it?",  # refused before issue 31
+    "the password is case-sensitive",  # refused before issue 31
+    "the pin code is printed on the back of the card",  # refused before issue 31
+    "I forgot my password again",
+    "password reset link sent to your email",
+    "my password's too long to remember",
+    "Password: must be at least 12 characters",
+    "password policy: 12 characters, one symbol",
+    "change your password every 90 days",
+    "upgrade the password v2.0 module",
+    "boarding pass 14B, gate 22",
+    "I'll pass on that offer, thanks",
+    "my pin is on my backpack",
+    "her pin number has four digits",
+    "the token is valid for one hour",
+    "my pw's the same as last year",
+    "ASIA PACIFIC REGIONAL OFFICE OPENS IN MAY",
+    "redis://cache.internal:6379/0",
+    "https://sam@example.com/profile",
+    "пароль неверный",
+    "la contraseña es incorrecta",
 ]
 
 

@@ -52,7 +52,7 @@ async def test_a_slow_answer_times_out_and_a_kill_drops_the_request_in_flight() 
         return PlainTextResponse("hello")
 
     server = net.server(Starlette(routes=[Route("/hang", hang), Route("/hello", hello)]), "127.0.0.1", 0,
-                        ws_max_bytes=1024, graceful_timeout=1.0, idle_timeout=1.0)
+                        ws_max_bytes=1024, graceful_timeout=1.0, idle_timeout=1.0, header_timeout=1.0)
     port = await server.start()
     async with net.http_client(timeout=httpx.Timeout(0.2), limits=LIMITS) as http:
         assert (await http.get(f"http://127.0.0.1:{port}/hello")).text == "hello"

@@ -59,6 +59,39 @@ def test_forged_tampered_expired_and_revoked_tokens_are_refused() -> None:
         verifier.verify(text)
 
 
+def test_a_token_with_characters_added_or_changed_is_refused() -> None:
+    """Issue 31 row 16: the base64url decoder dropped characters outside its alphabet, so a token with
+    junk appended (or inserted into its signature) still verified; so did a signature whose last character
+    differed only in bits the decoder throws away."""
+    clock = SimClock(1_000_000.0)
+    verifier = TokenVerifier(KEY, now=clock)
+    text, _ = create_token(KEY, "carol", ["read"], 60, now=clock)
+    prefix, claims, signature = text.split(".")
+    # 32 signature bytes take 43 characters: the last carries 4 bits and 2 more the decoder ignores.
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    twin = alphabet[alphabet.index(signature[-1]) ^ 1]
+    assert base64.urlsafe_b64decode(signature[:-1] + twin + "=") == base64.urlsafe_b64decode(signature + "=")
+    altered = {
+        "junk appended": text + "!!",
+        "a space and junk appended": text + " #x",
+        "padding appended": text + "==",
+        "a character inserted": f"{prefix}.{claims}.{signature[:10]}*{signature[10:]}",
+        "a newline inserted": f"{prefix}.{claims}.{signature[:10]}\n{signature[10:]}",
+        "the last character's unused bits set": f"{prefix}.{claims}.{signature[:-1]}{twin}",
+        "standard base64 instead of url-safe": f"{prefix}.{claims}.{signature.replace('-', '+').replace('_', '/')}"
+        if "-" in signature or "_" in signature else text + "+",
+    }
+    refusals = {}
+    for what, bad in altered.items():
+        try:
+            verifier.verify(bad)
+            refusals[what] = "verified"
+        except TokenError as exc:
+            refusals[what] = str(exc)
+    assert refusals == dict.fromkeys(altered, "token signature is not base64url")
+    assert verifier.verify(text).name == "carol"
+
+
 def test_callers_the_cluster_key_is_not_a_client_credential_and_keyless_is_local() -> None:
     verifier = TokenVerifier(KEY)
     with pytest.raises(TokenError, match="peers only"):

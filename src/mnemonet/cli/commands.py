@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mnemonet.model.records import check_name
+from mnemonet.model.secrets import check_no_secrets
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,8 @@ COMMANDS: dict[str, CommandSpec] = {
         CommandSpec("observe", "TEXT", "store TEXT as an observation, even when it reads as a question"),
         CommandSpec("claim", "TEXT", "assert a claim as the current source (\"A contradicts B\" links two statements)"),
         CommandSpec("retract", "ID REASON", "take a statement or observation back (short ids as printed), saying why"),
+        CommandSpec("brief", "[SUBJECT]", "what a new session should know about SUBJECT (or the team): current "
+                    "facts, open conflicts, most used concepts"),
         CommandSpec("recent", "", "the newest observations and statements"),
         CommandSpec("contradictions", "", "open contradictions, both sides with confidence and source"),
         CommandSpec("concept", "NAME", "statements about a concept, superseded ones marked"),
@@ -97,4 +100,7 @@ def parse_line(line: str, max_chars: int, max_name_chars: int) -> Command | None
         raise ValueError(f"{spec.name}: takes no argument (usage /{spec.name})")
     if spec.arg == "NAME":
         arg = check_name(arg, spec.name, max_name_chars)
+        # A name set here is shown in every prompt after it and travels with every write: a secret pasted
+        # as one is refused (SecretRefused, so the session drops the line from the history) before any use.
+        check_no_secrets(arg, spec.name)
     return Command(spec.name, arg)

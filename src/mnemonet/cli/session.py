@@ -118,6 +118,8 @@ class CliSession:
             if not reason.strip():
                 raise ValueError("retract: usage /retract ID REASON (say why it is taken back)")
             return render.retracted(await self.api.retract(target, reason.strip(), self.source))
+        if name == "brief":
+            return (await self.api.brief(arg or None)).text.splitlines()
         if name == "recent":
             return (render.observations("recent observations", await self.api.get_recent_observations(limit))
                     + render.statements("recent statements", await self.api.get_recent_statements(limit)))

@@ -111,8 +111,8 @@ def _model(cls: type[M], data: object, what: str) -> M:
 def checked_triple(triple: Triple, what: str, settings: Settings) -> Triple:
     """Names non-empty and bounded, predicate snake_case, confidence within [0, 1]."""
     try:
-        subject = check_name(triple.subject, f"{what}.subject", settings.max_name_chars)
-        obj = check_name(triple.object, f"{what}.object", settings.max_name_chars)
+        subject = check_name(triple.subject, f"{what}.subject", settings.max_name_chars, drop_invisible=True)
+        obj = check_name(triple.object, f"{what}.object", settings.max_name_chars, drop_invisible=True)
         predicate = check_name(triple.predicate, f"{what}.predicate", 80).lower().replace(" ", "_").replace("-", "_")
     except ValueError as exc:
         raise MalformedResult(str(exc)) from None
@@ -135,7 +135,7 @@ def extraction_from(data: object, settings: Settings) -> Extraction:
     statements = [checked_triple(t, f"extraction.statements.{i}", settings) for i, t in enumerate(ex.statements)]
     inferred = [checked_triple(t, f"extraction.inferred.{i}", settings) for i, t in enumerate(ex.inferred)]
     try:
-        topics = [check_name(t, "extraction.topics", 80) for t in ex.topics[:50]]
+        topics = [check_name(t, "extraction.topics", 80, drop_invisible=True) for t in ex.topics[:50]]
     except ValueError as exc:
         raise MalformedResult(str(exc)) from None
     return Extraction(concepts=ex.concepts, statements=statements, topics=topics, inferred=inferred)

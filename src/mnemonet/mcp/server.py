@@ -28,7 +28,8 @@ mnemonet is a shared, append-only memory for a team of agents and their users.
 Write what you learn with `observe` (things seen or said) and `claim` (your own conclusions).
 Read with `remember` for a direct answer, or `search` then `load` to browse: search returns
 compact hits (id, kind, score, one line), load returns the full items with provenance.
-Start a task with `recent` to catch up, and check `contradictions` before relying on a fact.
+Start a session with `brief` (what memory holds now, what is in conflict, what changed), or `recent` to
+catch up, and check `contradictions` before relying on a fact.
 Nothing is overwritten: a newer statement supersedes an older one, conflicts stay visible;
 take a mistake back with `retract`. Every tool takes an optional `space` (a team's own memory);
 leave it out to use your token's first space."""
@@ -69,6 +70,13 @@ DESCRIPTIONS = {
     "recent": (
         "The newest observations and statements, newest first. Use it at the start of a task to catch up "
         "on what other agents and the user recorded lately."
+    ),
+    "brief": (
+        "What a new session should know, in one short text within a token budget: the current facts about a "
+        "subject (or, with no subject, about the team's most recent and most used subjects), the open conflicts "
+        "(rely on neither side), what changed in the last `since_hours`, and the most used concepts. Only current "
+        "facts: what was replaced or taken back is never stated as a fact. Every line cites short ids for load. "
+        "Call it at the start of a session."
     ),
     "contradictions": (
         "Open contradictions: pairs of current statements that conflict, with sources and confidence. "

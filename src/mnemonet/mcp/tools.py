@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import math
+import time
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
@@ -136,6 +138,16 @@ class Conflicts(BaseModel):
     contradictions: list[Conflict]
 
 
+class Briefed(BaseModel):
+    """What a new session should know, within a token budget."""
+
+    brief: str = Field(description="Current facts, open conflicts, changes and the most used concepts, each line "
+                       "citing short ids (load takes them).")
+    cited: list[str] = Field(description="The full ids the brief cites.")
+    tokens: int = Field(description="The brief's size, estimated as characters / 4.")
+    omitted: int = Field(description="Lines left out to stay within the budget; ask again with a larger one.")
+
+
 @contextlib.contextmanager
 def _as_tool_errors() -> Iterator[None]:
     # The agent gets one readable line; anything else would surface as a generic "tool failed".
@@ -167,7 +179,7 @@ def _one_line(text: str, limit: int) -> str:
 
 
 class MemoryTools:
-    """The eight tools, each a thin, validated, bounded call to ``MemoryAPI``."""
+    """The nine tools, each a thin, validated, bounded call to ``MemoryAPI``."""
 
     def __init__(self, memory: MemoryAPI, settings: Settings) -> None:
         self._memory = memory
@@ -257,3 +269,22 @@ class MemoryTools:
         with _as_tool_errors():
             found = await self._memory.get_unresolved_contradictions(limit, space=space)
         return Conflicts(contradictions=[_conflict(c) for c in found])
+
+    async def brief(
+        self, subject: Annotated[str | None, Field(description="A person, project or thing; leave out for the "
+                                                   "team's most recent and most used subjects.")] = None,
+        since_hours: Annotated[float | None, Field(description="Also list what changed in the last this many "
+                                                   "hours.")] = None,
+        budget: Annotated[int | None, Field(description="Most tokens the brief may take (the node's default "
+                                            "when left out).")] = None,
+        space: Space = None,
+    ) -> Briefed:
+        """See the tool description in ``mnemonet.mcp.server``."""
+        since = None
+        if since_hours is not None:
+            if not math.isfinite(since_hours) or since_hours <= 0:
+                raise ToolError("since_hours: must be a number of hours above 0")
+            since = max(0, int((time.time() - since_hours * 3600) * 1000))
+        with _as_tool_errors():
+            made = await self._memory.brief(subject, since, budget, space=space)
+        return Briefed(brief=made.text, cited=made.cited, tokens=made.tokens, omitted=made.omitted)

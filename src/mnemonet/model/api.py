@@ -7,6 +7,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field, StrictBool
 
+from mnemonet.model.brief import SessionBrief
 from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import (
     AuditView,
@@ -279,6 +280,16 @@ class MemoryAPI(Protocol):
         ...
 
     async def recall(self, query: str, *, space: str | None = None) -> Recall: ...
+
+    async def brief(
+        self, subject: str | None = None, since: int | None = None, budget: int | None = None, *,
+        space: str | None = None,
+    ) -> SessionBrief:
+        """What a new agent session should know about ``subject`` (or, without one, the team's most recent and
+        most used subjects), within ``budget`` tokens (estimated as characters / 4): current facts, open
+        conflicts, with ``since`` (epoch ms) what changed since then, the most used concepts; every line cites
+        its ids."""
+        ...
 
     async def infer(
         self, observation_text: str, source: str = "user", *, space: str | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -39,7 +40,37 @@ def check_id(value: object, field: str = "id") -> str:
     return value
 
 
-def check_name(value: object, field: str, limit: int = MAX_NAME_CHARS) -> str:
+def lone_surrogate(text: str) -> bool:
+    """True if ``text`` holds a lone surrogate (U+D800-U+DFFF): JSON can carry one, UTF-8 cannot, and every
+    store and model encodes text as UTF-8 (it once answered 500 there)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+# Invisible characters a name may keep: the joiners Persian, Indic scripts and emoji sequences spell with.
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def _invisible(value: str) -> str | None:
+    """The first control, format (bidi overrides, zero-width spaces, BOM ...) or surrogate character."""
+    if value.isascii():
+        return next((c for c in value if c < " " or c == "\x7f"), None)
+    return next((c for c in value if c not in _JOINERS and unicodedata.category(c) in ("Cc", "Cf", "Cs")), None)
+
+
+def check_name(value: object, field: str, limit: int = MAX_NAME_CHARS, *, drop_invisible: bool = False) -> str:
+    """A name (of a source, a concept, a space ...) with whitespace collapsed, non-empty and at most ``limit``.
+
+    Control and format characters are refused: a right-to-left override in a source name made it display
+    reversed ("bob\u202egnp.exe" reads "bobexe.png"), a zero-width space made two names look one.
+    ``drop_invisible`` removes them instead, for names a language model took from stored text (concepts,
+    topics), so text with a soft hyphen or a stray mark is still extracted.
+    """
     if not isinstance(value, str):
         raise InvalidInput(f"{field}: must be a string")
     value = " ".join(value.split())
@@ -47,6 +78,12 @@ def check_name(value: object, field: str, limit: int = MAX_NAME_CHARS) -> str:
         raise InvalidInput(f"{field}: must not be empty")
     if len(value) > limit:
         raise InvalidInput(f"{field}: longer than {limit} characters")
+    if (found := _invisible(value)) is not None:
+        if not drop_invisible:
+            raise InvalidInput(f"{field}: must not contain control or format characters (U+{ord(found):04X})")
+        value = " ".join("".join(c for c in value if _invisible(c) is None).split())
+        if not value:
+            raise InvalidInput(f"{field}: must not be empty")
     return value
 
 
@@ -59,6 +96,8 @@ def check_text(value: object, field: str = "text", limit: int = MAX_TEXT_CHARS) 
         raise InvalidInput(f"{field}: longer than {limit} characters")
     if "\x00" in value:
         raise InvalidInput(f"{field}: must not contain NUL characters")
+    if lone_surrogate(value):
+        raise InvalidInput(f"{field}: must not contain lone surrogates (U+D800-U+DFFF are not text)")
     return value
 
 
@@ -87,7 +126,7 @@ class ConceptComponent(_Record):
     @field_validator("name", mode="before")
     @classmethod
     def _name(cls, v: object) -> str:
-        return check_name(v, "component.name")
+        return check_name(v, "component.name", drop_invisible=True)
 
 
 class ConceptSpec(_Record):
@@ -101,12 +140,12 @@ class ConceptSpec(_Record):
     @field_validator("name", mode="before")
     @classmethod
     def _name(cls, v: object) -> str:
-        return check_name(v, "concept.name")
+        return check_name(v, "concept.name", drop_invisible=True)
 
     @field_validator("kind", mode="before")
     @classmethod
     def _kind(cls, v: object) -> str:
-        return check_name(v, "concept.kind", 40).lower()
+        return check_name(v, "concept.kind", 40, drop_invisible=True).lower()
 
     @field_validator("aliases", mode="before")
     @classmethod
@@ -115,7 +154,7 @@ class ConceptSpec(_Record):
             raise InvalidInput("concept.aliases: must be a list of strings")
         if len(v) > 20:
             raise InvalidInput("concept.aliases: more than 20 aliases")
-        return tuple(check_name(a, "concept.aliases") for a in v)
+        return tuple(check_name(a, "concept.aliases", drop_invisible=True) for a in v)
 
     @field_validator("components", mode="before")
     @classmethod
@@ -186,7 +225,7 @@ class StatementSpec(_Record):
     @field_validator("subject", "object", mode="before")
     @classmethod
     def _ends(cls, v: Any, info: ValidationInfo) -> str:
-        return check_name(v, f"statement.{info.field_name}")
+        return check_name(v, f"statement.{info.field_name}", drop_invisible=True)
 
     @field_validator("predicate", mode="before")
     @classmethod
@@ -275,7 +314,7 @@ class ObservationRecord(_Record):
     def _topics(cls, v: object) -> tuple[str, ...]:
         if not isinstance(v, (list, tuple)) or len(v) > 50:
             raise InvalidInput("observation.topics: must be a list of at most 50 strings")
-        return tuple(check_name(t, "observation.topics", 80) for t in v)
+        return tuple(check_name(t, "observation.topics", 80, drop_invisible=True) for t in v)
 
     @field_validator("metadata", mode="before")
     @classmethod

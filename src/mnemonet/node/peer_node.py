@@ -60,7 +60,7 @@ def check_bind(settings: Settings) -> None:
     if not settings.cluster_key and not settings.insecure and not _is_loopback(settings.host):
         raise ValueError(
             f"refusing to bind {settings.host!r} without a cluster key: set MNEMONET_CLUSTER_KEY "
-            "(--cluster-key), bind 127.0.0.1, or pass --insecure"
+            "or --cluster-key-file PATH, bind 127.0.0.1, or pass --insecure"
         )
     if settings.cluster_key and len(settings.cluster_key) < settings.min_cluster_key_chars \
             and not _is_loopback(settings.host):
@@ -187,7 +187,8 @@ class PeerNode:
         if "store" in self.capabilities or s.ui:
             mount_dashboard(app, self)  # the web dashboard: /ui, /v1/ws, /v1/graph, /v1/stats
         self._http = self.network.server(app, s.host, s.port, ws_max_bytes=2 * s.max_envelope_bytes,
-                                         graceful_timeout=s.shutdown_timeout, idle_timeout=s.http_idle_timeout)
+                                         graceful_timeout=s.shutdown_timeout, idle_timeout=s.http_idle_timeout,
+                                         header_timeout=s.http_header_timeout)
         port = await self._http.start()
         self.url = (s.advertise_url or f"http://{self._advertised_host()}:{port}").rstrip("/")
         local = Member(self.node_id, self.url, self.capabilities, 0, MemberState.ALIVE, time.monotonic())

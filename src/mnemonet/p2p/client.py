@@ -29,6 +29,7 @@ from mnemonet.model.api import (
     Recall,
     RetractResult,
 )
+from mnemonet.model.brief import SessionBrief
 from mnemonet.model.spaces import SpaceView
 from mnemonet.model.views import (
     AuditView,
@@ -127,6 +128,13 @@ class _MemoryMethods:
     async def recall(self, query: str, *, space: str | None = None) -> Recall:
         """The resolved statements behind ``remember``."""
         return await self._scall(space, "recall", {"query": query})
+
+    async def brief(
+        self, subject: str | None = None, since: int | None = None, budget: int | None = None, *,
+        space: str | None = None,
+    ) -> SessionBrief:
+        """What a new agent session should know, within a token budget."""
+        return await self._scall(space, "brief", _drop_none(subject=subject, since=since, budget=budget))
 
     async def infer(
         self, observation_text: str, source: str = "user", *, space: str | None = None

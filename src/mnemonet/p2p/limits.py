@@ -1,15 +1,20 @@
-"""Back-pressure: per-peer and per-client in-flight caps and token-bucket rate limits.
+"""Back-pressure: per-peer and per-client in-flight caps, token-bucket rate limits, and rooms to wait for.
 
-A node that is saturated answers "busy, retry after N seconds" at once
-(``Busy``: RPC error code ``busy``, HTTP 503 with ``Retry-After``) instead of
-queueing without bound; the router takes ``busy`` as "try another peer".
+A client of a saturated node is answered "busy, retry after N seconds" at
+once (``Busy``: HTTP 503 with ``Retry-After``) instead of queueing without
+bound. Between peers the sender waits instead (``Room``): each link carries at
+most ``max_inflight_per_link`` unanswered requests, so what waits is bounded
+by the senders' windows, and work is slowed down, never refused for being
+fast; only a wait past ``link_room_timeout`` fails, as ``busy``, which the
+router takes as "try another peer".
 """
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -163,3 +168,101 @@ class ReadBudget:
         finally:
             self.reads -= 1
             self.held -= booked
+
+
+class RoomClosed(Exception):
+    """The room was closed (its link is gone) while a caller waited for a place."""
+
+
+class Room:
+    """At most ``size`` holders at once; others wait for a place in arrival order.
+
+    ``leave`` hands a freed place straight to the longest waiter, so a newcomer
+    cannot overtake someone who waited. A waiter that gives up (its timeout, a
+    cancel) takes nothing; one given a place just as it gave up passes it on.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = max(1, size)
+        self.used = 0
+        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._closed = False
+
+    @property
+    def waiting(self) -> int:
+        """Callers waiting for a place now."""
+        return sum(1 for w in self._waiters if not w.done())
+
+    def try_enter(self) -> bool:
+        """Take a place if one is free and nobody waits for it; never waits."""
+        if self._closed or self.used >= self.size or self.waiting:
+            return False
+        self.used += 1
+        return True
+
+    async def enter(self, timeout: float) -> None:
+        """Take a place, waiting up to ``timeout`` seconds; ``TimeoutError`` past it, ``RoomClosed`` if closed."""
+        if self._closed:
+            raise RoomClosed
+        if self.try_enter():
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            async with asyncio.timeout(timeout):
+                await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self.leave()  # a place was handed over as the wait ended: give it to the next one
+            raise
+        finally:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+
+    def leave(self) -> None:
+        """Give a place back: to the longest waiter, else free."""
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)  # the place goes over as it is: ``used`` stays
+                return
+        self.used = max(0, self.used - 1)
+
+    def close(self) -> None:
+        """Fail every waiter with ``RoomClosed``; later ``enter`` calls fail at once."""
+        self._closed = True
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_exception(RoomClosed())
+
+
+class Window:
+    """The requests a sender has unanswered on one link: at most ``size``, each holding its place until its
+    reply arrives (a late one included: the peer serves it all the same), or until the link closes."""
+
+    def __init__(self, size: int) -> None:
+        self._room = Room(size)
+        self._held: set[str] = set()
+
+    @property
+    def size(self) -> int:
+        """Most requests unanswered at once."""
+        return self._room.size
+
+    async def take(self, request_id: str, timeout: float) -> None:
+        """A place for ``request_id``, waiting up to ``timeout``; ``TimeoutError`` past it, ``RoomClosed`` if the
+        link closed."""
+        await self._room.enter(timeout)
+        self._held.add(request_id)
+
+    def give_back(self, request_id: str) -> None:
+        """``request_id`` was answered (or never sent): its place goes to the next request."""
+        if request_id in self._held:
+            self._held.discard(request_id)
+            self._room.leave()
+
+    def close(self) -> None:
+        """The link closed: waiters fail with ``RoomClosed``."""
+        self._room.close()
+        self._held.clear()

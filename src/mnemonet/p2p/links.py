@@ -29,7 +29,8 @@ class Link:
     def __init__(self, peer_id: str | None, outbound: bool) -> None:
         self.peer_id = peer_id
         self.outbound = outbound
-        self.in_flight = 0
+        self.in_flight = 0  # requests from the peer being served
+        self.control_in_flight = 0  # other envelopes from the peer being handled (pings, gossip, events)
         self.closed = asyncio.Event()
         self._send_lock = asyncio.Lock()
         self._reader: asyncio.Task[None] | None = None

@@ -38,7 +38,7 @@ class MemoryNetwork:
         self._clients = itertools.count(1)
 
     def server(self, app: ASGIApp, host: str, port: int, *, ws_max_bytes: int, graceful_timeout: float,
-               idle_timeout: float) -> MemoryServer:
+               idle_timeout: float, header_timeout: float) -> MemoryServer:
         return MemoryServer(self, app, host, port)
 
     def http_client(self, *, timeout: httpx.Timeout, limits: httpx.Limits) -> httpx.AsyncClient:

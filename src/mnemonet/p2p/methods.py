@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import TypeAdapter, ValidationError
 
 from mnemonet.model.errors import InvalidInput
+from mnemonet.model.records import lone_surrogate
 from mnemonet.p2p.registry import REGISTRY, Scope
 from mnemonet.p2p.routing import capability_of
 
@@ -63,11 +64,14 @@ class MethodSpec:
 
 
 def check_plain(value: object, max_depth: int, where: str) -> None:
-    """``ValueError`` for a NUL character in any string (keys included) or nesting deeper than ``max_depth``.
+    """``ValueError`` for a NUL character or a lone surrogate in any string (keys included) or nesting deeper
+    than ``max_depth``.
 
-    Both once reached the stores and answered 500: FalkorDB and PostgreSQL
-    refuse NUL in text with an internal error, and deep nesting exhausts
-    recursion in validators. Walked without recursion, for the same reason.
+    Each once reached the stores and answered 500: FalkorDB and PostgreSQL
+    refuse NUL in text with an internal error, a lone surrogate (valid JSON,
+    ``"\\ud800"``) cannot be encoded as UTF-8 by any store, model or log, and
+    deep nesting exhausts recursion in validators. Walked without recursion,
+    for the same reason.
     """
     stack: list[tuple[object, int]] = [(value, 1)]
     while stack:
@@ -75,6 +79,8 @@ def check_plain(value: object, max_depth: int, where: str) -> None:
         if isinstance(item, str):
             if "\x00" in item:
                 raise InvalidInput(f"{where}: text must not contain NUL characters")
+            if lone_surrogate(item):
+                raise InvalidInput(f"{where}: text must not contain lone surrogates (U+D800-U+DFFF are not text)")
         elif isinstance(item, dict | list | tuple):
             if depth > max_depth:
                 raise InvalidInput(f"{where}: arguments nested deeper than {max_depth} levels")

@@ -30,7 +30,7 @@ class Server(Protocol):
 
 class Network(Protocol):
     def server(self, app: ASGIApp, host: str, port: int, *, ws_max_bytes: int, graceful_timeout: float,
-               idle_timeout: float) -> Server:
+               idle_timeout: float, header_timeout: float) -> Server:
         """A server for ``app`` at ``host:port`` (port 0: any free one)."""
 
     def http_client(self, *, timeout: httpx.Timeout, limits: httpx.Limits) -> httpx.AsyncClient:
@@ -44,9 +44,9 @@ class SocketNetwork:
     """The real network."""
 
     def server(self, app: ASGIApp, host: str, port: int, *, ws_max_bytes: int, graceful_timeout: float,
-               idle_timeout: float) -> Server:
+               idle_timeout: float, header_timeout: float) -> Server:
         return HttpServer(app, host, port, ws_max_bytes=ws_max_bytes, graceful_timeout=graceful_timeout,
-                          idle_timeout=idle_timeout)
+                          idle_timeout=idle_timeout, header_timeout=header_timeout)
 
     def http_client(self, *, timeout: httpx.Timeout, limits: httpx.Limits) -> httpx.AsyncClient:
         # Peer traffic goes direct, never through a proxy from the environment.

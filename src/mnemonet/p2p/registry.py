@@ -42,6 +42,9 @@ _STORE_CLIENT: tuple[tuple[str, Scope, str], ...] = (
      "unreadable. Bounded: import_request_max_lines, import_request_max_chars."),
     ("remember", "read", "Answer a question from the memory, leading with the current answer, with provenance."),
     ("recall", "read", "The statements, changes, conflicts and observations behind an answer, unwritten."),
+    ("brief", "read", "What a new agent session should know about a subject (or the team) within a token budget: "
+     "current facts, open conflicts, what changed since a time, the most used concepts; as text and as lines "
+     "with their ids."),
     ("search", "read", "Hybrid (vector + keyword) search over observations, statements and concepts."),
     ("load", "read", "Full items with provenance by id; the short ids the CLI prints (obs-1a2b3c4d) work too."),
     ("get_recent_observations", "read", "The newest observations."),

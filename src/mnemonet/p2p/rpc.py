@@ -19,7 +19,7 @@ from mnemonet.p2p.errors import (
     RequestTimeout,
     error_from_wire,
 )
-from mnemonet.p2p.limits import KeyedLimiter, check_batches
+from mnemonet.p2p.limits import KeyedLimiter, Room, check_batches
 from mnemonet.p2p.methods import MethodSpec, method_spec
 from mnemonet.p2p.metrics import NodeMetrics
 from mnemonet.p2p.peer_access import Authenticate, CapabilitiesOf, check_peer_call, forwarded_credential
@@ -74,7 +74,10 @@ class RpcServer:
         self._providers = providers
         self._capabilities_of = capabilities_of
         self._authenticate = authenticate
-        self._max_concurrent = settings.max_concurrent_requests
+        # Requests served at once: a local (client) call beyond them is refused busy, a peer's waits for room
+        # up to ``link_room_timeout`` (the peers' link windows bound how many wait).
+        self._room = Room(settings.max_concurrent_requests)
+        self._room_timeout = settings.link_room_timeout
         self._busy_retry_after = settings.busy_retry_after
         self._max_batch = settings.max_batch_items
         self._max_depth = settings.max_argument_depth
@@ -83,28 +86,34 @@ class RpcServer:
         self.peer_limits = KeyedLimiter(
             "peer", max_in_flight=settings.max_inflight_per_peer, rate=settings.peer_rate_limit,
             burst=settings.peer_rate_burst, max_keys=settings.limiter_max_keys, retry_after=settings.busy_retry_after)
-        self.in_flight = 0
         self.served = 0
+
+    @property
+    def in_flight(self) -> int:
+        """Requests being served now."""
+        return self._room.used
 
     def can_serve(self, method: str) -> bool:
         """True if this node has the capability ``method`` needs."""
         return self._providers.has(method_spec(method).capability)
 
-    async def invoke(self, spec: MethodSpec, kwargs: dict[str, Any]) -> Any:
-        """Run ``spec`` here with validated ``kwargs``; publishes an event after a write."""
+    async def invoke(self, spec: MethodSpec, kwargs: dict[str, Any], *, from_peer: bool = False) -> Any:
+        """Run ``spec`` here with validated ``kwargs``; publishes an event after a write.
+
+        At ``max_concurrent_requests`` a local call is refused busy at once; a peer's (``from_peer``)
+        waits for room up to ``link_room_timeout``.
+        """
         if not self._providers.has(spec.capability):
             raise MissingCapability(f"node {self._node_id} lacks capability {spec.capability!r} for {spec.name!r}")
         started = time.monotonic()
         try:
-            if self.in_flight >= self._max_concurrent:
-                raise Busy(f"node {self._node_id} is serving {self.in_flight} requests", self._busy_retry_after)
             check_batches(spec.name, kwargs, self._max_batch)
-            self.in_flight += 1
+            await self._enter(from_peer)
             try:
                 provider = await self._providers.serving(spec.name, spec.capability)
                 result = await getattr(provider, spec.attr)(**kwargs)
             finally:
-                self.in_flight -= 1
+                self._room.leave()
         except Exception as exc:
             self.count(spec.name, error_code(exc) or "internal", time.monotonic() - started)
             if error_code(exc) is None:
@@ -118,6 +127,19 @@ class RpcServer:
             if ids:
                 await self._on_write(spec.event, ids, kwargs.get("space") or DEFAULT_SPACE)
         return result
+
+    async def _enter(self, wait: bool) -> None:
+        if self._room.try_enter():
+            return
+        if wait:
+            try:
+                await self._room.enter(self._room_timeout)
+                return
+            except TimeoutError:
+                raise Busy(f"node {self._node_id} served {self._room.size} requests for {self._room_timeout:g}s "
+                           "while this one waited (max_concurrent_requests, link_room_timeout)",
+                           self._busy_retry_after) from None
+        raise Busy(f"node {self._node_id} is serving {self.in_flight} requests", self._busy_retry_after)
 
     def count(self, method: str, outcome: str, seconds: float | None = None) -> None:
         """Record one served or refused call in the node's metrics."""
@@ -148,7 +170,7 @@ class RpcServer:
                 self.count(spec.name, "busy")
                 raise
             try:
-                result = await self.invoke(spec, kwargs)
+                result = await self.invoke(spec, kwargs, from_peer=True)
             finally:
                 self.peer_limits.release(env.sender)
             return env.reply(Kind.RESPONSE, self._node_id, {"result": spec.dump_result(result)})
@@ -213,6 +235,12 @@ class RpcClient:
             started = time.monotonic()
             try:
                 reply = await self._transport.call(peer, env, self._timeout)
+            except Busy as exc:  # its link stayed full past link_room_timeout, or it refused over HTTP: try another
+                self._router.finished(peer.node_id, None)
+                log.info("%s on %s: %s; trying another peer", spec.name, peer.node_id, exc)
+                self._failover(spec.name, "busy")
+                last = exc
+                continue
             except (PeerUnavailable, PeerTimeout) as exc:
                 # A timeout counts as a sample of the full timeout, so a slow peer sinks in the ranking
                 # and later calls are routed around it.

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.responses import JSONResponse, Response
 from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect
 
 from mnemonet.model.errors import Busy, InvalidInput, describe, is_expected, status_of
 from mnemonet.model.spaces import DEFAULT_SPACE, check_space
@@ -96,6 +97,10 @@ class BodyTooLarge(Exception):
     """A request body over the size limit."""
 
 
+class ClientGone(Exception):
+    """The client hung up before its whole request body arrived (an ordinary event: one log line)."""
+
+
 async def _read_body(request: Request, limit: int, charge: Callable[[int], None] | None = None) -> bytes:
     # Read in chunks and stop at the limit, so a huge body is never held in memory;
     # ``charge`` books each chunk against a shared budget (it raises ``Busy`` when that is spent).
@@ -104,13 +109,16 @@ async def _read_body(request: Request, limit: int, charge: Callable[[int], None]
         raise BodyTooLarge
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge
-        if charge is not None:
-            charge(len(chunk))
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge
+            if charge is not None:
+                charge(len(chunk))
+            chunks.append(chunk)
+    except ClientDisconnect:  # left to the framework it was a 62-line traceback, each time
+        raise ClientGone(f"{request.url.path}: the client hung up after {size} of {declared or '?'} bytes") from None
     return b"".join(chunks)
 
 
@@ -170,6 +178,11 @@ def create_app(node: ServedNode) -> FastAPI:
     if node.host_names is not None:
         app.add_middleware(HostGuard, names=node.host_names)
 
+    def _gone(request: Request, exc: ClientGone) -> JSONResponse:
+        # Logged like a refusal: one line per client address, then one summary per refusal_log_interval.
+        node.transport.refusals.refused(_address(request), f"an incomplete request ({exc})")
+        return _error("bad_input", str(exc))  # sent to no one: the connection is gone
+
     async def reader(request: Request) -> bool:
         try:
             return (await node.tokens.authenticate(bearer(request.headers))).allows("read")
@@ -208,6 +221,8 @@ def create_app(node: ServedNode) -> FastAPI:
             return _busy(exc)
         except TimeoutError:
             return _error("body_timeout", f"body not received within {node.peer_read_timeout}s")
+        except ClientGone as exc:
+            return _gone(request, exc)
         status, body = await node.transport.handle_http(raw, accept, _address(request))
         media = "application/octet-stream" if status == 200 else "application/json"
         return Response(body, status_code=status, media_type=media)
@@ -261,6 +276,8 @@ def create_app(node: ServedNode) -> FastAPI:
             raw = await _read_body(request, node.max_body_bytes)
         except BodyTooLarge:
             return _error("too_large", f"body exceeds {node.max_body_bytes} bytes")
+        except ClientGone as exc:
+            return _gone(request, exc)
         try:
             kwargs = json.loads(raw) if raw.strip() else {}
         except ValueError as exc:

@@ -92,8 +92,21 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
+_B64URL = re.compile(r"[A-Za-z0-9_-]*")
+
+
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """Strict base64url without padding: ``ValueError`` for any other character or a non-canonical end.
+
+    The library decoder drops characters outside the alphabet and ignores the unused bits of the last
+    character, so many strings decoded to one signature: a token with junk added still verified.
+    """
+    if not _B64URL.fullmatch(text) or len(text) % 4 == 1:
+        raise ValueError("not base64url")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not canonical base64url")
+    return data
 
 
 def token_key(cluster_key: str) -> bytes:

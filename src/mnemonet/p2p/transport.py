@@ -8,6 +8,13 @@ get an unsigned error body, on a link the link is closed, never a signed reply
 that could be replayed elsewhere), replies resolve the waiting call, and
 everything else goes to the node's handler in its own task so a slow request
 never holds up pings on the same link.
+
+Flow control: a link carries at most ``max_inflight_per_link`` unanswered
+requests (a ``Window`` per link, on the sender's side); a request beyond them
+waits for a reply to free a place, up to ``link_room_timeout``. The receiver
+serves that many from one link, so a full link slows its sender down instead
+of having its requests refused (issue 31: a bulk import lost 342 extractions
+and 75 index writes to "more than 64 envelopes in flight on this link").
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +32,8 @@ from starlette.websockets import WebSocket
 from mnemonet.model.errors import describe, is_expected, status_of
 from mnemonet.p2p import handshake
 from mnemonet.p2p.envelope import Codec, Envelope, EnvelopeError, Kind
-from mnemonet.p2p.errors import RemoteError
+from mnemonet.p2p.errors import Busy, RemoteError
+from mnemonet.p2p.limits import RoomClosed, Window
 from mnemonet.p2p.links import AcceptedLink, DialledLink, Link, LinkClosed
 from mnemonet.p2p.network import SOCKETS, Network
 from mnemonet.p2p.refusals import RefusalLog
@@ -76,6 +85,13 @@ def _settle(outcome: asyncio.Future[Envelope | None], attempt: asyncio.Future[En
         outcome.set_result(attempt.result())
 
 
+def _stamped(env: Envelope) -> Envelope:
+    """``env`` timestamped now. A request that waited for room on a full link, or for it to fall back to
+    HTTP, could be older than ``max_message_age`` when sent: the peer refused it as stale and closed the link
+    (issue 31: under a bulk import on two loaded cores, requests waited 30-40 s)."""
+    return env.model_copy(update={"ts": time.time()})
+
+
 def ws_url(http_url: str) -> str:
     """The peer WebSocket endpoint of a node's HTTP URL."""
     base = http_url.rstrip("/")
@@ -97,6 +113,7 @@ class Transport:
         self._settings = settings
         self._handler = handler
         self._links: dict[str, list[Link]] = {}
+        self._windows: dict[Link, Window] = {}  # per open link: the requests sent on it and not answered yet
         self._accepted: set[AcceptedLink] = set()  # inbound links past the handshake
         self._handshaking = 0  # inbound sockets still proving themselves: their own small cap
         self._pending: dict[str, tuple[asyncio.Future[Envelope], Link | None]] = {}
@@ -179,10 +196,14 @@ class Transport:
     def _register(self, link: Link) -> None:
         if link.peer_id is not None:
             self._links.setdefault(link.peer_id, []).append(link)
+            self._windows[link] = Window(self._settings.max_inflight_per_link)
 
     def _forget(self, link: Link) -> None:
         if isinstance(link, AcceptedLink):
             self._accepted.discard(link)
+        window = self._windows.pop(link, None)
+        if window is not None:
+            window.close()  # requests waiting for room try HTTP instead
         group = self._links.get(link.peer_id or "", [])
         if link in group:
             group.remove(link)
@@ -277,7 +298,8 @@ class Transport:
     async def call(self, member: Member, env: Envelope, timeout: float) -> Envelope:
         """Send ``env`` and wait for its reply (which may carry an error; see ``raise_for_error``).
 
-        ``timeout`` bounds the send too. A send cut short by it leaves the link
+        ``timeout`` bounds the send too, and a request's wait for room on a full
+        link (``Busy`` past ``link_room_timeout``). A send cut short by it leaves the link
         whole (a message is queued whole or not at all) and open: only a send
         that waits its full ``link_send_timeout`` drops a link as stuck, never a
         short probe budget. A call still waiting when its peer is declared dead
@@ -289,22 +311,40 @@ class Transport:
             loop = asyncio.get_running_loop()
             fut: asyncio.Future[Envelope] = loop.create_future()
             self._pending[env.id] = (fut, link)
+            window = self._windows.get(link) if env.kind is Kind.REQUEST else None
+            sent = False
             try:
                 async with asyncio.timeout(timeout):
+                    if window is not None:
+                        await self._room(window, member.node_id, env.id)
+                        env = _stamped(env)
                     await link.send(self._codec.encode(env), self._settings.link_send_timeout)
+                    sent = True
                     return await fut
-            except LinkClosed:
+            except (LinkClosed, RoomClosed):
                 pass  # not delivered, so HTTP is a safe second try
             except TimeoutError:
                 raise PeerTimeout(f"{member.node_id} did not answer {env.kind} within {timeout}s") from None
             finally:
                 self._pending.pop(env.id, None)
+                if window is not None and not sent:
+                    window.give_back(env.id)  # never reached the peer: no reply will free its place
                 if fut.done() and not fut.cancelled():
                     fut.exception()  # failed while the send was still under way: retrieved, not warned about
-        reply = await self._abandonable(member.node_id, self._post(member, env, timeout))
+        reply = await self._abandonable(member.node_id, self._post(member, _stamped(env), timeout))
         if reply is None:
             raise PeerUnavailable(f"{member.node_id} sent no reply to {env.kind}")
         return reply
+
+    async def _room(self, window: Window, peer_id: str, request_id: str) -> None:
+        """A place on a link for one request: waits while the link carries ``window.size`` unanswered ones."""
+        wait = self._settings.link_room_timeout
+        try:
+            await window.take(request_id, wait)
+        except TimeoutError:
+            raise Busy(f"the link to {peer_id} carried {window.size} unanswered requests for {wait:g}s "
+                       "(max_inflight_per_link, link_room_timeout): the peer is overloaded",
+                       self._settings.busy_retry_after) from None
 
     async def _abandonable(self, peer_id: str, post: Coroutine[Any, Any, Envelope | None]) -> Envelope | None:
         """Await an HTTP call to ``peer_id`` that ``abandon_calls_to`` can fail early (a link call's
@@ -348,6 +388,8 @@ class Transport:
         if resp.status_code != 200:
             try:
                 err = resp.json()["error"]
+                if err["code"] == Busy.code:  # the peer's read budget or limits: another peer may have room
+                    raise Busy(str(err["message"]), float(err.get("retry_after", self._settings.busy_retry_after)))
                 raise RemoteError(str(err["message"]), str(err["code"]))
             except (ValueError, KeyError, TypeError):
                 raise RemoteError(f"{url} answered HTTP {resp.status_code}", "http_error") from None
@@ -375,27 +417,40 @@ class Transport:
             await self._refuse(link, EnvelopeError("wrong_sender", f"{env.sender} on the link of {link.peer_id}"))
             return
         if env.reply_to is not None:
+            window = self._windows.get(link)
+            if window is not None:
+                window.give_back(env.reply_to)  # a late reply too: the peer has served it
             pending = self._pending.get(env.reply_to)
             if pending is not None and not pending[0].done():
                 pending[0].set_result(env)
             return  # a late reply to a call that timed out: nothing waits for it
-        if link.in_flight >= self._settings.max_inflight_per_link:
-            # Refuse rather than wait: the reader must keep reading replies, or two busy peers deadlock.
-            # For the same reason the refusal is sent by its own task, never awaited here.
+        # Requests are counted apart from pings, gossip and events: the sender's window knows only requests.
+        request = env.kind is Kind.REQUEST
+        if (link.in_flight if request else link.control_in_flight) >= self._settings.max_inflight_per_link:
+            # A sender keeps to its window, so this is one that does not. Refuse rather than wait: the reader
+            # must keep reading replies, or two busy peers deadlock. For the same reason the refusal is sent
+            # by its own task, never awaited here.
             self.spawn(self._try_send(link, env.reply(Kind.RESPONSE, self.node_id, error_payload(
-                "busy", f"more than {self._settings.max_inflight_per_link} envelopes in flight on this link"))),
-                "reply-busy")
+                "busy", f"more than {self._settings.max_inflight_per_link} {'requests' if request else 'envelopes'} "
+                "in flight on this link"))), "reply-busy")
             return
-        link.in_flight += 1
-        self.spawn(self._handle_on_link(link, env), f"handle-{env.kind}")
+        if request:
+            link.in_flight += 1
+        else:
+            link.control_in_flight += 1
+        self.spawn(self._handle_on_link(link, env, request), f"handle-{env.kind}")
 
-    async def _handle_on_link(self, link: Link, env: Envelope) -> None:
+    async def _handle_on_link(self, link: Link, env: Envelope, request: bool) -> None:
         try:
             reply = await self._dispatch(env)
-            if reply is not None:
-                await self._try_send(link, reply)
         finally:
-            link.in_flight -= 1
+            # Counted down before the reply goes out: the sender may use the place as soon as it has the reply.
+            if request:
+                link.in_flight -= 1
+            else:
+                link.control_in_flight -= 1
+        if reply is not None:
+            await self._try_send(link, reply)
 
     async def _dispatch(self, env: Envelope) -> Envelope | None:
         try:

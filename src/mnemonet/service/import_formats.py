@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mnemonet.model.records import lone_surrogate
+
 Format = Literal["jsonl", "locomo", "chat"]
 FORMATS: tuple[Format, ...] = ("jsonl", "locomo", "chat")
 _CHAT_LINE = re.compile(r"^\s*([^:\n]{1,80}?)\s*:\s*(.+?)\s*$")
@@ -89,6 +91,8 @@ def parse_items(text: str, fmt: Format, *, text_field: str = "text", source_fiel
 def _lines(text: str) -> Iterator[tuple[int, str]]:
     # Numbered as a file read in text mode numbers them (universal newlines), not as str.splitlines(),
     # which also splits at form feeds and other separators: the keys must not depend on who reads the file.
+    # A byte order mark (files saved on Windows) is no part of the first line's speaker or text.
+    text = text.removeprefix("\ufeff")
     for number, line in enumerate(text.replace("\r\n", "\n").replace("\r", "\n").split("\n"), start=1):
         if line.strip():
             yield number, line
@@ -101,11 +105,19 @@ def _jsonl(text: str, text_field: str, source_field: str, default_source: str) -
         except json.JSONDecodeError as exc:
             yield Unreadable(number, f"not JSON: {exc.msg}")
             continue
+        except RecursionError:  # deeper than the parser goes: this line's shape, not a fault of the node
+            yield Unreadable(number, "not JSON this node reads: nested too deeply")
+            continue
         if not isinstance(row, dict) or not isinstance(row.get(text_field), str):
             yield Unreadable(number, f"no string field {text_field!r}")
             continue
         source = row.get(source_field)
-        yield Item(number, row[text_field], source if isinstance(source, str) and source else default_source)
+        source = source if isinstance(source, str) and source else default_source
+        if lone_surrogate(row[text_field]) or lone_surrogate(source):
+            # An escape such as "\\ud800" is valid JSON but no text: no store can encode it.
+            yield Unreadable(number, "text or source holds a lone surrogate (U+D800-U+DFFF are not text)")
+            continue
+        yield Item(number, row[text_field], source)
 
 
 def _chat(text: str, default_source: str) -> Iterator[Item | Unreadable]:
@@ -132,6 +144,6 @@ def _locomo(text: str) -> Iterator[Item | Unreadable]:
                         "dia_id": str(turn["dia_id"]), "session": f"{sample['sample_id']}:session_{n}",
                         "session_date": str(conv.get(f"session_{n}_date_time", "")),
                     }))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:  # the whole file is one JSON document
-        raise ValueError(f"not a LoCoMo file ({type(exc).__name__}: {exc})") from exc
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:  # one JSON document
+        raise ValueError(f"not a LoCoMo file ({type(exc).__name__}: {exc})") from None
     yield from out

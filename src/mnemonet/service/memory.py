@@ -14,6 +14,7 @@ helpers of ``common.py``; none imports another (``tests/test_layers.py``):
 - ``ingest``: ``observe``, ``import_file``, ``complete_extraction``: observations and their extraction;
 - ``claims``: ``claim``: its basis, supersession said in words, "A contradicts B";
 - ``reads``: ``recall``, ``remember``, ``search``, ``load`` and the ``get_*`` listings;
+- ``briefing``: ``brief``, what a new agent session should know;
 - ``erasure``: ``retract``, ``forget``, ``tombstones``, ``clear``, ``sync_vectors`` (the ``erasing`` lock);
 - ``workers``: what the worker agents call: ``infer``, ``record_inference``, ``pending_*``,
   ``mark_processed``, ``link_statements``, ``predicate_profile``, ``record_predicate``, ``record_summary``;
@@ -42,6 +43,7 @@ from mnemonet.model.api import (
     Recall,
     RetractResult,
 )
+from mnemonet.model.brief import SessionBrief
 from mnemonet.model.spaces import DEFAULT_SPACE
 from mnemonet.model.views import (
     AuditView,
@@ -53,6 +55,7 @@ from mnemonet.model.views import (
     TombstoneView,
     WriteResult,
 )
+from mnemonet.service.briefing import Briefing
 from mnemonet.service.claims import Claims
 from mnemonet.service.common import MAX_LIMIT
 from mnemonet.service.context import ServiceContext
@@ -88,6 +91,7 @@ class MemoryService:
         self._ingest = Ingest(self._ctx)
         self._claims = Claims(self._ctx)
         self._reads = Reads(self._ctx, self._shared)
+        self._briefing = Briefing(self._ctx)
         derivations = Derivations(self._ctx)
         self._erasure = Erasure(self._ctx, derivations)
         self._workers = Workers(self._ctx, derivations)
@@ -301,6 +305,11 @@ class MemoryService:
     async def load(self, ids: list[str]) -> list[dict[str, Any]]:
         """Full items with provenance, for ids from ``search``."""
         return await self._reads.load(ids)
+
+    async def brief(self, subject: str | None = None, since: int | None = None,
+                    budget: int | None = None) -> SessionBrief:
+        """What a new agent session should know about ``subject`` (or the team), within a token budget."""
+        return await self._briefing.brief(subject, since, budget)
 
     async def get_recent_observations(self, limit: int = 20) -> list[ObservationView]:
         """The newest observations."""

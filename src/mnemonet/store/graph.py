@@ -60,6 +60,13 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _epoch_ms(since: object, field: str = "since") -> int:
+    """A caller's time as epoch ms: a non-negative integer."""
+    if isinstance(since, bool) or not isinstance(since, int) or since < 0:
+        raise InvalidInput(f"{field}: must be a non-negative epoch-ms integer")
+    return since
+
+
 class GraphStore:
     """Async, append-only graph store behind one engine seam (``GraphDriver``)."""
 
@@ -110,9 +117,11 @@ class GraphStore:
                 raise
             host, port, password = server.host, server.port, server.password
         replicas = parse_addresses(settings.falkordb_replicas)
+        # One connection for each request the node admits at once (whatever else a request runs waits for one).
         driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password,
                               replicas=Replicas(replicas, password, settings.falkordb_replica_wait,
-                                                settings.falkordb_replica_poll) if replicas else None)
+                                                settings.falkordb_replica_poll) if replicas else None,
+                              max_connections=settings.max_concurrent_requests)
         store = cls(driver, settings)
         store.server = server
         store._lock = lock
@@ -479,6 +488,11 @@ class GraphStore:
         rows = await self.driver.read(q.RETRACTIONS_OF, {"ids": self._ids(ids)})
         return [RetractionView(**r) for r in rows]
 
+    async def retractions_since(self, since: int, limit: int) -> list[RetractionView]:
+        """Retractions made at or after ``since`` (epoch ms), newest first."""
+        rows = await self.driver.read(q.RETRACTIONS_SINCE, {"since": _epoch_ms(since), "limit": self._limit(limit)})
+        return [RetractionView(**r) for r in rows]
+
     async def statements_derived_from(
         self, item_id: str, kind: Literal["statement", "observation"]
     ) -> list[StatementView]:
@@ -653,6 +667,11 @@ class GraphStore:
         """Newest statements first, with subject, object and source names."""
         return await self._statements(q.RECENT_STATEMENTS, {"limit": self._limit(limit)})
 
+    async def superseded_since(self, since: int, limit: int) -> list[StatementView]:
+        """Statements replaced at or after ``since`` (epoch ms) by a statement that stands, newest first."""
+        params = {"since": _epoch_ms(since), "limit": self._limit(limit), "summary_predicate": SUMMARY_PREDICATE}
+        return await self._statements(q.SUPERSEDED_SINCE, params)
+
     async def unresolved_contradictions(self, limit: int = 50) -> list[ContradictionView]:
         """Contradictions where neither side is superseded, newest first."""
         rows = await self.driver.read(q.UNRESOLVED_CONTRADICTIONS, {"limit": self._limit(limit)})
@@ -675,9 +694,8 @@ class GraphStore:
 
     async def recent_observations(self, limit: int = 20, since: int | None = None) -> list[ObservationView]:
         """Newest observations first, optionally only those created at or after ``since`` (epoch ms)."""
-        if since is not None and (isinstance(since, bool) or not isinstance(since, int) or since < 0):
-            raise InvalidInput("since: must be a non-negative epoch-ms integer")
-        rows = await self.driver.read(q.RECENT_OBSERVATIONS, {"limit": self._limit(limit), "since": since or 0})
+        start = 0 if since is None else _epoch_ms(since)
+        rows = await self.driver.read(q.RECENT_OBSERVATIONS, {"limit": self._limit(limit), "since": start})
         return [ObservationView(**_observation_row(r)) for r in rows]
 
     async def extracted_from(self, statement_ids: list[str]) -> dict[str, ObservationView]:
@@ -701,6 +719,11 @@ class GraphStore:
         """Concepts by name."""
         rows = await self.driver.read(q.CONCEPTS, {"limit": self._limit(limit)})
         return [ConceptView(**_concept_row(r)) for r in rows]
+
+    async def concept_use(self, limit: int) -> list[dict[str, Any]]:
+        """The concepts most current statements are about (summaries aside): ``{id, name, statements, last_at}``."""
+        params = {"limit": self._limit(limit), "summary_predicate": SUMMARY_PREDICATE}
+        return await self.driver.read(q.CONCEPT_USE, params)
 
     async def get_concepts(self, ids: list[str]) -> list[ConceptView]:
         """Concepts by id; unknown ids are absent from the result."""

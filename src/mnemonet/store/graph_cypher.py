@@ -301,6 +301,14 @@ RECENT_STATEMENTS = ("""
 MATCH (s:Statement)
 WITH s ORDER BY s.created_at DESC, s.id DESC LIMIT $limit""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
 
+# Statements replaced by a later one that stands, written at or after $since (the brief's changes): the newest
+# replacements first. Whether the replacement still stands is the statement view's (superseded_by).
+SUPERSEDED_SINCE = ("""
+MATCH (later:Statement)-[:SUPERSEDES]->(s:Statement)
+WHERE later.created_at >= $since AND later.predicate <> $summary_predicate
+WITH s, max(later.created_at) AS replaced_at ORDER BY replaced_at DESC, s.id LIMIT $limit
+WITH s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
+
 # Superseded ends are found by optional matches from a and b: FalkorDB evaluated
 # NOT (:Statement)-[:SUPERSEDES]->(a) ~5x slower (2,000 contradictions: 170 vs 35 ms).
 UNRESOLVED_CONTRADICTIONS = """
@@ -466,6 +474,16 @@ WITH DISTINCT w, src, replaced
 UNWIND replaced AS old
 CREATE (w)-[:SUPERSEDES {reason: 'a newer summary of the concept', created_at: $now, source: src.name}]->(old)"""
 
+
+# How much each concept is used now: its current statements (summaries aside), the newest first among equals.
+CONCEPT_USE = ("""
+MATCH (c:Concept)<-[:ABOUT_SUBJECT|ABOUT_OBJECT]-(s:Statement)
+WHERE s.predicate <> $summary_predicate""" + _current("c, ") + """
+WITH c, count(DISTINCT s) AS statements, max(s.created_at) AS last_at
+RETURN c.id AS id, c.name AS name, statements, last_at
+ORDER BY statements DESC, last_at DESC, id
+LIMIT $limit""").strip()
+
 CONCEPTS = """
 MATCH (c:Concept)
 RETURN c.id AS id, c.name AS name, c.kind AS kind, c.aliases AS aliases, c.created_at AS created_at
@@ -613,6 +631,14 @@ WHERE t.id IN $ids
 RETURN r.id AS id, t.id AS target_id, r.target_kind AS kind, r.reason AS reason, r.source AS source,
        r.created_at AS created_at, coalesce(t.sentence, t.summary, t.raw_content, '') AS target_text
 ORDER BY created_at, id""".strip()
+
+RETRACTIONS_SINCE = """
+MATCH (r:Retraction)-[:RETRACTS]->(t)
+WHERE r.created_at >= $since
+RETURN r.id AS id, t.id AS target_id, r.target_kind AS kind, r.reason AS reason, r.source AS source,
+       r.created_at AS created_at, coalesce(t.sentence, t.summary, t.raw_content, '') AS target_text
+ORDER BY created_at DESC, id
+LIMIT $limit""".strip()
 
 # -- forget: erasure of observations and what stands only on them (admin) ----
 

@@ -45,7 +45,8 @@ class _Router(Protocol):
 
 
 class _RpcServer(Protocol):
-    in_flight: int
+    @property
+    def in_flight(self) -> int: ...
 
 
 class DashboardNode(Protocol):

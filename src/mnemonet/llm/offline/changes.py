@@ -19,6 +19,8 @@ plain statement:
   CTO": Y holds the possessed role ("my manager" -> <speaker> has_manager Y).
 - ``job_at``: "started / took / landed a new job at X", "got hired by X": the
   subject works at X (a job lost or quit: no longer).
+- ``acquired``: "adopted a dog", "bought a Tesla": the subject has it now
+  (beside what it had: having is many-valued).
 - ``status_of_clause``: "the cafe closed down", "the project was cancelled",
   "the beta has ended": the thing's status (``has_status``) from a small table
   of verbs and adjectives of opening, closing, ending and expiring.
@@ -260,6 +262,14 @@ def role_as(verb: Token, subject: Token) -> tuple[Token, Token] | None:
         return agent, role
     holder = obj if obj is not None and is_person(obj) and not replacing else subject
     return holder, role
+
+
+def acquired(verb: Token) -> Token | None:
+    """What "adopted a dog", "bought a Tesla", "inherited a cottage" leaves the subject having: the direct
+    object of a verb of acquiring said as done (present habits, "I buy coffee daily", are no acquisition)."""
+    if verb.lemma_.lower() not in lx.ACQUIRE_VERBS or verb.tag_ not in ("VBD", "VBN"):
+        return None
+    return direct_object(verb)
 
 
 def job_at(verb: Token) -> tuple[Token, bool] | None:

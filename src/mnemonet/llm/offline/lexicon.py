@@ -169,6 +169,8 @@ CONJUNCTIONS = frozenset({"and", "but", "or", "nor", "although", "though", "whil
 # "Tom joined Hooli" / "Tom left Initech": with a named organisation as the object, the job itself
 # (works_at, ended by leave/quit) -- the state that holds now, so the old employer is superseded.
 JOIN_VERBS = frozenset({"join"})
+# Verbs whose done event leaves the subject having their object ("we adopted a dog": has dog).
+ACQUIRE_VERBS = frozenset({"adopt", "buy", "purchase", "acquire", "inherit", "rescue"})
 LEAVE_VERBS = frozenset({"leave", "quit"})
 # Entity labels that are not an employer; the small model's ORG/PERSON labels on made-up company
 # names are unreliable (it tags "Hooli" PERSON), so any other proper noun counts as one.

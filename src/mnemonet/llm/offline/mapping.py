@@ -109,8 +109,34 @@ class Mapper:
         self._found = []
         if not is_question(sent):
             self._clause(sent.root, _Clause())
+            self._it_is(sent)
         # In the order the text says them, whatever the tree's shape ("I hate X, Y is better").
         return [t for _, t in sorted(self._found, key=lambda pair: pair[0])]
+
+    def _it_is(self, sent: Span) -> None:
+        """"<X's colour> isn't blue, it's green", "I used to work at IBM, now it's Red Hat": an "it is B"
+        after a value denied or past stands for that value, so B of the same kind is the slot's value now
+        (a correction after a denial, else a change). After a present statement "it" is the thing itself
+        ("I love this song, it's great"), and a quality after a thing is a reason ("I left Acme, it's
+        chaos"): nothing is replaced."""
+        for verb in sent:
+            subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+            if (verb.lemma_ != "be" or subject is None or subject.lower_ != "it" or _negated(verb)
+                    or _tense(verb) == "past"):
+                continue
+            said = [t for at, t in self._found if at < subject.i and t.subject.lower() != "it"]
+            if not said or not (said[-1].negated or said[-1].revision is not None or said[-1].tense == "past"):
+                continue
+            last = said[-1]
+            before = [t for t in sent if t.i < subject.i and t.text == last.object.split()[-1]]
+            revision: Revision = "correction" if last.negated and last.revision is None else "change"
+            clause = _Clause(tense="present", revision=revision)
+            self._at = verb.i
+            # Only a value of the same kind (part of speech) replaces it: "it's too noisy" after "I don't
+            # like the office" is a reason, not another office.
+            for value in (v for v in _copula_values(verb) if before and v.pos_ == before[-1].pos_):
+                for name, negated in self._objects(value, keep_dates=True):
+                    self._add(last.subject, last.predicate, name, negated, clause, None)
 
     # -- clauses ---------------------------------------------------------------
 
@@ -283,6 +309,11 @@ class Mapper:
             employer, ended = job
             for item, _ in self._objects(employer):
                 self._add(subject, "works_at", item, ended, changed, when)
+            return False
+        if (owned := changes.acquired(verb)) is not None:
+            # "we adopted a dog": the event as said, and what it leaves (has dog, now, beside what was had).
+            for item, _ in self._objects(owned):
+                self._add(subject, "has", item, False, replace(clause, tense="present"), when)
             return False
         if (switch := changes.switched_to(verb)) is not None:
             new, old = switch

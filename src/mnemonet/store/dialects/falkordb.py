@@ -22,10 +22,12 @@ from falkordb.asyncio.query_result import QueryResult
 from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path
+from redis.asyncio import BlockingConnectionPool
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from mnemonet.settings import Settings
 from mnemonet.store.dialects.base import WriteOutcome
 from mnemonet.store.falkordb_replicas import Replicas
 from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation
@@ -67,11 +69,20 @@ class FalkorDriver:
     name = "falkordb"
 
     def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0,
-                 password: str | None = None, db: FalkorDB | None = None, replicas: Replicas | None = None) -> None:
+                 password: str | None = None, db: FalkorDB | None = None, replicas: Replicas | None = None, *,
+                 max_connections: int = Settings.model_fields["max_concurrent_requests"].default) -> None:
         self._host, self._port = host, port
         self._replicas = replicas
         self._owns_connection = db is None
-        self._db = FalkorDB(host=host, port=port, password=password) if db is None else db
+        self._pool: BlockingConnectionPool | None = None
+        if db is None:
+            # The library's pool fails a command with "Too many connections" past 100 (issue 31: 45-75 of 256
+            # admitted requests failed so). This one holds ``max_connections`` (the store node sizes it from
+            # the requests it admits) and a command finding them all busy waits for one, within its timeout.
+            self._pool = BlockingConnectionPool(host=host, port=port, password=password, decode_responses=True,
+                                                max_connections=max_connections, timeout=timeout)
+            db = FalkorDB(connection_pool=self._pool)
+        self._db = db
         self._where = f"falkordb at {host}:{port}"
         self._graph = self._db.select_graph(graph_name)
         self._graph_name = graph_name
@@ -220,6 +231,8 @@ class FalkorDriver:
             await self._db.connection.aclose()
             if self._replicas is not None:
                 await self._replicas.close()
+            if self._pool is not None:  # a pool given to the client is not closed with it
+                await self._pool.disconnect()
 
 
 async def _rewrite_aof(conn: Any, where: str, timeout: float, poll: float) -> None:
