@@ -46,7 +46,7 @@ import httpx
 from ingest import DEFAULT_DATA, HERE, start_node, wait_drained, wait_ready
 from mnemonet.embed import make_embedder
 from mnemonet.llm import make_language_model
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.model.views import ObservationView
 from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.service.import_formats import Item, content_identity, import_key, parse_items
@@ -111,7 +111,7 @@ def imported_ids(items: list[Item], identity: str, convs: list[Conversation]) ->
     by_conv: dict[str, dict[str, str]] = {c.id: {} for c in convs}
     for item in items:
         sample = item.metadata["session"].rsplit(":", 1)[0]
-        by_conv[sample][derived_id("obs", import_key(identity, item.line))] = item.metadata["dia_id"]
+        by_conv[sample][keyed_id("obs", import_key(identity, item.line), item.source)] = item.metadata["dia_id"]
     return by_conv
 
 

@@ -54,7 +54,7 @@ sys.path.insert(0, str(REPO / "src"))
 
 from mnemonet.embed import make_embedder  # noqa: E402
 from mnemonet.llm import make_language_model  # noqa: E402
-from mnemonet.model.ids import derived_id  # noqa: E402
+from mnemonet.model.ids import keyed_id  # noqa: E402
 from mnemonet.service import MemoryService, SpacedMemory, build_memory_service  # noqa: E402
 from mnemonet.service.fitted_rank import FEATURES, NEIGHBOUR_FEATURES  # noqa: E402
 from mnemonet.service.retrieval import SEARCH_MODES, Retriever  # noqa: E402
@@ -126,7 +126,7 @@ def load(path: Path, limit: int | None) -> list[Conversation]:
             if evidence:
                 questions.append((qa["question"], evidence, qa["category"]))
         conv = Conversation(sample["sample_id"], turns, questions)
-        conv.obs_to_dia = {derived_id("obs", f"{conv.id}:{t['dia_id']}"): t["dia_id"] for t in turns}
+        conv.obs_to_dia = {keyed_id("obs", f"{conv.id}:{t['dia_id']}", t["speaker"]): t["dia_id"] for t in turns}
         out.append(conv)
     return out
 
@@ -252,8 +252,8 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
                 await store.create_space(slug(conv.id))
                 svc, schema = await store.memory(slug(conv.id)), f"{SPACES_STORE}__{slug(conv.id)}"
                 # Keyed ids of a space other than default derive from the space too (MemoryService).
-                conv.obs_to_dia = {derived_id("obs", slug(conv.id), f"{conv.id}:{dia}"): dia
-                                   for dia in conv.obs_to_dia.values()}
+                conv.obs_to_dia = {keyed_id("obs", f"{conv.id}:{t['dia_id']}", t["speaker"], (slug(conv.id),)):
+                                   t["dia_id"] for t in conv.turns}
             else:
                 svc = await build_memory_service(settings, llm, embedder, vector_schema=schema)
             try:

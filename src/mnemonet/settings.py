@@ -162,6 +162,14 @@ class Settings(BaseSettings):
         120.0, description="Seconds forget waits for the graph's append-only file rewrite and the vector VACUUM FULL."
     )
     forget_compaction_poll: float = Field(0.05, description="Seconds between checks that the graph's rewrite is done.")
+    forget_write_wait: float = Field(
+        60.0, gt=0, description="Seconds a write waits while an erasure of what it writes runs (forget of its "
+        "source, a worker's write during any forget, any write during clear), then it is refused 503 busy.",
+    )
+    forget_drain_wait: float = Field(
+        120.0, gt=0, description="Seconds an erasure waits for the writes under way of what it erases (an observe's "
+        "model call) before it is refused 503 busy, erasing nothing.",
+    )
     usage_flush_interval: float = Field(
         2.0, description="Seconds search hits' use counts gather in memory before one batched write."
     )

@@ -18,7 +18,7 @@ from netsupport import HangAfterWrite, NodeFactory, client_token, eventually, se
 from mnemonet.embed import make_embedder
 from mnemonet.embed.errors import EmbeddingError
 from mnemonet.llm import AnthropicLanguageModel, make_language_model
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.model.records import ObservationRecord, SourceSpec
 from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
@@ -78,8 +78,10 @@ async def test_vector_write_failing_after_the_commit_converges_through_the_sync(
     services.append(svc)
     embedder.down = True
     result = await svc.observe("the backup runs at midnight", idempotency_key="durable-1")
-    # Acknowledged: the graph committed it, though its vectors could not be written.
+    # Acknowledged: the graph committed it, though its vectors could not be written (indexed behind the
+    # write: the failure is counted once that attempt is over).
     assert result.created and await _observation_count(svc, result.observation_id) == 1
+    await svc.indexer.drained()
     assert result.observation_id in await svc.vectors.ids_missing([result.observation_id])
     assert svc.indexer.failures == 1
 
@@ -108,7 +110,7 @@ async def test_retry_through_another_store_node_after_a_timeout_writes_once(
     client.router.finished(b.node_id, 1.0)  # make the hanging node the first choice
     result = await client.client.observe("the release is on friday", idempotency_key="retry-1")
     assert hanging.applied.is_set()  # the first node did commit before it went silent
-    assert result.observation_id == derived_id("obs", "retry-1") and not result.created
+    assert result.observation_id == keyed_id("obs", "retry-1", "user") and not result.created
     assert await _observation_count(second, result.observation_id) == 1
     assert len(await second.graph.statements_from_observation(result.observation_id)) == len(result.statements)
 

@@ -1,33 +1,28 @@
 """Forget leaves no byte of the erased text on disk: grep over dedicated embedded servers' data directories.
 
-The session's servers hold every test's data, so this test starts its own FalkorDB and PostgreSQL in
-their own directories, serves the memory from a real node, and erases a source through the client
-HTTP API with an admin token. FalkorDB is told not to LZF-compress strings in its rewritten file
-(``rdbcompression no``), and a control text that stays is found by the same grep: otherwise a
-compressed string could hide the erased text from grep and the test would pass for nothing.
+Each test starts its own FalkorDB and PostgreSQL in their own directories (``datadirs``), serves the
+memory from a real node, and erases through the client HTTP API with an admin token; a control text that
+stays is found by the same grep.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 
 import asyncpg
 import pytest
+from datadirs import found_in, own_servers
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "p2p"))
 
-from netsupport import CLUSTER_KEY, client_token, eventually, node_factory
+from netsupport import CLUSTER_KEY, client_token, eventually, node_factory, until
 
 from mnemonet.llm import make_language_model
 from mnemonet.model.errors import Forbidden, InvalidInput
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.tokens import create_token
-from mnemonet.service import build_memory_service
-from mnemonet.settings import Settings
-from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
-from mnemonet.store.embedded_postgres import EmbeddedPostgres
+from mnemonet.service import MemoryService, build_memory_service
 
 # The erased source's texts and name; each must be gone from every file of both servers.
 ERASED = ("Zorbulon lives in Vexmoor", "Zorbulon prefers Glimmerwick tea", "zorbulon", "glimmerwick")
@@ -38,30 +33,11 @@ ENGINE_RESIDUE = "vexmoor"
 KEPT = "paris"
 
 
-def found_in(directory: Path, needle: str) -> list[str]:
-    """Files under ``directory`` whose bytes contain ``needle`` (ASCII, any case)."""
-    wanted = needle.lower().encode()
-    hits = []
-    for path in directory.rglob("*"):
-        try:
-            if path.is_file() and wanted in path.read_bytes().lower():
-                hits.append(str(path.relative_to(directory)))
-        except OSError:  # a file removed while the walk ran (an old WAL segment, a rewritten AOF)
-            continue
-    return hits
-
-
 async def test_forget_a_source_leaves_none_of_its_text_in_the_data_directories(
     test_data_dir: Path, unique_name: str, embedder: object,
 ) -> None:
     root = test_data_dir / f"forget-{unique_name}"
-    falkordb, postgres = EmbeddedFalkorDB(root / "falkordb"), EmbeddedPostgres(root / "postgres")
-    _, url = await asyncio.gather(falkordb.start(), postgres.start())
-    config = falkordb.client()
-    try:
-        await config.config_set("rdbcompression", "no")
-        settings = Settings(llm="offline", falkordb_port=falkordb.port, falkordb_password=falkordb.password or "",
-                            graph_name=unique_name, database_url=url)
+    async with own_servers(root, unique_name) as settings:
         service = await build_memory_service(settings, make_language_model(settings), embedder,  # type: ignore[arg-type]
                                              vector_schema=unique_name)
         try:
@@ -107,9 +83,6 @@ async def test_forget_a_source_leaves_none_of_its_text_in_the_data_directories(
             assert rows == [{"kind": "source", "by": "dpo"}]
         finally:
             await service.close()
-    finally:
-        await config.aclose()
-        await asyncio.gather(falkordb.stop(), postgres.stop())
 
 
 # A whole space's texts, its speaker and its words: each must be gone from every file of both servers.
@@ -122,13 +95,7 @@ async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_d
     test_data_dir: Path, unique_name: str, embedder: object,
 ) -> None:
     root = test_data_dir / f"forget-space-{unique_name}"
-    falkordb, postgres = EmbeddedFalkorDB(root / "falkordb"), EmbeddedPostgres(root / "postgres")
-    _, url = await asyncio.gather(falkordb.start(), postgres.start())
-    config = falkordb.client()
-    try:
-        await config.config_set("rdbcompression", "no")
-        settings = Settings(llm="offline", falkordb_port=falkordb.port, falkordb_password=falkordb.password or "",
-                            graph_name=unique_name, database_url=url)
+    async with own_servers(root, unique_name) as settings:
         service = await build_memory_service(settings, make_language_model(settings), embedder,  # type: ignore[arg-type]
                                              vector_schema=unique_name)
         try:
@@ -146,6 +113,12 @@ async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_d
                         await admin.observe(text, source="quenthorpe", space=SPACE)
                     await admin.observe("Alice lives in Paris", source="alice")
                     await admin.observe("Bob lives in Paris too", source="bob", space="other")
+                    # Rows are indexed behind the writes (index_in_background): the files hold them once
+                    # each space's backlog is empty (reading them before was this test's own race).
+                    for space in (SPACE, None, "other"):
+                        async def indexed(space: str | None = space) -> bool:
+                            return not (await admin.stats(space=space))["backlog"]["vectors"]
+                        await until(indexed, 60.0, f"space {space}: every row indexed behind its write")
                     for needle in (*SPACE_ERASED, KEPT):
                         assert found_in(root / "falkordb", needle), f"{needle} not in the AOF before forget"
                         assert found_in(root / "postgres", needle), f"{needle} not in PostgreSQL's files before"
@@ -187,7 +160,7 @@ async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_d
                     "MATCH (n) WHERE any(v IN [n.raw_content, n.sentence, n.summary, n.name, n.source, n.subject, "
                     "n.object] WHERE toLower(toString(v)) CONTAINS $w) RETURN count(n) AS n", {"w": "quenthorpe"})
                 assert rows == [{"n": 0}], key
-            conn = await asyncpg.connect(url)
+            conn = await asyncpg.connect(settings.database_url)
             try:  # pg table scans: the schema is gone, and no row of any table left holds the words
                 schemas = {r["nspname"] for r in await conn.fetch("SELECT nspname FROM pg_namespace")}
                 assert f"{unique_name}__{SPACE}" not in schemas and f"{unique_name}__other" in schemas
@@ -210,6 +183,41 @@ async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_d
             assert found_in(root / "postgres", KEPT), "the control text must still be found in PostgreSQL's files"
         finally:
             await service.close()
-    finally:
-        await config.aclose()
-        await asyncio.gather(falkordb.stop(), postgres.stop())
+
+
+async def _sampled(service: MemoryService) -> str:
+    """The values PostgreSQL's statistics hold for the memory's tables (what ANALYZE sampled), as one string."""
+    async with service.vectors.acquire() as conn:
+        rows = await conn.fetch(
+            """SELECT concat_ws(' ', most_common_vals::text, histogram_bounds::text, most_common_elems::text) AS v
+               FROM pg_catalog.pg_stats WHERE schemaname = $1""", service.vectors.schema)
+    return " ".join(r["v"] or "" for r in rows).lower()
+
+
+async def test_forget_leaves_no_erased_value_in_postgresql_s_statistics(
+    test_data_dir: Path, unique_name: str, embedder: object,
+) -> None:
+    """ANALYZE (autovacuum's too) keeps sampled values of text columns in ``pg_statistic``: the erased text was
+    found there by the grep of an erasure under load. An erasure that empties a table is the hard case:
+    ANALYZE leaves an empty table's old statistics as they were."""
+    root = test_data_dir / f"forget-stats-{unique_name}"
+    async with own_servers(root, unique_name) as settings:
+        service = await build_memory_service(settings, make_language_model(settings), embedder,  # type: ignore[arg-type]
+                                             vector_schema=unique_name)
+        try:
+            for i in range(30):
+                await service.observe(f"Zorbulon counted Vexmoor crates, batch {i}", source="zorbulon",
+                                      defer_extraction=True)
+            await service.indexer.drained()
+            async with service.vectors.acquire() as conn:
+                await conn.execute(f'ANALYZE "{unique_name}".embeddings, "{unique_name}".keyword_lexemes')
+            assert "vexmoor" in await _sampled(service), "sampled into the statistics, as autovacuum does"
+            report = await service.forget(source="zorbulon", by="dpo")  # every row of the index goes
+            assert report.observations == 30 and report.vectors_compacted
+            assert "vexmoor" not in await _sampled(service)
+            try:
+                await eventually(lambda: not found_in(root / "postgres", "vexmoor"), 30.0, "gone from PostgreSQL")
+            except AssertionError:
+                pytest.fail(f"still in PostgreSQL's files: {found_in(root / 'postgres', 'vexmoor')}")
+        finally:
+            await service.close()

@@ -7,6 +7,7 @@ import time
 
 from gated import GatedEmbedder
 
+from mnemonet.model.records import ObservationRecord, SourceSpec
 from mnemonet.service import MemoryService
 from mnemonet.service.indexing import IndexEntry, VectorIndexer
 
@@ -48,10 +49,18 @@ async def test_each_write_indexed_before_it_answers_when_turned_off(service: Mem
     assert await _rows(service, [result.observation_id]) == {result.observation_id}
 
 
+async def _written(service: MemoryService, ids: list[str]) -> None:
+    """Observations in the graph under ``ids``: the indexer writes rows only of items the graph holds."""
+    for n, obs_id in enumerate(ids):
+        await service.graph.write_observation(ObservationRecord(
+            id=obs_id, text=f"ferry number {n}", source=SourceSpec(name="ann", kind="user")))
+
+
 async def test_writes_wait_for_room_past_the_backlog_bound_and_share_calls(service: MemoryService) -> None:
     gated = _gated(service, index_backlog_max=3, index_background_batch=64)
     now = int(time.time() * 1000)
     entries = [IndexEntry(f"obs-room-{i}", "observation", f"ann: ferry number {i}", now + i) for i in range(5)]
+    await _written(service, [e.id for e in entries])
     await service.indexer.submit(entries[:3])  # fills the backlog: the first call takes them all
     later = asyncio.ensure_future(service.indexer.submit(entries[3:]))
     await asyncio.sleep(0.05)
@@ -96,7 +105,7 @@ async def test_forget_and_clear_leave_no_queued_row_behind(service: MemoryServic
     assert service.indexer.backlog
     clearing = asyncio.ensure_future(service.clear())
     await asyncio.sleep(0.05)
-    assert not clearing.done(), "clear waits for what is queued before it erases"
+    assert not clearing.done(), "clear waits for the rows being embedded (the erasure lock), then erases them"
     gated.open.set()
     await asyncio.wait_for(clearing, 60)
     await service.indexer.drained()
@@ -105,9 +114,11 @@ async def test_forget_and_clear_leave_no_queued_row_behind(service: MemoryServic
 
 async def test_an_indexer_of_its_own_drains_in_calls_of_at_most_the_batch(service: MemoryService) -> None:
     gated = GatedEmbedder(service.embedder)
-    indexer = VectorIndexer(service.vectors, gated, service.settings.model_copy(update={"index_background_batch": 2}))
+    indexer = VectorIndexer(service.vectors, gated, service.settings.model_copy(update={"index_background_batch": 2}),
+                            present=service.graph.existing_items, lock=asyncio.Lock())
     now = int(time.time() * 1000)
     entries = [IndexEntry(f"obs-batch-{i}", "observation", f"bob: train number {i}", now + i) for i in range(5)]
+    await _written(service, [e.id for e in entries])
     await indexer.submit(entries)
     gated.open.set()
     await asyncio.wait_for(indexer.drained(), 60)

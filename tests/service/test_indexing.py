@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 
@@ -15,6 +16,16 @@ from mnemonet.store.vector_types import contextual_vector
 
 QUESTION = "What did you have at the dinner with your mother last night?"
 REPLY = "Lots of salads, sandwiches and a banana split sundae, my favourite."
+
+
+async def _all_kept(ids: list[str]) -> set[str]:
+    """An indexer of the test's own indexes items it made up, not the graph's: none of them is erased."""
+    return set(ids)
+
+
+def _indexer(service: MemoryService, embedder: Embedder, **settings: object) -> VectorIndexer:
+    return VectorIndexer(service.vectors, embedder, service.settings.model_copy(update=settings),
+                         present=_all_kept, lock=asyncio.Lock())
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
@@ -49,7 +60,7 @@ async def test_context_is_the_end_of_the_turns_before_and_can_be_off(service: Me
 
     async def index_with(n: int, **settings: object) -> str:
         """Index a third turn of the session under changed settings; the context stored with it."""
-        indexer = VectorIndexer(service.vectors, service.embedder, service.settings.model_copy(update=settings))
+        indexer = _indexer(service, service.embedder, **settings)
         entry = IndexEntry(f"obs-third-{n}", "observation", "ann: third turn", now, {"session": "s"})
         assert await indexer.index([entry]) == 1
         [row] = await service.vectors.get([entry.id])
@@ -84,7 +95,7 @@ async def test_a_turn_costs_one_embedding_its_context_is_the_vector_the_turn_bef
     service: MemoryService, same_call: bool
 ) -> None:
     counting = _Counting(service.embedder)
-    indexer = VectorIndexer(service.vectors, counting, service.settings)
+    indexer = _indexer(service, counting)
     now = int(time.time() * 1000)
     turns = [IndexEntry(f"obs-turn-{same_call}-{n}", "observation", text, now + n, {"session": f"s-{same_call}"})
              for n, text in enumerate([f"john: {QUESTION}", f"maria: {REPLY}", "john: And for dessert?"])]

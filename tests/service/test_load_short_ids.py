@@ -7,7 +7,7 @@ import itertools
 import pytest
 
 from mnemonet.model.errors import InvalidInput
-from mnemonet.model.ids import derived_id, short_id
+from mnemonet.model.ids import keyed_id, short_id
 from mnemonet.service import MemoryService
 
 
@@ -16,7 +16,7 @@ def _keys_sharing_a_prefix(chars: int) -> tuple[str, str, str]:
     seen: dict[str, str] = {}
     for n in itertools.count():
         key = f"k{n}"
-        prefix = derived_id("obs", key)[: len("obs-") + chars]
+        prefix = keyed_id("obs", key, "user")[: len("obs-") + chars]  # observed as the default source
         if prefix in seen:
             return seen[prefix], key, prefix
         seen[prefix] = key

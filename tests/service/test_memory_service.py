@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from mnemonet.model.idempotency import IdempotencyConflict
 from mnemonet.model.ids import short_id
 from mnemonet.model.secrets import SecretRefused
 from mnemonet.service import MemoryService
@@ -69,19 +68,6 @@ async def test_retried_observe_writes_once(service: MemoryService) -> None:
     counts = (await service.stats())["graph"]
     assert counts["Observation"] == 1
     assert counts["Statement"] == len(a.statements)
-
-
-async def test_a_reused_idempotency_key_with_other_content_is_a_conflict(service: MemoryService) -> None:
-    first = await service.observe("Bob lives in Paris", source="alice", idempotency_key="req-2")
-    for text, source in (("Bob lives in Rome", "alice"), ("Bob lives in Paris", "mallory")):
-        with pytest.raises(IdempotencyConflict, match=first.observation_id) as caught:
-            await service.observe(text, source=source, idempotency_key="req-2")
-        assert caught.value.stored_id == first.observation_id
-    again = await service.observe("Bob lives in Paris", source="alice", idempotency_key="req-2")
-    assert again.observation_id == first.observation_id and not again.created  # a true retry is still fine
-    [stored] = await service.graph.get_observations([first.observation_id])
-    assert (stored.text, stored.source) == ("Bob lives in Paris", "alice")
-    assert (await service.stats())["graph"]["Observation"] == 1
 
 
 @pytest.mark.parametrize(

@@ -40,6 +40,17 @@ async def pair(service_settings: Settings, embedder, unique_name: str
     await second.close()
 
 
+async def _all_kept(ids: list[str]) -> set[str]:
+    """The test's own queued rows are of items it made up, not the graph's: none of them is erased."""
+    return set(ids)
+
+
+def _made_up(*services: MemoryService) -> None:
+    """Let the indexers of ``services`` index rows of items that are not in the graph (the test makes them up)."""
+    for service in services:
+        service.indexer._present = _all_kept
+
+
 def _gate(service: MemoryService) -> GatedEmbedder:
     gated = GatedEmbedder(service.embedder)
     service.indexer.embedder = gated
@@ -76,6 +87,7 @@ async def test_rows_of_a_dead_node_are_taken_over_once_and_a_search_waits_for_th
     pair: tuple[MemoryService, MemoryService],
 ) -> None:
     a, b = pair
+    _made_up(a, b)
     # A node that queued rows and died: nobody renews its lease.
     dead = IndexQueue(a.vectors, "default", "dead-node")
     rows = [QueuedRow(id=f"obs-dead-{i}", kind="observation", text=f"ops: the dead node's note number {i}",
@@ -103,6 +115,7 @@ async def test_rows_of_a_dead_node_are_taken_over_once_and_a_search_waits_for_th
 
 async def test_a_stalled_node_indexes_nothing_another_took_over(pair: tuple[MemoryService, MemoryService]) -> None:
     a, b = pair
+    _made_up(a, b)
     gated = _gate(a)
     first = IndexEntry("obs-stall-1", "observation", "ops: first note while stalled", 1_700_000_000_000)
     second = IndexEntry("obs-stall-2", "observation", "ops: second note while stalled", 1_700_000_000_001)

@@ -52,3 +52,18 @@ async def test_closing_a_spaced_store_writes_every_space_s_counts(spaced: Spaced
     assert alpha.usage.writes == 0  # counted in memory, due usage_flush_interval later
     await spaced.close()
     assert alpha.usage.writes == 1  # written at close, while the shared connections were still open
+
+
+async def test_uses_noted_just_before_an_erasure_bring_back_no_row_of_an_erased_item(service: MemoryService) -> None:
+    said = await service.observe("Zorbulon lives in Vexmoor", source="zorbulon")
+    kept = await service.observe("Alice lives in Paris", source="alice")
+    hits = await service.search("who lives in Vexmoor or Paris", k=10)
+    assert {said.observation_id, kept.observation_id} <= {h.id for h in hits}
+    assert service.usage.writes == 0  # counted in memory, due usage_flush_interval later
+    report = await service.forget(source="zorbulon", by="dpo")
+    await service.usage.flush()  # the write that was due
+    async with service.vectors.acquire() as conn:
+        used = {r["id"] for r in await conn.fetch(f'SELECT id FROM "{service.vectors.schema}".usage')}
+    erased = {said.observation_id, *(s.id for s in said.statements)}
+    assert report.observations == 1 and not used & erased, "a usage row keyed by an erased id"
+    assert kept.observation_id in used  # the others' counts are written

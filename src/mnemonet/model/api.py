@@ -121,7 +121,8 @@ class ForgetReport(BaseModel):
     concepts: int = 0
     retractions: int = 0
     sources: int = 0
-    vectors: int = 0
+    vectors: int = Field(0, description="Index rows of the erased items: deleted, or cancelled while still queued "
+                         "behind their write (never written).")
     contexts_scrubbed: int = Field(0, description="Other rows' embedding context that quoted an erased text, emptied.")
     graph_compacted: bool = False
     vectors_compacted: bool = False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 
 _NAMESPACE = uuid.UUID("6c1d3f0e-5a7b-4c1e-9d2a-6e6d6f6e6574")
 
@@ -22,6 +23,14 @@ def new_id(prefix: str) -> str:
 def derived_id(prefix: str, *parts: str) -> str:
     """The same parts always give the same id, so a retried write lands on the same node."""
     return f"{prefix}-{uuid.uuid5(_NAMESPACE, chr(31).join(parts)).hex}"
+
+
+def keyed_id(prefix: str, key: str, source: str, scope: Sequence[str] = ()) -> str:
+    """The id of a write under a caller's idempotency key: keys are scoped by the writing source (and by
+    ``scope``, the memory space of a keyed write outside the default one), so a retry by the same source
+    lands on its own item, and the same key from another source names another item instead of refusing
+    it with the first writer's id."""
+    return derived_id(prefix, *scope, source, key)
 
 
 def short_id(item_id: str) -> str:

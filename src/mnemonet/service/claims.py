@@ -14,7 +14,7 @@ from mnemonet.llm.base import Triple
 from mnemonet.llm.claims import Supersession, parse_canonical_claim, split_supersession
 from mnemonet.model.api import ClaimResult
 from mnemonet.model.errors import InvalidInput
-from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.ids import keyed_id, new_id
 from mnemonet.model.records import ClaimRecord, SourceSpec, StatementLink, check_id, normalise_name
 from mnemonet.model.views import StatementView
 from mnemonet.service.common import MAX_LIMIT, MAX_LOAD_IDS, sentence_of, source_spec, statement_spec
@@ -48,7 +48,13 @@ class Claims:
         speaker = source_spec(source, "agent")
         if basis:
             await self._refuse_withdrawn(basis)
-        statement_id = derived_id("st", *ctx.id_scope, idempotency_key) if idempotency_key else new_id("st")
+        statement_id = keyed_id("st", idempotency_key, speaker.name, ctx.id_scope) if idempotency_key else new_id("st")
+        # An erasure of this source finds the claim whole or not at all, and none erases its basis meanwhile.
+        async with ctx.writing(speaker.name, derived=True):
+            return await self._claim(statement_id, text, speaker, basis)
+
+    async def _claim(self, statement_id: str, text: str, speaker: SourceSpec, basis: list[str] | None) -> ClaimResult:
+        ctx = self._ctx
         said = split_supersession(text)
         claim_text = text
         if said is not None and (said.kind != "no_longer" or parse_canonical_claim(said.claim, speaker.name)):
@@ -60,7 +66,7 @@ class Claims:
         replaced = await self._superseded_by(triple, said, statement_id) if said is not None else []
         concepts = {normalise_name(triple.subject), normalise_name(triple.object)}
         concepts |= {normalise_name(n) for c in parsed.concepts for n in (c.name, *c.aliases)}
-        derived_from = list(basis or []) or await self._find_basis(sentence_of(triple), concepts)
+        derived_from = list(basis or []) or await self._find_basis(sentence_of(triple), concepts, statement_id)
         record = ClaimRecord(
             statement=statement_spec(statement_id, triple), source=speaker, text=text,
             concepts=tuple(parsed.concepts), derived_from=tuple(dict.fromkeys(derived_from)),
@@ -145,10 +151,12 @@ class Claims:
         if withdrawn:
             raise InvalidInput(f"basis: retracted, so never a basis: {', '.join(sorted(withdrawn))}")
 
-    async def _find_basis(self, sentence: str, concepts: set[str]) -> list[str]:
-        """Top search hits that share a concept with the claim; none is a valid answer."""
+    async def _find_basis(self, sentence: str, concepts: set[str], own_id: str) -> list[str]:
+        """Top search hits that share a concept with the claim; none is a valid answer.
+
+        Never the claim itself: a retry finds the statement its first write made (``own_id``)."""
         hits = await self._ctx.retriever.search(sentence, k=3, kinds=["observation", "statement"], mode="hybrid")
-        hits = [h for h in hits if h.score >= BASIS_MIN_SCORE]
+        hits = [h for h in hits if h.score >= BASIS_MIN_SCORE and h.id != own_id]
         if not hits:
             return []
         keys = await self._ctx.graph.concept_keys_of([h.id for h in hits])

@@ -6,13 +6,25 @@ it (``_derived_only_from``), the concepts nothing else uses (``_orphans``),
 their vector rows and the embedding context that quoted them
 (``_revector_alone``), compacts both stores and leaves a tombstone.
 
-The ``erasing`` lock (``ServiceContext.erasing``, public as
-``MemoryService.erasing``) is this module's: ``forget``, ``clear`` and
-``sync_vectors`` hold it, so a sync that read graph items before an erase
-cannot write their rows back after it (``SpacedMemory`` holds it too when it
-drops a space). Across store nodes over the same databases, ``forget`` also
-holds the space's erasure lock, and one cut short is finished by the next
-(``erasure_ledger``).
+An erasure races nothing. It first closes the write gate (``write_gate``) to
+the writes it concerns, ``forget`` to the erased items' source and to the
+workers' derived writes, ``clear`` to every write, and waits for those under
+way, so a write acknowledged before it is erased whole and one that comes
+after waits for it (``forget_write_wait``) and is then written whole. Then it
+takes the ``erasing`` lock (``ServiceContext.erasing``, public as
+``MemoryService.erasing``; ``SpacedMemory`` takes both to drop a space),
+which every write to the vector index holds too (``sync_vectors`` and the
+indexer's background batches): it cancels the queued entries of what it
+erases, and any row handed in later for an erased item is dropped by the
+indexer, which writes only rows of items the graph still holds. The report
+counts those cancelled entries among the erased vectors.
+
+Across store nodes over the same databases (``index_queue`` shared), an
+erasure holding that lock also waits for the rows other nodes hold in the
+shared queue (their index writes do not take this node's lock), then removes
+the erased items' rows from it, so no node takes one over; ``forget`` holds
+the space's erasure lock in PostgreSQL too, and one cut short is finished by
+the next, on any node (``erasure_ledger``).
 """
 
 from __future__ import annotations
@@ -64,11 +76,15 @@ class Erasure:
         worker's claims resting on a retracted statement are retracted with it (``derivations``).
         One retraction per item: retrying (or retracting again, whoever asks) returns the standing one.
         """
-        graph = self._ctx.graph
         target_id = check_id(id, "id")
         reason = check_text(reason, "reason", self._ctx.settings.retract_reason_max_chars)
         check_no_secrets(reason, "reason")
         by = source_spec(source, "user")
+        async with self._ctx.deriving():  # about an item an erasure may take: one waits for the other
+            return await self._retract(target_id, reason, by.name)
+
+    async def _retract(self, target_id: str, reason: str, by: str) -> RetractResult:
+        graph = self._ctx.graph
         node = await graph.get_node(target_id)
         if node is None and _SHORT_ID.match(target_id):  # as answers and the CLI print ids
             found = await graph.ids_with_prefix(target_id, 2)
@@ -83,7 +99,7 @@ class Erasure:
         if label not in ("statement", "observation"):
             raise InvalidInput(f"id: only a statement or an observation can be retracted, not a {label}")
         kind: Literal["statement", "observation"] = "statement" if label == "statement" else "observation"
-        created = await graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by.name)
+        created = await graph.retract(derived_id("rtr", target_id), target_id, kind, reason, by)
         [standing] = await graph.retractions_of([target_id])
         derived = await graph.statements_derived_from(target_id, kind)
         flagged = [s.id for s in derived if s.derived_from_retracted]
@@ -112,25 +128,31 @@ class Erasure:
         """
         if (observation_id is None) == (source is None):
             raise InvalidInput("forget: give exactly one of observation_id or source")
-        coordination = self._ctx.coordination
-        ledger = ErasureLedger(coordination.jobs if coordination else None, f"forget:{self._ctx.space}")
-        async with self._ctx.erasing, ledger.exclusive():
-            return await self._forget(observation_id, source, by, ledger)
+        ctx = self._ctx
+        who = check_name(by, "by")
+        if observation_id is not None:
+            check_id(observation_id, "observation_id")
+            writers = [o.source for o in await ctx.graph.get_observations([observation_id]) if o.source]
+        else:
+            writers = [check_name(source, "source")]
+        coordination = ctx.coordination
+        ledger = ErasureLedger(coordination.jobs if coordination else None, f"forget:{ctx.space}")
+        # Writes of the erased items' source and workers' derived writes wait; those under way finish first.
+        # The nodes' lock before this node's: a node waiting for it then holds no erasure lock of its own,
+        # so its queued rows, which the erasure under way waits for (``others_settled``), go on being indexed.
+        async with ctx.excluding(writers), ledger.exclusive(), ctx.erasing:
+            return await self._forget(observation_id, source, who, ledger)
 
     async def _forget(
-        self, observation_id: str | None, source: str | None, by: str, ledger: ErasureLedger
+        self, observation_id: str | None, source: str | None, who: str, ledger: ErasureLedger
     ) -> ForgetReport:
         ctx = self._ctx
         graph, settings = ctx.graph, ctx.settings
-        # Queued rows first: one indexed after the erase would bring back what was forgotten.
-        await ctx.indexer.drained()
         ctx.indexer.forget_recent()
-        who = check_name(by, "by")
         kind: Literal["observation", "source"] = "observation" if observation_id is not None else "source"
         sources: list[str] = []
         if observation_id is not None:
-            found = await graph.get_observations([check_id(observation_id, "observation_id")])
-            observations = [o.id for o in found]
+            observations = [o.id for o in await graph.get_observations([observation_id])]
             statements: list[str] = []
         else:
             sources, observations, statements = await graph.source_items(check_name(source, "source"))
@@ -152,6 +174,14 @@ class Erasure:
         n = settings.forget_context_fragment_chars
         texts = [o.text.strip() for o in await graph.all_observations(sorted(set(observations) & erased))]
         fragments = sorted({piece for t in texts for piece in (t[:n], t[-n:]) if piece})
+        # Queued behind their writes and not indexed yet: dropped unembedded, and counted as erased rows.
+        # Other store nodes' queued rows are indexed first (their writes do not take this node's lock);
+        # the erased items' rows then leave the shared queue, so no node takes one over.
+        await ctx.indexer.others_settled()
+        cancelled = ctx.indexer.cancel(erased | orphans)
+        if ctx.indexer.queue is not None:
+            await ctx.indexer.queue.done(sorted(erased | orphans))
+        unwritten = len(await ctx.vectors.ids_missing(sorted(cancelled))) if cancelled else 0
         erasure = await vector_erase.erase(ctx.vectors, sorted(erased | orphans), fragments)
         await self._revector_alone(erasure.stale)
         observation_ids = sorted(observations)
@@ -162,7 +192,8 @@ class Erasure:
             id=tombstone_id, kind=kind, space=ctx.space,
             observations=len(observation_ids),
             statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
-            sources=len(sources), vectors=max(erasure.deleted, resumed.vectors if resumed else 0), at=report.at, by=who,
+            sources=len(sources), vectors=max(erasure.deleted + unwritten, resumed.vectors if resumed else 0),
+            at=report.at, by=who,
         )
         report = report.model_copy(update={
             **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
@@ -216,24 +247,33 @@ class Erasure:
     # -- the whole space's graph and index -----------------------------------------
 
     async def clear(self) -> None:
-        """Admin only: erase the graph (but token revocations and the audit log) and the vector index."""
+        """Admin only: erase the graph (but token revocations and the audit log) and the vector index.
+
+        Every write waits meanwhile (those under way finish first), and what is queued for the index is
+        dropped, not written after the erase."""
         ctx = self._ctx
-        async with ctx.erasing:
-            await ctx.indexer.drained()  # a row indexed after the erase would outlive its item
+        async with ctx.excluding(None), ctx.erasing:
+            await ctx.indexer.others_settled()
+            ctx.indexer.cancel()
+            if ctx.indexer.queue is not None:  # every node's queued rows are of what goes
+                await ctx.indexer.queue.drop_space()
             ctx.indexer.forget_recent()
             await ctx.graph.clear()
             await ctx.vectors.clear()
 
     async def sync_vectors(self, limit: int = MAX_LIMIT) -> int:
-        """Index recent graph items that have no row (after a failed index write or a restart)."""
+        """Index recent graph items that have no row (after a failed index write or a restart).
+
+        An item erased between the read and the index write gets no row: the indexer writes, under the
+        erasure lock, only rows of items the graph still holds. Rows waiting in the shared queue are left
+        to the node that holds them (``VectorIndexer.sync``)."""
         ctx = self._ctx
-        async with ctx.erasing:
-            observations = await ctx.graph.recent_observations(check_limit(limit))
-            statements = await ctx.graph.recent_statements(check_limit(limit))
-            derived = ctx.settings.index_derived_vectors
-            entries = [observation_entry(o) for o in observations]
-            entries += [statement_entry(s, derived) for s in statements]
-            return await ctx.indexer.sync(entries)
+        observations = await ctx.graph.recent_observations(check_limit(limit))
+        statements = await ctx.graph.recent_statements(check_limit(limit))
+        derived = ctx.settings.index_derived_vectors
+        entries = [observation_entry(o) for o in observations]
+        entries += [statement_entry(s, derived) for s in statements]
+        return await ctx.indexer.sync(entries)
 
 
 def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:

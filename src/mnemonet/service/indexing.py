@@ -15,6 +15,13 @@ With several store nodes over one PostgreSQL (``index_queue`` shared), the rows
 waiting are also recorded in the shared queue before the write is acknowledged
 (``store/index_queue.py``): a read on any node waits for every node's, and the
 rows of a node that died are indexed by another (``index_taken``), once.
+
+Every write to the index (either way) runs under the erasure lock and writes only the rows
+of items still in the graph: an entry queued, or handed in by a write still
+under way, when its item was erased is dropped, never written back (issue 31,
+row 3: rows indexed behind the write outlived the erasure). An erasure also
+``cancel``s the queued entries of what it erases, so their text never reaches
+the embedder.
 """
 
 from __future__ import annotations
@@ -22,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,16 +70,22 @@ class VectorIndexer:
     vector is usually the one the turn before got moments ago, so it costs no
     second embedding (``contextual_vector``). Only the vector sees the context;
     keyword search and hits show the observation's own text.
+
+    ``present``: which of some ids the graph still holds (``GraphStore.existing_items``); ``lock``: the
+    erasure lock (``ServiceContext.erasing``), held by every write to the index and by every erasure.
     """
 
     def __init__(
-        self, vectors: VectorStore, embedder: Embedder, settings: Settings, queue: IndexQueue | None = None
+        self, vectors: VectorStore, embedder: Embedder, settings: Settings, queue: IndexQueue | None = None, *,
+        present: Callable[[list[str]], Awaitable[set[str]]], lock: asyncio.Lock,
     ) -> None:
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
         # The shared queue (index_queue shared): other nodes wait for, and take over, what this one holds.
         self.queue = queue
+        self._present = present
+        self._lock = lock
         self.failures = 0
         self.taken_over = 0  # rows of another node (its lease ran out) this one indexed
         self.reads_unsettled = 0  # reads that gave up waiting (index_read_wait) and went on without queued rows
@@ -80,8 +93,9 @@ class VectorIndexer:
         self.repeats = 0  # rows this one embedded that another node wrote meanwhile: work done twice
         # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
-        # Written behind (index_in_background): entries waiting, oldest first, and how many are in a call now.
-        self._queue: OrderedDict[str, IndexEntry] = OrderedDict()
+        # Written behind (index_in_background): entries waiting, oldest first (None: cancelled, leaving in
+        # its turn so ``caught_up`` counts stay in order), and how many are in a call now.
+        self._queue: OrderedDict[str, IndexEntry | None] = OrderedDict()
         self._in_call = 0
         self._submitted = 0  # entries ever queued
         self._done = 0  # of those, indexed or failed (they leave the queue in order)
@@ -124,6 +138,8 @@ class VectorIndexer:
             if e.id not in self._queue:
                 self._queue[e.id] = e
                 self._submitted += 1
+            elif self._queue[e.id] is None:  # cancelled, and written again since (a retry after its erasure)
+                self._queue[e.id] = e
         if self._queue and (self._drain is None or self._drain.done()):
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue(), name="vector-index-drain")
 
@@ -179,6 +195,36 @@ class VectorIndexer:
                 return
             await asyncio.sleep(self.settings.index_queue_poll)
 
+    async def others_settled(self) -> None:
+        """Return once the rows other store nodes hold for this space now are indexed (or gone).
+
+        An erasure waits for them holding the erasure lock: another node's writes to the index do not take
+        this node's lock, and a row of one in its embedder call would outlive the erase. This node's own
+        queued entries it ``cancel``s instead (a dead node's rows, taken over here, become its own).
+        """
+        if self.queue is None:
+            return
+        mark = await self.queue.high_water()
+        if mark is None:
+            return
+        # Polled: the rows are another node's, and PostgreSQL tells no one when a row goes.
+        while True:
+            if await self.queue.settled_elsewhere(mark):
+                return
+            await asyncio.sleep(self.settings.index_queue_poll)
+
+    def cancel(self, ids: Collection[str] | None = None) -> list[str]:
+        """Drop the queued entries of ``ids`` (None: every queued entry) unindexed; returns their ids.
+
+        An erasure calls it holding the erasure lock: an entry is then either queued (cancelled here) or
+        indexed (its row erased), never in a call between the two.
+        """
+        wanted = list(self._queue) if ids is None else [i for i in ids if i in self._queue]
+        cancelled = [i for i in wanted if self._queue[i] is not None]
+        for i in cancelled:
+            self._queue[i] = None
+        return cancelled
+
     def forget_recent(self) -> None:
         """Drop the recent vectors kept by text (an erase leaves no copy of an erased text in memory)."""
         self._recent.clear()
@@ -199,16 +245,19 @@ class VectorIndexer:
             self._renewal = asyncio.get_running_loop().create_task(self._renew(self.queue), name="vector-index-renewal")
         try:
             while self._queue:
-                batch = [self._queue.popitem(last=False)[1] for _ in range(min(len(self._queue),
-                                                                               self.settings.index_background_batch))]
-                self._in_call = len(batch)
-                try:
-                    await self._index_held(batch)
-                finally:
-                    self._in_call = 0
-                    self._done += len(batch)
-                    async with self._progress:
-                        self._progress.notify_all()
+                # Taken from the queue under the lock, so an erasure never runs while a batch is out of it.
+                async with self._lock:
+                    taken = [self._queue.popitem(last=False) for _ in range(min(len(self._queue),
+                                                                                self.settings.index_background_batch))]
+                    self._in_call = len(taken)
+                    try:
+                        await self._index_held([e for _, e in taken if e is not None],
+                                               [i for i, e in taken if e is None])
+                    finally:
+                        self._in_call = 0
+                        self._done += len(taken)
+                        async with self._progress:
+                            self._progress.notify_all()
         finally:
             if self._renewal is not None:
                 self._renewal.cancel()
@@ -222,22 +271,23 @@ class VectorIndexer:
             except Exception as exc:  # PostgreSQL away: the next renewal tries again
                 log.warning("vector.queue_renew_failed error=%s", exc)
 
-    async def _index_held(self, batch: list[IndexEntry]) -> None:
-        """Index ``batch``: with the shared queue, only what this node still holds, then clear it from the queue."""
+    async def _index_held(self, batch: list[IndexEntry], cancelled: list[str]) -> None:
+        """Index ``batch`` (the caller holds the erasure lock): with the shared queue, only what this node
+        still holds, then clear it, and the ``cancelled`` entries' rows, from the queue."""
         if self.queue is None:
-            await self.index_quietly(batch)
+            await self._quietly(batch, self._index)
             return
         ids = [e.id for e in batch]
         try:
-            held = await self.queue.hold(ids)
+            held = await self.queue.hold(ids) if ids else set()
         except Exception as exc:  # no queue to ask: index them (a row written twice is written once)
             log.warning("vector.queue_hold_failed error=%s", exc)
             held = set(ids)
         self.lost += len(ids) - len(held)
         try:
-            await self.index_quietly([e for e in batch if e.id in held])
+            await self._quietly([e for e in batch if e.id in held], self._index)
         finally:
-            await self._dequeue(sorted(held))
+            await self._dequeue(sorted(held | set(cancelled)))
 
     async def _dequeue(self, ids: list[str]) -> None:
         if self.queue is None or not ids:
@@ -248,11 +298,19 @@ class VectorIndexer:
             log.warning("vector.queue_done_failed count=%d error=%s", len(ids), exc)
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
-        """Embed and store the entries that have no row yet; returns how many were written."""
+        """Embed and store the entries that have no row yet and whose items the graph still holds, under
+        the erasure lock; returns how many were written."""
+        if not entries:
+            return 0
+        async with self._lock:
+            return await self._index(entries)
+
+    async def _index(self, entries: Sequence[IndexEntry]) -> int:
         if not entries:
             return 0
         unique = {e.id: e for e in entries}
-        missing = set(await self.vectors.ids_missing(list(unique)))
+        present = await self._present(list(unique))  # an item erased since it was handed in has no row to get
+        missing = set(await self.vectors.ids_missing([i for i in unique if i in present])) if present else set()
         todo = [e for e in unique.values() if e.id in missing]
         if not todo:
             return 0
@@ -327,8 +385,12 @@ class VectorIndexer:
         Used right after a graph commit: the write is already acknowledged
         and ``sync`` repairs the index later.
         """
+        return await self._quietly(entries, self.index)
+
+    async def _quietly(self, entries: Sequence[IndexEntry], index: Callable[[Sequence[IndexEntry]], Awaitable[int]]
+                       ) -> int:
         try:
-            return await self.index(entries)
+            return await index(entries)
         except Exception as exc:  # provider or database down: the graph write stands
             self.failures += 1
             log.warning("vector.index_failed count=%d error=%s", len(entries), exc)

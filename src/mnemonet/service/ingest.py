@@ -4,9 +4,12 @@
 its concepts and statements (and, with ``infer_with_extraction``, the claims
 an inference worker would infer, in the same call); ``import_file`` observes
 a file line by line; ``complete_extraction`` finishes an extraction left
-pending. Every id derives from the caller's idempotency key or the
+pending. Every id derives from the caller's idempotency key (scoped by the
+source: another source's same key names another observation) or the
 observation's id, so a retry lands on the same nodes; what is written is
-handed to the vector indexer with the observation's own row.
+handed to the vector indexer with the observation's own row. Each write
+passes the write gate as the source it is written as, so an erasure of that
+source finds it whole or not at all (``write_gate``).
 """
 
 from __future__ import annotations
@@ -19,8 +22,15 @@ from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import ImportReport, ObserveResult
 from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
-from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, new_id
-from mnemonet.model.records import INFERENCE_SOURCE, ConceptSpec, ObservationRecord, check_id, check_name
+from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, keyed_id, new_id
+from mnemonet.model.records import (
+    INFERENCE_SOURCE,
+    ConceptSpec,
+    ObservationRecord,
+    SourceSpec,
+    check_id,
+    check_name,
+)
 from mnemonet.model.views import ObservationView, StatementView
 from mnemonet.service.common import (
     checked_metadata,
@@ -64,8 +74,15 @@ class Ingest:
         text = ctx.check_input(text, "text")
         speaker = source_spec(source, "user")
         metadata = checked_metadata(metadata)
-        obs_id = (derived_id(OBSERVATION_PREFIX, *ctx.id_scope, idempotency_key) if idempotency_key
+        obs_id = (keyed_id(OBSERVATION_PREFIX, idempotency_key, speaker.name, ctx.id_scope) if idempotency_key
                   else new_id(OBSERVATION_PREFIX))
+        async with ctx.writing(speaker.name):
+            return await self._observe(obs_id, text, speaker, metadata, defer_extraction)
+
+    async def _observe(
+        self, obs_id: str, text: str, speaker: SourceSpec, metadata: dict[str, str] | None, defer_extraction: bool,
+    ) -> ObserveResult:
+        ctx = self._ctx
         record = ObservationRecord(
             id=obs_id, text=text, source=speaker, metadata=metadata or {}, created_at=now_ms(),
             extraction_pending=True,
@@ -128,11 +145,12 @@ class Ingest:
         if not found:
             raise InvalidInput(f"observation_id: no observation {observation_id}")
         obs = found[0]
-        if await graph.extraction_state(observation_id) != "pending":
-            return ObserveResult(observation_id=observation_id, created=False,
-                                 statements=await self._observed(observation_id, obs.source or "user"))
-        return await self._extract(observation_id, obs.text, obs.source or "user", obs.created_at or None,
-                                   created=False, final=True)
+        async with self._ctx.writing(obs.source or "user"):  # its statements are its source's
+            if await graph.extraction_state(observation_id) != "pending":  # done, or erased since (None)
+                return ObserveResult(observation_id=observation_id, created=False,
+                                     statements=await self._observed(observation_id, obs.source or "user"))
+            return await self._extract(observation_id, obs.text, obs.source or "user", obs.created_at or None,
+                                       created=False, final=True)
 
     def infers_with_extraction(self) -> bool:
         """Whether an extraction now infers the claims too (one call instead of the worker's second)."""

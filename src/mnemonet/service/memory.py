@@ -15,7 +15,8 @@ helpers of ``common.py``; none imports another (``tests/test_layers.py``):
 - ``claims``: ``claim``: its basis, supersession said in words, "A contradicts B";
 - ``reads``: ``recall``, ``remember``, ``search``, ``load`` and the ``get_*`` listings;
 - ``briefing``: ``brief``, what a new agent session should know;
-- ``erasure``: ``retract``, ``forget``, ``tombstones``, ``clear``, ``sync_vectors`` (the ``erasing`` lock);
+- ``erasure``: ``retract``, ``forget``, ``tombstones``, ``clear``, ``sync_vectors`` (the ``erasing`` lock, and
+  the write gate of ``write_gate`` that every write passes: in its job as its source, a worker's here);
 - ``workers``: what the worker agents call: ``infer``, ``record_inference``, ``pending_*``,
   ``mark_processed``, ``link_statements``, ``predicate_profile``, ``record_predicate``, ``record_summary``;
 - ``operations``: ``health``, ``stats``, ``revoke_token``, ``revoked_tokens``, ``record_audit``, ``audit_log``.
@@ -68,6 +69,7 @@ from mnemonet.service.reads import Reads
 from mnemonet.service.retrieval import Retriever, SearchMode
 from mnemonet.service.usage import UsageRecorder
 from mnemonet.service.workers import Workers
+from mnemonet.service.write_gate import WriteGate
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.jobs import Coordination
@@ -175,8 +177,13 @@ class MemoryService:
 
     @property
     def erasing(self) -> asyncio.Lock:
-        """Held by erasures and syncs of the vector index (``erasure``), which exclude each other."""
+        """Held by erasures and by every write to the vector index (``erasure``), which exclude each other."""
         return self._ctx.erasing
+
+    @property
+    def writes(self) -> WriteGate:
+        """The writes under way by source, and the erasures that exclude them (``write_gate``)."""
+        return self._ctx.writes
 
     async def close(self) -> None:
         await self.indexer.close()
@@ -229,9 +236,13 @@ class MemoryService:
         """Claims the language model infers from a text (nothing is stored)."""
         return await self._workers.infer(observation_text, source)
 
+    # A worker's claims, summaries and links rest on others' items, so they pass the write gate as derived
+    # writes: any erasure waits for those under way, and they wait for it (``write_gate``).
+
     async def record_inference(self, observation_id: str, claims: list[InferredClaim], source: str) -> WriteResult:
         """Store a worker's claims about an observation and mark it done, atomically."""
-        return await self._workers.record_inference(observation_id, claims, source)
+        async with self._ctx.deriving():
+            return await self._workers.record_inference(observation_id, claims, source)
 
     async def pending_statements(self, source: str, limit: int = 100) -> list[StatementView]:
         """Oldest statements the worker ``source`` has not marked processed yet."""
@@ -243,7 +254,8 @@ class MemoryService:
 
     async def link_statements(self, kind: LinkKind, from_id: str, to_id: str, reason: str, source: str) -> bool:
         """SUPERSEDES or CONTRADICTS between existing statements."""
-        return await self._workers.link_statements(kind, from_id, to_id, reason, source)
+        async with self._ctx.deriving():
+            return await self._workers.link_statements(kind, from_id, to_id, reason, source)
 
     async def predicate_profile(self, predicate: str, exclude: list[str]) -> PredicateProfile:
         """A predicate's remembered cardinality and how many subjects have one or several current values."""
@@ -259,7 +271,8 @@ class MemoryService:
 
     async def record_summary(self, concept_id: str, text: str, derived_from: list[str], source: str) -> WriteResult:
         """Store a summary about a concept, superseding the source's current one, and embed it as ``summary``."""
-        return await self._workers.record_summary(concept_id, text, derived_from, source)
+        async with self._ctx.deriving():
+            return await self._workers.record_summary(concept_id, text, derived_from, source)
 
     # -- taking back and erasing (erasure) -----------------------------------------------
 

@@ -16,6 +16,14 @@ race one; each node re-reads the registry of a space it has open at most
 ``space_registry_refresh`` seconds after it last did, so a space erased
 through another node is closed here too.
 
+A space erased whole races no write: its write gate is retired (a write still
+holding it is refused) and those under way finish; then, under its
+``erasing`` lock, its queued entries are cancelled, the tombstone recorded,
+the rows other nodes hold in the shared index queue awaited, and its graph,
+schema and shared queue rows dropped (``_drop``). The erasure is in the
+``erasure_ledger``: one cut short, on any node, is finished by the next under
+the same tombstone.
+
 A space may live on other engine servers than the default ones
 (``engine_servers``, ``space_placement``): its graph on another FalkorDB, its
 schema in another PostgreSQL database. Where a space is created is read from
@@ -197,7 +205,9 @@ class SpacedMemory:
             # Where it lives: the placement map's server, recorded with it (every node then opens it there).
             server = self.settings.space_placement.get(name, "")
             # A new space starts empty, whatever a failed delete or a write racing one left under its name.
-            await self._drop(await self._open_space(name, server))
+            fresh = await self._open_space(name, server)
+            async with fresh.erasing:
+                await self._drop(fresh)
             await self._forget_set_up(name)
             # Opened (the graph's indexes, the schema) before it is registered: a registered space is usable.
             memory = await self._open_space(name, server)
@@ -244,27 +254,35 @@ class SpacedMemory:
                 return ForgetReport(kind="space", space=name, at=_now_ms(), by=who)
             memory = self._open.pop(name, None) or await self._open_space(name, registered["server"])
             await memory.usage.close()  # its pending use counts land before the drop, not after it
-            # One tombstone per space created: a retry after a failure below finds it and writes none.
-            tombstone_id = derived_id("tomb", "space", name, str(registered["created_at"]))
-            owed = await ledger.unfinished()
-            if owed is not None and owed.tombstone_id == tombstone_id:  # cut short, maybe after the drop
-                report = owed
-                await ledger.begin(report)  # taken up again (``starts`` counts it)
-            else:
-                held = await memory.graph.counts()
-                report = ForgetReport(
-                    kind="space", space=name, tombstone_id=tombstone_id, observations=held["Observation"],
-                    statements=held["Statement"], concepts=held["Concept"], retractions=held["Retraction"],
-                    sources=held["Source"], vectors=await memory.vectors.count(), at=_now_ms(), by=who,
-                )
-                await ledger.begin(report)
-            tombstone = TombstoneView(id=tombstone_id, **report.model_dump(include=set(TombstoneView.model_fields)
-                                                                             - {"id"}))
-            # Recorded first, unregistered last: if a drop or a compaction fails (a rewrite past
-            # forget_compaction_timeout, a store node killed) the space stays listed, and erasing it again,
-            # through any store node, finishes the job under the same tombstone.
-            await self.default.graph.forget(tombstone, {})
-            await self._drop(memory)
+            # A write still holding this memory is refused from now on (never written into a dropped graph);
+            # those under way finish first, and the counts are taken with nothing writing.
+            memory.writes.retire(f"space: {name!r} is erased")
+            async with memory.writes.excluding(None, self.settings.forget_drain_wait), memory.erasing:
+                await memory.indexer.others_settled()  # other nodes' rows written before they are counted
+                cancelled = memory.indexer.cancel()  # queued behind their writes: never written
+                unwritten = await memory.vectors.ids_missing(cancelled) if cancelled else []
+                # One tombstone per space created: a retry after a failure below finds it and writes none.
+                tombstone_id = derived_id("tomb", "space", name, str(registered["created_at"]))
+                owed = await ledger.unfinished()
+                if owed is not None and owed.tombstone_id == tombstone_id:  # cut short, maybe after the drop
+                    report = owed
+                    await ledger.begin(report)  # taken up again (``starts`` counts it)
+                else:
+                    held = await memory.graph.counts()
+                    report = ForgetReport(
+                        kind="space", space=name, tombstone_id=tombstone_id, observations=held["Observation"],
+                        statements=held["Statement"], concepts=held["Concept"], retractions=held["Retraction"],
+                        sources=held["Source"], vectors=await memory.vectors.count() + len(unwritten),
+                        at=_now_ms(), by=who,
+                    )
+                    await ledger.begin(report)
+                tombstone = TombstoneView(id=tombstone_id, **report.model_dump(
+                    include=set(TombstoneView.model_fields) - {"id"}))
+                # Recorded first, unregistered last: if a drop or a compaction fails (a rewrite past
+                # forget_compaction_timeout, a store node killed) the space stays listed, and erasing it
+                # again, through any store node, finishes the job under the same tombstone.
+                await self.default.graph.forget(tombstone, {})
+                await self._drop(memory)
             await self.default.graph.remove_shares_of(name)
             # The dropped graph's query log (telemetry stream) goes with the rewrite; then the dropped
             # schema's files and the log segments that held its rows.
@@ -281,12 +299,17 @@ class SpacedMemory:
 
     @staticmethod
     async def _drop(memory: MemoryService) -> None:
-        async with memory.erasing:
-            await memory.indexer.drained()  # no queued row written after the drop (on any store node)
-            await memory.graph.drop()
-            await memory.vectors.drop()
-            if memory.indexer.queue is not None:  # rows a write racing the drop queued
-                await memory.indexer.queue.drop_space()
+        """Drop ``memory``'s graph, vector schema and queued rows; the caller holds ``memory.erasing``.
+
+        Its queued entries are cancelled (never written into the dropped schema), and with the shared
+        queue the rows every node queued for the space go too.
+        """
+        await memory.indexer.others_settled()  # another node's row would be written into the dropped schema
+        memory.indexer.cancel()
+        await memory.graph.drop()
+        await memory.vectors.drop()
+        if memory.indexer.queue is not None:  # rows a write racing the drop queued
+            await memory.indexer.queue.drop_space()
 
     async def _forget_set_up(self, name: str) -> None:
         """Drop the ledger's record of the space's schema set-up: a space made again under its name sets it up."""

@@ -4,7 +4,9 @@
 schedules one ``usage_flush_interval`` later. A failed write puts its counts
 back, so a use is never lost to a database hiccup (only to a crash within one
 interval, or to the ``usage_pending_max`` cap); a count never lands twice,
-because the counter is swapped out before the write.
+because the counter is swapped out before the write. A count of an item
+erased meanwhile is dropped by the write itself, which counts only ids that
+still have a row (``vector_usage.add_uses``).
 """
 
 from __future__ import annotations

@@ -543,6 +543,13 @@ class GraphStore:
             out += await self.retractions_of(chunk)
         return out
 
+    async def existing_items(self, ids: list[str]) -> set[str]:
+        """The ids of observations, statements and concepts that exist, however many ids."""
+        found: set[str] = set()
+        for chunk in self._chunks([check_id(i, "ids") for i in ids]):
+            found.update(str(r["id"]) for r in await self.driver.read(q.EXISTING_ITEMS, {"ids": chunk}))
+        return found
+
     async def all_observations(self, ids: list[str]) -> list[ObservationView]:
         """Observations by id, however many ids."""
         out = []

@@ -230,6 +230,10 @@ EXISTING_BASIS = """
 MATCH (n:Observation) WHERE n.id IN $ids RETURN n.id AS id
 UNION
 MATCH (n:Statement) WHERE n.id IN $ids RETURN n.id AS id""".strip()
+# The items the vector index holds rows of (summaries are statements).
+EXISTING_ITEMS = EXISTING_BASIS + """
+UNION
+MATCH (n:Concept) WHERE n.id IN $ids RETURN n.id AS id"""
 
 # -- reads --------------------------------------------------------------------
 

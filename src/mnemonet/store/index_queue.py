@@ -172,6 +172,15 @@ class IndexQueue:
                 self.space, mark)
 
     @_reachable
+    async def settled_elsewhere(self, mark: int) -> bool:
+        """True once no row of this space up to ``mark`` waits on another node (this node's it cancels itself)."""
+        async with self._store.acquire() as conn:
+            return not await conn.fetchval(
+                f"""SELECT EXISTS (SELECT 1 FROM {self._q}.index_queue
+                                   WHERE space = $1 AND seq <= $2 AND holder <> $3)""",
+                self.space, mark, self.holder)
+
+    @_reachable
     async def waiting(self, ids: Sequence[str]) -> set[str]:
         """Of ``ids``, those still in the queue (some node will index them: a sync leaves them alone)."""
         async with self._store.acquire() as conn:

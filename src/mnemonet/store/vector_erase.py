@@ -1,12 +1,20 @@
 """Erasure from the vector index (``forget``): rows deleted, then the files compacted so the bytes are gone.
 
 A deleted row stays in the table's heap file until VACUUM FULL rewrites it,
-and in the write-ahead log until the segments holding it are removed. So
-``compact`` rewrites the tables, switches to a new WAL segment and
-checkpoints: the server then deletes the old segments (the embedded server
-runs with ``wal_recycle = off``; one that recycles renames old segments for
-reuse with their bytes intact, and ``compact`` says it could not vouch for
-the log when it lacks the rights to checkpoint).
+and in the write-ahead log until the segments holding it are removed. Its
+values may also sit in the planner's statistics: ANALYZE (autovacuum's
+too) keeps sampled values of text columns (most common values, histogram
+bounds, frequent lexemes) in ``pg_statistic``, found there by a byte grep
+after an erasure under load (issue 31, row 3). So ``compact`` rewrites the
+tables, replaces their statistics by a sample of what remains (an empty
+table's are deleted: ANALYZE leaves an empty table's old ones), rewrites
+``pg_statistic`` so the old versions are gone, switches to a new WAL segment
+and checkpoints: the server then deletes the old segments (the embedded
+server runs with ``wal_recycle = off``; one that recycles renames old
+segments for reuse with their bytes intact). The statistics catalog and the
+checkpoint need a superuser (the embedded server's role, and the compose
+file's): for another role ``compact`` rewrites the tables and says it could
+not vouch for the rest.
 """
 
 from __future__ import annotations
@@ -89,32 +97,51 @@ async def replace_vectors(store: VectorStore, vectors: Sequence[tuple[str, Seque
         raise DependencyUnavailable("vectors", f"postgresql: {type(exc).__name__}: {exc}") from exc
 
 
-async def compact(store: VectorStore) -> bool:
-    """VACUUM FULL the index's tables, then a WAL switch and a checkpoint so old segments go.
+_TABLES = ("embeddings", "keyword_lexemes", "keyword_totals", "usage")
 
-    True when all of it ran; False when the role may not checkpoint (the heap files are rewritten
-    all the same, but the log is not vouched for).
+
+async def compact(store: VectorStore) -> bool:
+    """VACUUM FULL the index's tables and sample their statistics afresh, then ``flush_log``.
+
+    True when all of it ran; False when the role is not a superuser (the heap files are rewritten
+    all the same, but the statistics and the log are not vouched for).
     """
     q = quote_schema(store.schema)
     timeout = store.settings.forget_compaction_timeout
     async with store.acquire() as conn:
-        for table in ("embeddings", "keyword_lexemes", "keyword_totals", "usage"):
+        for table in _TABLES:
             await conn.execute(f"VACUUM FULL {q}.{table}", timeout=timeout)
+        if not await _superuser(conn):
+            return False
+        tables = [f"{q}.{table}" for table in _TABLES]
+        await conn.execute("DELETE FROM pg_catalog.pg_statistic WHERE starelid = ANY($1::regclass[])", tables,
+                           timeout=timeout)
+        for table in tables:
+            await conn.execute(f"ANALYZE {table}", timeout=timeout)
     return await flush_log(store)
 
 
 async def flush_log(store: VectorStore) -> bool:
-    """A WAL switch and a checkpoint, so the segments holding erased rows are deleted.
+    """Rewrite the statistics catalog, switch the WAL and checkpoint, so no file holds erased values.
 
     Enough alone after ``drop`` (a dropped schema's files are truncated when the drop commits and
-    unlinked at the checkpoint); False when the role may not checkpoint.
+    unlinked at the checkpoint; its tables' statistics are left as dead rows of ``pg_statistic``);
+    False when the role is not a superuser.
     """
     timeout = store.settings.forget_compaction_timeout
     async with store.acquire() as conn:
-        try:
-            await conn.execute("SELECT pg_switch_wal()", timeout=timeout)
-            await conn.execute("CHECKPOINT", timeout=timeout)
-        except asyncpg.exceptions.InsufficientPrivilegeError:
-            log.warning("vectors.compact: this role may not switch the WAL or checkpoint; old log segments stay")
+        if not await _superuser(conn):
             return False
+        await conn.execute("VACUUM FULL pg_catalog.pg_statistic", timeout=timeout)
+        await conn.execute("SELECT pg_switch_wal()", timeout=timeout)
+        await conn.execute("CHECKPOINT", timeout=timeout)
     return True
+
+
+async def _superuser(conn: asyncpg.Connection) -> bool:
+    """Whether this role may rewrite the statistics catalog and checkpoint (a warning when not)."""
+    if await conn.fetchval("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user"):
+        return True
+    log.warning("vectors.compact: this role is not a superuser; the statistics catalog and old log segments "
+                "may keep values of erased rows")
+    return False
