@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 COMPOSE ?= docker compose
 N      ?= 3
 
-.PHONY: setup browser demo check test bench up down scale-inference clean wipe-data
+.PHONY: setup browser demo check test bench up down scale-inference scale-store clean wipe-data
 
 setup: $(STAMP)
 
@@ -38,15 +38,27 @@ test: setup browser
 bench: setup
 	@for b in bench/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
 
-# docker compose: needs NEO4J_PASSWORD, POSTGRES_PASSWORD and MNEMONET_CLUSTER_KEY in the environment (or a .env file).
+# docker compose: needs GRAPH_PASSWORD, POSTGRES_PASSWORD and MNEMONET_CLUSTER_KEY in the environment (or a .env file).
+# GRAPH=falkordb: FalkorDB (the compose file's falkordb profile) as the graph service instead of Neo4j.
+GRAPH ?= neo4j
+ifeq ($(GRAPH),falkordb)
+COMPOSE_GRAPH = MNEMONET_GRAPH_BACKEND=falkordb $(COMPOSE) --profile falkordb
+GRAPH_SCALE = --scale neo4j=0
+else
+COMPOSE_GRAPH = $(COMPOSE)
+GRAPH_SCALE =
+endif
 up:
-	$(COMPOSE) up -d --build
+	$(COMPOSE_GRAPH) up -d --build $(GRAPH_SCALE)
 
 down:
 	$(COMPOSE) down
 
 scale-inference:
-	$(COMPOSE) up -d --no-recreate --scale inference=$(N)
+	$(COMPOSE_GRAPH) up -d --no-recreate $(GRAPH_SCALE) --scale inference=$(N)
+
+scale-store:
+	$(COMPOSE_GRAPH) up -d --no-recreate $(GRAPH_SCALE) --scale store=$(N)
 
 # Build products and the virtualenv only; the memory in $(DATA) is kept (`make wipe-data` deletes it).
 DATA ?= .data

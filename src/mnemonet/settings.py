@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BaseModel, Field, field_validator, model_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import (
     BaseSettings,
@@ -33,6 +33,17 @@ from mnemonet.profiles import PROFILES, ProfileName
 MEMORY_SIZE_PATTERN = r"^[1-9][0-9]{0,6}(kB|MB|GB)$"
 DEFAULT_SHARED_BUFFERS = "512MB"
 _BOOL_WORDS = {"true": "on", "1": "on", "yes": "on", "false": "off", "0": "off", "no": "off"}
+
+
+class EngineServer(BaseModel):
+    """Another graph server and PostgreSQL database that memory spaces can be placed on (``engine_servers``)."""
+
+    model_config = {"extra": "forbid"}
+
+    falkordb: str = Field("", pattern=r"^$|^[^:\s]+:[0-9]{1,5}$",
+                          description="host:port of its FalkorDB; empty: the default graph server.")
+    falkordb_password: str = Field("", description="Its FalkorDB's password (empty: none).")
+    database_url: str = Field("", description="Its PostgreSQL database; empty: the default one (database_url).")
 
 
 class Settings(BaseSettings):
@@ -68,6 +79,14 @@ class Settings(BaseSettings):
             word = value.strip().lower()
             return _BOOL_WORDS.get(word, word)
         return value
+
+    @model_validator(mode="after")
+    def _placed_on_named_servers(self) -> Settings:
+        unknown = sorted({server for server in self.space_placement.values() if server not in self.engine_servers})
+        if unknown:
+            raise ValueError(f"space_placement: no engine server named {', '.join(map(repr, unknown))} in "
+                             "engine_servers")
+        return self
 
     @field_validator("capabilities")
     @classmethod
@@ -115,6 +134,20 @@ class Settings(BaseSettings):
     spaces_max: int = Field(
         1000, description="Most memory spaces a store holds besides 'default' (each is a graph and a schema)."
     )
+    space_registry_refresh: float = Field(
+        1.0, ge=0, description="Seconds a store node serves a space it has open before it reads the registry of "
+        "spaces again: a space erased through another store node is closed here within this time.",
+    )
+    engine_servers: dict[str, EngineServer] = Field(
+        default_factory=dict, description="Other engine servers memory spaces can be placed on, by name, as JSON "
+        "(e.g. {\"east\": {\"falkordb\": \"10.0.0.7:6379\", \"falkordb_password\": \"...\", "
+        "\"database_url\": \"postgresql://...\"}}); every store node needs the same (README \"Scaling out\").",
+    )
+    space_placement: dict[str, str] = Field(
+        default_factory=dict, description="Memory space -> engine server (a name in engine_servers) it is "
+        "created on, as JSON (e.g. {\"alpha\": \"east\"}); other spaces live on the default servers. Read when a "
+        "space is created: its server is then recorded with it in the registry.",
+    )
     retract_reason_max_chars: int = Field(2_000, description="Longest reason a retraction may give.")
     forget_max_items: int = Field(
         50_000, description="Most graph nodes one forget erases at once (a larger erasure is refused, not cut short)."
@@ -155,6 +188,20 @@ class Settings(BaseSettings):
         "", description="Password of an external FalkorDB (empty: none). The embedded one makes its own and keeps "
         "it 0600 in its data directory (falkordb.secret)."
     )
+    falkordb_replicas: str = Field(
+        "", description="Comma-separated host:port of FalkorDB replicas (REPLICAOF the server at falkordb_host and "
+        "falkordb_port, same password): graph reads go to them, the next one when one does not answer, the "
+        "primary when none does; writes go to the primary. Empty: every read on the primary.",
+    )
+    falkordb_replica_wait: float = Field(
+        1.0, ge=0, description="Seconds a graph write waits for every replica to confirm it (Redis WAIT) before it "
+        "is acknowledged, so a read on a replica sees every acknowledged write; past it the write is acknowledged "
+        "anyway (it is durable on the primary), graph.replica_lag is logged and reads go to the primary until "
+        "the replicas confirm a write again.",
+    )
+    falkordb_replica_poll: float = Field(
+        0.002, gt=0, description="Seconds between looks at a replica's replication offset while a write waits for it.",
+    )
     falkordb_start_timeout: float = Field(20.0, description="Seconds to wait for embedded FalkorDB to answer PING.")
     falkordb_stop_timeout: float = Field(
         10.0, description="Seconds embedded FalkorDB (or one left by a killed node) gets to shut down before SIGKILL."
@@ -187,6 +234,11 @@ class Settings(BaseSettings):
     # -- vector store ---------------------------------------------------------
     database_url: str = Field(
         "", description="PostgreSQL+pgvector URL; empty starts the embedded PostgreSQL in data_dir."
+    )
+    vector_schema: str = Field(
+        "mnemonet", description="PostgreSQL schema (lowercase letters, digits, _) of the default space's vector "
+        "index (another space's is "
+        "<vector_schema>__<space>); deployments, or tests, sharing one PostgreSQL server each use their own.",
     )
     postgres_shared_buffers: str = Field(
         DEFAULT_SHARED_BUFFERS, pattern=MEMORY_SIZE_PATTERN,
@@ -272,6 +324,10 @@ class Settings(BaseSettings):
     offline_parse_batch_max: int = Field(
         64, ge=1, description="Most texts the offline model's parser reads in one batch (texts that arrive while "
         "it parses go through spaCy's nlp.pipe together, ~2x cheaper per text than one at a time).",
+    )
+    offline_parse_processes: int = Field(
+        0, ge=0, le=64, description="Worker processes the offline model reads texts in (each loads its own English "
+        "pipeline, ~60 MB), so a machine with more cores ingests faster; 0: one thread of the node.",
     )
     offline_parse_batch_wait: float = Field(
         0.0, ge=0, description="Longest wait, in seconds, of a text for others to share the offline parser's next "
@@ -407,6 +463,34 @@ class Settings(BaseSettings):
     index_read_wait: float = Field(
         10.0, ge=0, description="Longest a search waits for the rows of writes acknowledged before it; past it the "
         "search goes on without them (they are found once indexed).",
+    )
+    index_queue: Literal["auto", "node", "shared"] = Field(
+        "auto", description="Where the rows of writes acknowledged and not indexed yet are recorded: shared (a "
+        "table in PostgreSQL: a search on any store node over the same database waits for every node's, and a "
+        "node's rows are indexed by another when it dies), node (this process's memory: one store node per "
+        "database), auto (shared when database_url names a server, node with the embedded one).",
+    )
+    index_lease: float = Field(
+        5.0, gt=0, description="Seconds a store node holds the queued rows it will index, renewed while it works; "
+        "a dead node's rows are taken over by another this long after its last renewal (index_queue shared).",
+    )
+    index_takeover_interval: float = Field(
+        1.0, gt=0, description="Seconds between a store node's looks for queued rows whose lease ran out "
+        "(index_queue shared).",
+    )
+    index_takeover_batch: int = Field(
+        256, ge=1, description="Most rows whose lease ran out a store node takes over at one look.",
+    )
+    index_queue_poll: float = Field(
+        0.02, gt=0, description="Seconds between a search's looks at the shared queue while another node's rows "
+        "it waits for are being indexed (index_queue shared).",
+    )
+    job_lock_wait: float = Field(
+        180.0, gt=0, description="Seconds work that runs once across store nodes (a space's creation or "
+        "erasure, a forget, schema set-up) waits for another node running it before answering busy.",
+    )
+    job_lock_poll: float = Field(
+        0.05, gt=0, description="Seconds between tries for the lock of such work while another node holds it.",
     )
     index_context_chars: int = Field(
         500, ge=0, description="Most characters of those turns embedded with an observation (their end is kept).",

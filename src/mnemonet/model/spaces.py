@@ -44,6 +44,8 @@ class SpaceView(BaseModel):
     name: str
     created_at: int = 0
     created_by: str = ""
+    server: str = Field("", description="The engine server it lives on (a name in the engine_servers setting); "
+                        "empty: the default graph server and PostgreSQL.")
     reads: list[str] = Field(default_factory=list, description="Spaces shared into this one: read-only, "
                              "searched and answered from with it.")
 

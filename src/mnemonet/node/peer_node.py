@@ -114,7 +114,8 @@ class PeerNode:
                                      max_bytes=settings.unauthenticated_read_budget_bytes,
                                      retry_after=settings.busy_retry_after)
         self.peer_read_timeout = settings.peer_read_timeout
-        self.vector_sync = VectorSync(self.providers, settings.vector_sync_interval, settings.vector_sync_limit)
+        self.vector_sync = VectorSync(self.providers, settings.vector_sync_interval, settings.vector_sync_limit,
+                                      settings.index_takeover_interval)
         self.client = P2PMemoryClient(self)
         self.url = ""
         self.state = "new"
@@ -212,6 +213,8 @@ class PeerNode:
         ]
         if "store" in self.capabilities:
             self._tasks.append(asyncio.create_task(self.vector_sync.run(), name=f"vector-sync-{self.node_id}"))
+            self._tasks.append(asyncio.create_task(self.vector_sync.run_takeover(),
+                                                   name=f"index-takeover-{self.node_id}"))
         if s.warm_up:
             self._tasks.append(asyncio.create_task(self.providers.warm_up(), name=f"warm-up-{self.node_id}"))
         self.state = "alive"

@@ -17,10 +17,9 @@ from mnemonet.settings import Settings, flag_type, load_settings
 
 # Settings that decide which index is re-embedded and with which embedder.
 FLAGS = (
-    "data_dir", "database_url", "embed", "embed_base_url", "embed_model", "embed_dimension", "embed_api_key",
-    "embed_batch_size", "vector_batch_size", "log_level",
+    "data_dir", "database_url", "vector_schema", "embed", "embed_base_url", "embed_model", "embed_dimension",
+    "embed_api_key", "embed_batch_size", "vector_batch_size", "log_level",
 )
-DEFAULT_SCHEMA = "mnemonet"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,8 +33,6 @@ def build_parser() -> argparse.ArgumentParser:
         field = Settings.model_fields[name]
         parser.add_argument("--" + name.replace("_", "-"), dest=name, type=flag_type(name),
                             help=f"{field.description} (env MNEMONET_{name.upper()})")
-    parser.add_argument("--vector-schema", dest="vector_schema", default=DEFAULT_SCHEMA,
-                        help=f"PostgreSQL schema of the vector index (default: {DEFAULT_SCHEMA})")
     return parser
 
 
@@ -64,10 +61,9 @@ async def run(settings: Settings, schema: str, out: TextIO) -> int:
 def main(argv: Sequence[str] | None = None, out: TextIO = sys.stdout) -> int:
     """Entry point of ``run_node.py reembed``; returns the process exit code."""
     args: dict[str, Any] = vars(build_parser().parse_args(argv))
-    schema = args.pop("vector_schema")
     try:
         settings = load_settings(**args)
-        asyncio.run(run(settings, schema, out))
+        asyncio.run(run(settings, settings.vector_schema, out))
     except (ValueError, RuntimeError, OSError) as exc:  # bad settings, busy or unreachable index: a message
         print(f"reembed failed: {exc}", file=sys.stderr)
         return 1

@@ -109,7 +109,7 @@ class _ScrapeCollector(Collector):
                 usage.add_metric([key], value)
         yield usage
         sync = CounterMetricFamily("mnemonet_vector_sync", "Vector sync passes, items it indexed and failed "
-                                   "passes.", labels=["counter"])
+                                   "passes; queued rows of dead store nodes taken over.", labels=["counter"])
         for key, value in sorted(src.get("vector_sync", {}).items()):
             sync.add_metric([key], value)
         yield sync

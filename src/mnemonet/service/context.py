@@ -32,6 +32,7 @@ from mnemonet.service.usage import UsageRecorder
 from mnemonet.service.write_gate import DERIVED, WriteGate
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
+from mnemonet.store.jobs import Coordination
 from mnemonet.store.vectors import VectorStore
 from mnemonet.truth.vocabulary import Vocabulary
 
@@ -43,9 +44,12 @@ class ServiceContext:
 
     def __init__(
         self, graph: GraphStore, vectors: VectorStore, llm: LanguageModel, embedder: Embedder, settings: Settings,
-        space: str = DEFAULT_SPACE,
+        space: str = DEFAULT_SPACE, coordination: Coordination | None = None,
     ) -> None:
         self.space = space
+        # The job ledger and index queue shared with the other store nodes over this database (None: a
+        # memory on its own, as tests and benches build one).
+        self.coordination = coordination
         # Keyed ids of another space derive from the space too, so an id names one item on the whole
         # network (events, audit records, the dashboard); the default space's are as before spaces.
         self.id_scope: tuple[str, ...] = () if space == DEFAULT_SPACE else (space,)
@@ -59,7 +63,9 @@ class ServiceContext:
         # Erasures and the index's writes exclude each other: a row written after an erase, of an item read
         # before it, would bring the erased text back (the indexer checks under it that its items still exist).
         self.erasing = asyncio.Lock()
-        self.indexer = VectorIndexer(vectors, embedder, settings, present=graph.existing_items, lock=self.erasing)
+        self.indexer = VectorIndexer(vectors, embedder, settings,
+                                     coordination.queue if coordination is not None else None,
+                                     present=graph.existing_items, lock=self.erasing)
         self.retriever = Retriever(graph, vectors, embedder, settings, caught_up=self.indexer.caught_up)
         self.usage = UsageRecorder(vectors, settings)
         # The writes under way, by source, and the erasures that exclude them (``write_gate``).

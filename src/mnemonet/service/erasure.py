@@ -13,10 +13,18 @@ way, so a write acknowledged before it is erased whole and one that comes
 after waits for it (``forget_write_wait``) and is then written whole. Then it
 takes the ``erasing`` lock (``ServiceContext.erasing``, public as
 ``MemoryService.erasing``; ``SpacedMemory`` takes both to drop a space),
-which every write to the vector index holds too: it cancels the queued
-entries of what it erases, and any row handed in later for an erased item is
-dropped by the indexer, which writes only rows of items the graph still holds.
-The report counts those cancelled entries among the erased vectors.
+which every write to the vector index holds too (``sync_vectors`` and the
+indexer's background batches): it cancels the queued entries of what it
+erases, and any row handed in later for an erased item is dropped by the
+indexer, which writes only rows of items the graph still holds. The report
+counts those cancelled entries among the erased vectors.
+
+Across store nodes over the same databases (``index_queue`` shared), an
+erasure holding that lock also waits for the rows other nodes hold in the
+shared queue (their index writes do not take this node's lock), then removes
+the erased items' rows from it, so no node takes one over; ``forget`` holds
+the space's erasure lock in PostgreSQL too, and one cut short is finished by
+the next, on any node (``erasure_ledger``).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from mnemonet.service.common import (
 )
 from mnemonet.service.context import ServiceContext
 from mnemonet.service.derivations import Derivations
+from mnemonet.service.erasure_ledger import ErasureLedger
 from mnemonet.store import vector_erase
 from mnemonet.store.graph_errors import UnknownReference
 
@@ -143,11 +152,17 @@ class Erasure:
             writers = [o.source for o in await ctx.graph.get_observations([observation_id]) if o.source]
         else:
             writers = [check_name(source, "source")]
+        coordination = ctx.coordination
+        ledger = ErasureLedger(coordination.jobs if coordination else None, f"forget:{ctx.space}")
         # Writes of the erased items' source and workers' derived writes wait; those under way finish first.
-        async with ctx.excluding(writers), ctx.erasing:
-            return await self._forget(observation_id, source, who)
+        # The nodes' lock before this node's: a node waiting for it then holds no erasure lock of its own,
+        # so its queued rows, which the erasure under way waits for (``others_settled``), go on being indexed.
+        async with ctx.excluding(writers), ledger.exclusive(), ctx.erasing:
+            return await self._forget(observation_id, source, who, ledger)
 
-    async def _forget(self, observation_id: str | None, source: str | None, who: str) -> ForgetReport:
+    async def _forget(
+        self, observation_id: str | None, source: str | None, who: str, ledger: ErasureLedger
+    ) -> ForgetReport:
         ctx = self._ctx
         graph, settings = ctx.graph, ctx.settings
         ctx.indexer.forget_recent()
@@ -166,38 +181,58 @@ class Erasure:
             raise InvalidInput(f"forget: {total} items exceed forget_max_items ({settings.forget_max_items}); "
                                "erase observation by observation, or raise the setting")
         report = ForgetReport(kind=kind, space=ctx.space, at=now_ms(), by=who)
+        owed = await ledger.unfinished()  # an erasure cut short, here or on another store node
         if not erased:
-            return report
+            if owed is None:
+                return report
+            await ledger.begin(owed)  # taken up again (``starts`` counts it): its compaction is owed
+            return await self._compacted(owed, ledger)
         retractions = [r.id for r in await graph.all_retractions_of(sorted(erased))]
         n = settings.forget_context_fragment_chars
         texts = [o.text.strip() for o in await graph.all_observations(sorted(set(observations) & erased))]
         fragments = sorted({piece for t in texts for piece in (t[:n], t[-n:]) if piece})
         # Queued behind their writes and not indexed yet: dropped unembedded, and counted as erased rows.
+        # Other store nodes' queued rows are indexed first (their writes do not take this node's lock);
+        # the erased items' rows then leave the shared queue, so no node takes one over.
+        await ctx.indexer.others_settled()
         cancelled = ctx.indexer.cancel(erased | orphans)
+        if ctx.indexer.queue is not None:
+            await ctx.indexer.queue.done(sorted(erased | orphans))
         unwritten = len(await ctx.vectors.ids_missing(sorted(cancelled))) if cancelled else 0
         erasure = await vector_erase.erase(ctx.vectors, sorted(erased | orphans), fragments)
         await self._revector_alone(erasure.stale)
         observation_ids = sorted(observations)
         statement_ids = sorted(erased - set(observations))
+        tombstone_id = derived_id("tomb", kind, *sorted(erased))
+        resumed = owed if owed is not None and owed.tombstone_id == tombstone_id else None  # its rows went then
         tombstone = TombstoneView(
-            id=derived_id("tomb", kind, *sorted(erased)), kind=kind, space=ctx.space,
+            id=tombstone_id, kind=kind, space=ctx.space,
             observations=len(observation_ids),
             statements=len(statement_ids), concepts=len(orphans), retractions=len(retractions),
-            sources=len(sources), vectors=erasure.deleted + unwritten, at=report.at, by=who,
+            sources=len(sources), vectors=max(erasure.deleted + unwritten, resumed.vectors if resumed else 0),
+            at=report.at, by=who,
         )
+        report = report.model_copy(update={
+            **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
+            "contexts_scrubbed": max(erasure.scrubbed, resumed.contexts_scrubbed if resumed else 0),
+        })
+        await ledger.begin(report)
         await graph.forget(tombstone, {
             "observations": observation_ids, "statements": statement_ids, "concepts": sorted(orphans),
             "retractions": retractions, "sources": sources,
         })
-        graph_compacted = await graph.compact()
-        vectors_compacted = await vector_erase.compact(ctx.vectors)
         log.warning("forget kind=%s observations=%d statements=%d concepts=%d by=%s", kind, tombstone.observations,
                     tombstone.statements, tombstone.concepts, who)
-        return report.model_copy(update={
-            **tombstone.model_dump(exclude={"id", "kind", "space", "at", "by"}), "tombstone_id": tombstone.id,
-            "contexts_scrubbed": erasure.scrubbed, "graph_compacted": graph_compacted,
-            "vectors_compacted": vectors_compacted,
-        })
+        return await self._compacted(report, ledger)
+
+    async def _compacted(self, report: ForgetReport, ledger: ErasureLedger) -> ForgetReport:
+        """Compact both engines' files after an erasure (this one, or one cut short) and record it done."""
+        graph_compacted = await self._ctx.graph.compact()
+        if self._ctx.indexer.queue is not None:  # the shared queue held the erased texts for a while
+            await self._ctx.indexer.queue.compact()
+        vectors_compacted = await vector_erase.compact(self._ctx.vectors)
+        await ledger.end()
+        return report.model_copy(update={"graph_compacted": graph_compacted, "vectors_compacted": vectors_compacted})
 
     async def _derived_only_from(self, erased: set[str]) -> set[str]:
         """Statements derived only from erased items (following chains), and summaries resting on any."""
@@ -235,7 +270,10 @@ class Erasure:
         dropped, not written after the erase."""
         ctx = self._ctx
         async with ctx.excluding(None), ctx.erasing:
+            await ctx.indexer.others_settled()
             ctx.indexer.cancel()
+            if ctx.indexer.queue is not None:  # every node's queued rows are of what goes
+                await ctx.indexer.queue.drop_space()
             ctx.indexer.forget_recent()
             await ctx.graph.clear()
             await ctx.vectors.clear()
@@ -244,14 +282,15 @@ class Erasure:
         """Index recent graph items that have no row (after a failed index write or a restart).
 
         An item erased between the read and the index write gets no row: the indexer writes, under the
-        erasure lock, only rows of items the graph still holds."""
+        erasure lock, only rows of items the graph still holds. Rows waiting in the shared queue are left
+        to the node that holds them (``VectorIndexer.sync``)."""
         ctx = self._ctx
         observations = await ctx.graph.recent_observations(check_limit(limit))
         statements = await ctx.graph.recent_statements(check_limit(limit))
         derived = ctx.settings.index_derived_vectors
         entries = [observation_entry(o) for o in observations]
         entries += [statement_entry(s, derived) for s in statements]
-        return await ctx.indexer.index(entries)
+        return await ctx.indexer.sync(entries)
 
 
 def _orphans(users: dict[str, set[str]], erased: set[str]) -> set[str]:

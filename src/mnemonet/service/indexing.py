@@ -11,7 +11,12 @@ By default it is indexed behind the write (``index_in_background``): the
 writer goes on while the embedder works on many writes' texts at once, and a
 read first waits for the writes acknowledged before it (``caught_up``).
 
-Every write to the index runs under the erasure lock and writes only the rows
+With several store nodes over one PostgreSQL (``index_queue`` shared), the rows
+waiting are also recorded in the shared queue before the write is acknowledged
+(``store/index_queue.py``): a read on any node waits for every node's, and the
+rows of a node that died are indexed by another (``index_taken``), once.
+
+Every write to the index (either way) runs under the erasure lock and writes only the rows
 of items still in the graph: an entry queued, or handed in by a write still
 under way, when its item was erased is dropped, never written back (issue 31,
 row 3: rows indexed behind the write outlived the erasure). An erasure also
@@ -32,6 +37,7 @@ import numpy as np
 
 from mnemonet.embed.base import Embedder
 from mnemonet.settings import Settings
+from mnemonet.store.index_queue import IndexQueue, QueuedRow
 from mnemonet.store.vector_context import preceding_turns
 from mnemonet.store.vector_types import VectorItem, contextual_vector
 from mnemonet.store.vectors import VectorStore
@@ -70,15 +76,21 @@ class VectorIndexer:
     """
 
     def __init__(
-        self, vectors: VectorStore, embedder: Embedder, settings: Settings, *,
+        self, vectors: VectorStore, embedder: Embedder, settings: Settings, queue: IndexQueue | None = None, *,
         present: Callable[[list[str]], Awaitable[set[str]]], lock: asyncio.Lock,
     ) -> None:
         self.vectors = vectors
         self.embedder = embedder
         self.settings = settings
+        # The shared queue (index_queue shared): other nodes wait for, and take over, what this one holds.
+        self.queue = queue
         self._present = present
         self._lock = lock
         self.failures = 0
+        self.taken_over = 0  # rows of another node (its lease ran out) this one indexed
+        self.reads_unsettled = 0  # reads that gave up waiting (index_read_wait) and went on without queued rows
+        self.lost = 0  # rows this one queued that another node took over before this one got to them
+        self.repeats = 0  # rows this one embedded that another node wrote meanwhile: work done twice
         # Vectors of texts embedded lately, by text: a turn's context is the turn just before it.
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         # Written behind (index_in_background): entries waiting, oldest first (None: cancelled, leaving in
@@ -89,11 +101,16 @@ class VectorIndexer:
         self._done = 0  # of those, indexed or failed (they leave the queue in order)
         self._progress = asyncio.Condition()
         self._drain: asyncio.Task[None] | None = None
+        self._renewal: asyncio.Task[None] | None = None
 
     @property
     def backlog(self) -> int:
         """Entries submitted and not indexed yet."""
         return len(self._queue) + self._in_call
+
+    async def pending(self) -> int:
+        """Rows written and not indexed yet: this node's, or with the shared queue every store node's."""
+        return self.backlog if self.queue is None else max(self.backlog, await self.queue.count())
 
     async def submit(self, entries: Sequence[IndexEntry]) -> None:
         """Index what a write just added: behind the write (``index_in_background``), or now.
@@ -108,6 +125,15 @@ class VectorIndexer:
         if self.backlog >= self.settings.index_backlog_max:
             async with self._progress:
                 await self._progress.wait_for(lambda: self.backlog < self.settings.index_backlog_max)
+        if self.queue is not None:
+            try:  # before the write is acknowledged: a read on any node then waits for these rows
+                await self.queue.put([_queued(e) for e in entries])
+            except Exception as exc:  # PostgreSQL down: this node still indexes them; others cannot wait for them
+                self.failures += 1
+                log.warning("vector.queue_failed count=%d error=%s", len(entries), exc)
+        self._enqueue(entries)
+
+    def _enqueue(self, entries: Sequence[IndexEntry]) -> None:
         for e in entries:
             if e.id not in self._queue:
                 self._queue[e.id] = e
@@ -117,26 +143,75 @@ class VectorIndexer:
         if self._queue and (self._drain is None or self._drain.done()):
             self._drain = asyncio.get_running_loop().create_task(self._drain_queue(), name="vector-index-drain")
 
+    async def take_over(self) -> int:
+        """Take over queued rows of this space whose lease ran out (their node died or stalled past
+        ``index_lease``) and index them here, behind the writes of this node; how many were taken."""
+        room = min(self.settings.index_takeover_batch, self.settings.index_backlog_max - self.backlog)
+        if self.queue is None or room <= 0:
+            return 0
+        rows = await self.queue.take_over(room)
+        self.taken_over += len(rows)
+        self._enqueue([IndexEntry(id=r.id, kind=r.kind, text=r.text, created_at=r.created_at, metadata=r.metadata,
+                                  vector=r.vector) for r in rows])
+        return len(rows)
+
     async def caught_up(self) -> None:
         """Return once what was submitted before this call is indexed: a read sees the writes it follows.
 
-        Bounded by ``index_read_wait``: past it the read goes on without what is still queued (found again
-        when it is indexed).
+        With the shared queue, the writes of every store node over this database: the read waits until no
+        row up to the queue's newest is left. Bounded by ``index_read_wait``: past it the read goes on
+        without what is still queued (found again when it is indexed).
         """
-        target = self._submitted
-        if self._done >= target:
+        if self.settings.index_read_wait == 0:
             return
         try:
-            async with asyncio.timeout(self.settings.index_read_wait), self._progress:
-                await self._progress.wait_for(lambda: self._done >= target)
+            async with asyncio.timeout(self.settings.index_read_wait):
+                await self._settled()
         except TimeoutError:
+            self.reads_unsettled += 1
             log.warning("vector.read_unsettled waited=%.1fs backlog=%d", self.settings.index_read_wait, self.backlog)
 
     async def drained(self) -> None:
-        """Return once everything submitted so far is indexed (or has failed): before an erase, and at close."""
+        """Return once everything submitted so far is indexed (or has failed): before an erase, and at close.
+
+        With the shared queue, also every other node's rows of this space (an erase must not be followed
+        by another node's row of what it erased).
+        """
+        await self._settled()
+
+    async def _settled(self) -> None:
         target = self._submitted
-        async with self._progress:
-            await self._progress.wait_for(lambda: self._done >= target)
+        if self._done < target:
+            async with self._progress:
+                await self._progress.wait_for(lambda: self._done >= target)
+        if self.queue is None:
+            return
+        mark = await self.queue.high_water()
+        if mark is None:
+            return
+        # Polled: the rows are another node's, and PostgreSQL tells no one when a row goes.
+        while True:
+            if await self.queue.settled(mark):
+                return
+            await asyncio.sleep(self.settings.index_queue_poll)
+
+    async def others_settled(self) -> None:
+        """Return once the rows other store nodes hold for this space now are indexed (or gone).
+
+        An erasure waits for them holding the erasure lock: another node's writes to the index do not take
+        this node's lock, and a row of one in its embedder call would outlive the erase. This node's own
+        queued entries it ``cancel``s instead (a dead node's rows, taken over here, become its own).
+        """
+        if self.queue is None:
+            return
+        mark = await self.queue.high_water()
+        if mark is None:
+            return
+        # Polled: the rows are another node's, and PostgreSQL tells no one when a row goes.
+        while True:
+            if await self.queue.settled_elsewhere(mark):
+                return
+            await asyncio.sleep(self.settings.index_queue_poll)
 
     def cancel(self, ids: Collection[str] | None = None) -> list[str]:
         """Drop the queued entries of ``ids`` (None: every queued entry) unindexed; returns their ids.
@@ -156,27 +231,71 @@ class VectorIndexer:
 
     async def close(self) -> None:
         """Index what waits before the stores close, so a clean stop leaves no item without its row."""
-        await self.drained()
+        target = self._submitted
+        async with self._progress:
+            await self._progress.wait_for(lambda: self._done >= target)
 
     async def _drain_queue(self) -> None:
         """Index queued entries, up to ``index_background_batch`` a call, until none is left.
 
         No lingering: what arrives while the embedder works goes in the next call, so calls grow with
-        the load on their own.
+        the load on their own. With the shared queue, the leases of what waits are renewed meanwhile.
         """
-        while self._queue:
-            # Taken from the queue under the lock, so an erasure never runs while a batch is out of it.
-            async with self._lock:
-                taken = [self._queue.popitem(last=False)[1] for _ in range(min(len(self._queue),
-                                                                               self.settings.index_background_batch))]
-                self._in_call = len(taken)
-                try:
-                    await self._quietly([e for e in taken if e is not None], self._index)
-                finally:
-                    self._in_call = 0
-                    self._done += len(taken)
-                    async with self._progress:
-                        self._progress.notify_all()
+        if self.queue is not None and (self._renewal is None or self._renewal.done()):
+            self._renewal = asyncio.get_running_loop().create_task(self._renew(self.queue), name="vector-index-renewal")
+        try:
+            while self._queue:
+                # Taken from the queue under the lock, so an erasure never runs while a batch is out of it.
+                async with self._lock:
+                    taken = [self._queue.popitem(last=False) for _ in range(min(len(self._queue),
+                                                                                self.settings.index_background_batch))]
+                    self._in_call = len(taken)
+                    try:
+                        await self._index_held([e for _, e in taken if e is not None],
+                                               [i for i, e in taken if e is None])
+                    finally:
+                        self._in_call = 0
+                        self._done += len(taken)
+                        async with self._progress:
+                            self._progress.notify_all()
+        finally:
+            if self._renewal is not None:
+                self._renewal.cancel()
+
+    async def _renew(self, queue: IndexQueue) -> None:
+        """Keep the leases on this node's queued rows while it works through them (a third of a lease apart)."""
+        while True:
+            await asyncio.sleep(self.settings.index_lease / 3)
+            try:
+                await queue.renew()
+            except Exception as exc:  # PostgreSQL away: the next renewal tries again
+                log.warning("vector.queue_renew_failed error=%s", exc)
+
+    async def _index_held(self, batch: list[IndexEntry], cancelled: list[str]) -> None:
+        """Index ``batch`` (the caller holds the erasure lock): with the shared queue, only what this node
+        still holds, then clear it, and the ``cancelled`` entries' rows, from the queue."""
+        if self.queue is None:
+            await self._quietly(batch, self._index)
+            return
+        ids = [e.id for e in batch]
+        try:
+            held = await self.queue.hold(ids) if ids else set()
+        except Exception as exc:  # no queue to ask: index them (a row written twice is written once)
+            log.warning("vector.queue_hold_failed error=%s", exc)
+            held = set(ids)
+        self.lost += len(ids) - len(held)
+        try:
+            await self._quietly([e for e in batch if e.id in held], self._index)
+        finally:
+            await self._dequeue(sorted(held | set(cancelled)))
+
+    async def _dequeue(self, ids: list[str]) -> None:
+        if self.queue is None or not ids:
+            return
+        try:  # indexed or failed: a failure is the vector sync's to repair, as without the queue
+            await self.queue.done(ids)
+        except Exception as exc:  # left held; when the lease runs out another node indexes what is missing
+            log.warning("vector.queue_done_failed count=%d error=%s", len(ids), exc)
 
     async def index(self, entries: Sequence[IndexEntry]) -> int:
         """Embed and store the entries that have no row yet and whose items the graph still holds, under
@@ -198,7 +317,17 @@ class VectorIndexer:
         contexts = await self._contexts([e for e in todo if e.vector])
         embedded = await self._embedded([e.text for e in todo if e.vector] + list(contexts.values()))
         items = [self._item(e, contexts.get(e.id, ""), embedded) for e in todo]
-        return await self.vectors.upsert(items)
+        written = await self.vectors.upsert(items)
+        self.repeats += len(items) - written
+        return written
+
+    async def sync(self, entries: Sequence[IndexEntry]) -> int:
+        """``index`` the entries that have no row, but those waiting in the shared queue: the node that
+        holds them indexes them (or another takes them over), so a sync pass embeds nothing twice."""
+        if self.queue is not None and entries:
+            waiting = await self.queue.waiting([e.id for e in entries])
+            entries = [e for e in entries if e.id not in waiting]
+        return await self.index(entries)
 
     def _item(self, e: IndexEntry, context: str, embedded: dict[str, np.ndarray]) -> VectorItem:
         if not e.vector:
@@ -266,6 +395,10 @@ class VectorIndexer:
             self.failures += 1
             log.warning("vector.index_failed count=%d error=%s", len(entries), exc)
             return 0
+
+
+def _queued(e: IndexEntry) -> QueuedRow:
+    return QueuedRow(id=e.id, kind=e.kind, text=e.text, created_at=e.created_at, metadata=e.metadata, vector=e.vector)
 
 
 def _tail(text: str, max_chars: int) -> str:

@@ -30,10 +30,11 @@ from mnemonet.model.records import (
     check_id,
     check_name,
 )
-from mnemonet.model.views import StatementView
+from mnemonet.model.views import ObservationView, StatementView
 from mnemonet.service.common import (
     checked_metadata,
     now_ms,
+    observation_entry,
     raw_entry,
     source_spec,
     statement_entry,
@@ -88,7 +89,12 @@ class Ingest:
         result = await ctx.graph.write_observation(record)
         if not result.created:
             # A retry, or a reused key with other content (409): the write of an existing id writes nothing.
-            await self._check_retry(obs_id, text, speaker.name)
+            stored = await self._check_retry(obs_id, text, speaker.name)
+            # The store node that took the first attempt may have died before its row was queued for the
+            # index: what this retry acknowledges must be found (on any store node), so a missing row is
+            # indexed now (rows it derived come back with the vector sync).
+            if stored is not None and await ctx.vectors.ids_missing([obs_id]):
+                await ctx.indexer.submit([observation_entry(stored)])
         state = "pending" if result.created else await ctx.graph.extraction_state(obs_id)
         if state == "pending" and defer_extraction:
             if result.created:  # searchable by its text at once; the extraction's entries come with it later
@@ -159,11 +165,13 @@ class Ingest:
         found = await self._ctx.graph.get_observations([obs_id])
         return (found[0].created_at or None) if found else None
 
-    async def _check_retry(self, obs_id: str, text: str, source: str) -> None:
-        """A stored observation under this id must hold the same text from the same source (a true retry)."""
+    async def _check_retry(self, obs_id: str, text: str, source: str) -> ObservationView | None:
+        """A stored observation under this id must hold the same text from the same source (a true retry);
+        the stored one."""
         stored = await self._ctx.graph.get_observations([obs_id])
         if stored and (stored[0].text != text or stored[0].source != source):
             raise IdempotencyConflict("idempotency_key", obs_id)
+        return stored[0] if stored else None
 
     async def _extract(
         self, obs_id: str, text: str, source: str, said_at: int | None, *, created: bool, final: bool = False,

@@ -72,6 +72,7 @@ from mnemonet.service.workers import Workers
 from mnemonet.service.write_gate import WriteGate
 from mnemonet.settings import Settings
 from mnemonet.store.graph import GraphStore
+from mnemonet.store.jobs import Coordination
 from mnemonet.store.vectors import VectorStore
 from mnemonet.truth.vocabulary import Vocabulary
 
@@ -84,9 +85,9 @@ class MemoryService:
 
     def __init__(
         self, graph: GraphStore, vectors: VectorStore, llm: LanguageModel, embedder: Embedder, settings: Settings,
-        space: str = DEFAULT_SPACE,
+        space: str = DEFAULT_SPACE, coordination: Coordination | None = None,
     ) -> None:
-        self._ctx = ServiceContext(graph, vectors, llm, embedder, settings, space)
+        self._ctx = ServiceContext(graph, vectors, llm, embedder, settings, space, coordination)
         # The spaces shared into this one, (name, memory) each: set by ``SpacedMemory``; read-only here.
         self.shared_spaces: Callable[[], Awaitable[list[tuple[str, MemoryService]]]] | None = None
         self._ingest = Ingest(self._ctx)
@@ -142,6 +143,11 @@ class MemoryService:
     def vocabulary(self) -> Vocabulary:
         """The relation vocabulary the answers and summaries read conflicts by (the validation worker's)."""
         return self._ctx.vocabulary
+
+    @property
+    def coordination(self) -> Coordination | None:
+        """The job ledger and index queue shared with the other store nodes over this database, if any."""
+        return self._ctx.coordination
 
     @property
     def indexer(self) -> VectorIndexer:

@@ -54,6 +54,11 @@ class Operations:
             "backlog": backlog,
             "vectors": await ctx.vectors.count(),
             "vector_index_failures": ctx.indexer.failures,
+            # Rows this node embedded that another store node had written meanwhile (work done twice), and
+            # rows of dead store nodes it took over from the shared index queue.
+            "vector_index_repeats": ctx.indexer.repeats,
+            "vector_index_taken_over": ctx.indexer.taken_over,
+            "vector_reads_unsettled": ctx.indexer.reads_unsettled,
             "llm_provider": ctx.llm.name,
             "llm_calls": dict(ctx.llm_calls),
             # Whether an observe now infers the claims in its extraction call (infer_with_extraction).
@@ -63,14 +68,14 @@ class Operations:
         }
 
     async def _backlog(self) -> dict[str, int]:
-        """Work not done yet in this space: this node's statements and concepts waiting for their vectors, and
-        (counted up to ``MAX_LIMIT`` each) observations waiting for extraction or inference, statements for
-        validation, concepts due a summary. All zero
-        means the memory has settled (the CLI's ``/settle`` waits for it); a worker writes its results and
-        its done-marker together, so no item leaves one count before it shows in the next."""
+        """Work not done yet in this space: rows waiting for their vectors (with the shared index queue, every
+        store node's), and (counted up to ``MAX_LIMIT`` each) observations waiting for extraction or inference,
+        statements for validation, concepts due a summary. All zero means the memory has settled (the CLI's
+        ``/settle`` waits for it); a worker writes its results and its done-marker together, so no item leaves
+        one count before it shows in the next."""
         graph, settings = self._ctx.graph, self._ctx.settings
         return {
-            "vectors": self._ctx.indexer.backlog,  # written and not indexed yet (index_in_background)
+            "vectors": await self._ctx.indexer.pending(),  # written, not indexed yet (every store node's)
             "extraction": await graph.count_pending_extractions(),
             "inference": len(await graph.pending_observations(worker_spec(INFERENCE_SOURCE), MAX_LIMIT)),
             "validation": len(await graph.pending_statements(worker_spec(VALIDATION_SOURCE), MAX_LIMIT)),

@@ -99,6 +99,7 @@ class GraphStore:
             )
             return cls(driver, settings)
         from mnemonet.store.dialects.falkordb import FalkorDriver
+        from mnemonet.store.falkordb_replicas import Replicas, parse_addresses
 
         server = None
         lock = None
@@ -115,13 +116,24 @@ class GraphStore:
                     lock.release()
                 raise
             host, port, password = server.host, server.port, server.password
+        replicas = parse_addresses(settings.falkordb_replicas)
         # One connection for each request the node admits at once (whatever else a request runs waits for one).
         driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password,
+                              replicas=Replicas(replicas, password, settings.falkordb_replica_wait,
+                                                settings.falkordb_replica_poll) if replicas else None,
                               max_connections=settings.max_concurrent_requests)
         store = cls(driver, settings)
         store.server = server
         store._lock = lock
         return store
+
+    @classmethod
+    def on_falkordb(cls, settings: Settings, host: str, port: int, password: str | None) -> GraphStore:
+        """A store on another FalkorDB server (one memory spaces are placed on); never an embedded one."""
+        from mnemonet.store.dialects.falkordb import FalkorDriver
+
+        return cls(FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout,
+                                password=password), settings)
 
     async def close(self) -> None:
         """Close the connection, and stop the embedded server if ``open`` started it."""
@@ -146,14 +158,14 @@ class GraphStore:
         log.warning("graph.drop backend=%s", self.driver.name)
         await self.driver.drop()
 
-    async def record_space(self, name: str, by: str) -> dict[str, Any]:
-        """Register a space (idempotent; the first registration stands)."""
-        params = {"name": name, "by": check_name(by, "by"), "now": _now_ms()}
+    async def record_space(self, name: str, by: str, server: str = "") -> dict[str, Any]:
+        """Register a space, on engine server ``server`` ('' the default ones); idempotent: the first stands."""
+        params = {"name": name, "by": check_name(by, "by"), "now": _now_ms(), "server": server}
         rows = (await self._write_once_or_conflict_rows(q.SPACE_CREATE, params))
         return rows[0]
 
     async def registered_spaces(self) -> list[dict[str, Any]]:
-        """The registered spaces, by name: ``{name, created_at, created_by}``."""
+        """The registered spaces, by name: ``{name, created_at, created_by, server}`` ('' the default servers)."""
         return await self.driver.read(q.SPACES, {})
 
     async def unregister_space(self, name: str) -> bool:

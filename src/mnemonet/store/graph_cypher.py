@@ -582,12 +582,12 @@ RETURN p.relation AS relation""".strip()
 # Each space's items live in a graph of their own, so no query of one space can reach another's.
 SPACE_CREATE = """
 MERGE (s:Space {name: $name})
-ON CREATE SET s.created_at = $now, s.created_by = $by
-RETURN s.name AS name, s.created_at AS created_at, s.created_by AS created_by""".strip()
+ON CREATE SET s.created_at = $now, s.created_by = $by, s.server = $server
+RETURN s.name AS name, s.created_at AS created_at, s.created_by AS created_by, coalesce(s.server, '') AS server""".strip()
 
 SPACES = """
 MATCH (s:Space)
-RETURN s.name AS name, s.created_at AS created_at, s.created_by AS created_by
+RETURN s.name AS name, s.created_at AS created_at, s.created_by AS created_by, coalesce(s.server, '') AS server
 ORDER BY name""".strip()
 
 SPACE_DELETE = """

@@ -22,6 +22,13 @@ async def lock_ddl(conn: asyncpg.Connection) -> None:
     await conn.execute("SELECT pg_advisory_xact_lock($1)", _DDL_LOCK_KEY)
 
 
+async def create_extension(conn: asyncpg.Connection) -> None:
+    """Create the pgvector extension alone (a database that holds only spaces placed on it); idempotent."""
+    async with conn.transaction():
+        await lock_ddl(conn)
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+
+
 async def create_base(conn: asyncpg.Connection, q: str) -> None:
     """Create the extension, schema ``q`` (already quoted), tables and non-vector indexes; idempotent."""
     async with conn.transaction():
@@ -63,6 +70,45 @@ async def create_base(conn: asyncpg.Connection, q: str) -> None:
                     uses bigint NOT NULL,
                     last_used_at bigint NOT NULL)"""
         )
+
+
+async def create_coordination(conn: asyncpg.Connection, q: str) -> None:
+    """The tables store nodes sharing this database coordinate through (in the default space's schema ``q``).
+
+    ``jobs``: the ledger of work done once across nodes (``store/jobs.py``). ``index_queue``: rows of
+    acknowledged writes not indexed yet, each held by the node that will index it until its lease runs
+    out (``store/index_queue.py``). Idempotent.
+    """
+    async with conn.transaction():
+        await lock_ddl(conn)
+        await conn.execute(
+            f"""CREATE TABLE IF NOT EXISTS {q}.jobs (
+                    key text PRIMARY KEY,
+                    kind text NOT NULL,
+                    starts integer NOT NULL,
+                    completions integer NOT NULL,
+                    holder text NOT NULL,
+                    state text NOT NULL,
+                    detail jsonb NOT NULL DEFAULT '{{}}'::jsonb,
+                    started_at timestamptz NOT NULL,
+                    finished_at timestamptz)"""
+        )
+        await conn.execute(
+            f"""CREATE TABLE IF NOT EXISTS {q}.index_queue (
+                    seq bigserial PRIMARY KEY,
+                    space text NOT NULL,
+                    id text NOT NULL,
+                    kind text NOT NULL,
+                    text text NOT NULL,
+                    created_at bigint NOT NULL,
+                    metadata jsonb NOT NULL,
+                    vector boolean NOT NULL,
+                    holder text NOT NULL,
+                    held_until timestamptz NOT NULL,
+                    UNIQUE (space, id))"""
+        )
+        await conn.execute(f"CREATE INDEX IF NOT EXISTS index_queue_space_seq_idx ON {q}.index_queue (space, seq)")
+        await conn.execute(f"CREATE INDEX IF NOT EXISTS index_queue_held_idx ON {q}.index_queue (held_until)")
 
 
 async def create_keyword_stats(conn: asyncpg.Connection, q: str) -> None:

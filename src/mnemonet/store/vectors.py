@@ -78,6 +78,7 @@ class VectorStore:
         self.schema = schema
         self._q = quote_schema(schema)
         self._server = server
+        self._url = ""  # where ``connect`` goes (set by ``open``)
         self._lock: datadir.DataDirLock | None = None  # the data dir's lock, when open() took it
         self._meta: tuple[str, int] | None = None
         self._meta_lock = asyncio.Lock()
@@ -86,10 +87,12 @@ class VectorStore:
     # -- lifecycle ------------------------------------------------------------
 
     @classmethod
-    async def open(cls, settings: Settings, *, schema: str = "mnemonet") -> VectorStore:
+    async def open(cls, settings: Settings, *, schema: str = "mnemonet", tables: bool = True) -> VectorStore:
         """Connect (to ``settings.database_url``, or to an embedded PostgreSQL started here) and create the schema.
 
         The embedded server lives in ``settings.data_dir / "postgres"`` and is stopped by ``close()``.
+        ``tables`` False: only the connections and the extension, for a database holding only the spaces
+        placed on it (their stores come from ``for_space``).
         """
         q = quote_schema(schema)
         server: EmbeddedPostgres | None = None
@@ -103,7 +106,11 @@ class VectorStore:
             # The extension must exist before a pool connection can register its codec.
             conn = await asyncpg.connect(url, timeout=settings.vector_command_timeout)
             try:
-                await vector_schema.create_base(conn, q)
+                if tables:
+                    await vector_schema.create_base(conn, q)
+                    await vector_schema.create_coordination(conn, q)
+                else:
+                    await vector_schema.create_extension(conn)
                 ext_schema = await conn.fetchval(
                     "SELECT extnamespace::regnamespace::text FROM pg_extension WHERE extname = 'vector'"
                 )
@@ -135,8 +142,10 @@ class VectorStore:
             raise
         store = cls(pool, settings, schema, server)
         store._lock = lock
-        async with pool.acquire() as conn:
-            store._meta = await vector_schema.read_meta(conn, q)
+        store._url = url
+        if tables:
+            async with pool.acquire() as conn:
+                store._meta = await vector_schema.read_meta(conn, q)
         return store
 
     @_reachable
@@ -155,6 +164,7 @@ class VectorStore:
             meta = await vector_schema.read_meta(conn, q)
         store = VectorStore(self._pool, self._settings, schema, None)
         store._owns_pool = False
+        store._url = self._url
         store._meta = meta
         return store
 
@@ -397,6 +407,10 @@ class VectorStore:
     async def count(self) -> int:
         """Number of stored rows."""
         return int(await self._pool.fetchval(f"SELECT count(*) FROM {self._q}.embeddings"))
+
+    async def connect(self) -> asyncpg.Connection:
+        """A connection of its own, outside the pool (for a session that outlives one query: an advisory lock)."""
+        return await asyncpg.connect(self._url, timeout=self._settings.vector_command_timeout)
 
     def acquire(self) -> Any:
         """A pooled connection for raw SQL; leave no session state on it (the pool does not reset it, see ``open``)."""

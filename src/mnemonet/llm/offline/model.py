@@ -51,6 +51,7 @@ from mnemonet.llm.errors import LanguageModelError
 from mnemonet.llm.offline import nlp
 from mnemonet.llm.offline.concepts import concepts_for, topics_for
 from mnemonet.llm.offline.extract import extract_triples, reading_of, strip_lead_in, with_elided_subjects
+from mnemonet.llm.offline.processes import ReadingPool
 from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, summarise_facts, write_answer
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import checked_triple
@@ -65,6 +66,12 @@ class OfflineLanguageModel(BaseLanguageModel):
         # Dates in the text ("last year") resolve against the day the observation was said when the
         # caller gives it (deferred extraction runs days later), else against the day of reading.
         self._today = today
+        self._pool: ReadingPool | None = None  # offline_parse_processes: the reading in worker processes
+
+    def _processes(self) -> ReadingPool | None:
+        if self._pool is None and self.settings.offline_parse_processes > 0:
+            self._pool = ReadingPool(self.settings.offline_parse_processes, self.settings.offline_parse_batch_max)
+        return self._pool
 
     @property
     def name(self) -> str:
@@ -72,7 +79,13 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     async def warm_up(self) -> None:
         """Load the English pipeline now (seconds on a loaded machine) rather than in the first call."""
-        await asyncio.to_thread(nlp.pipeline)
+        pool = self._processes()
+        await (pool.warm_up() if pool is not None else asyncio.to_thread(nlp.pipeline))
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            await asyncio.to_thread(self._pool.close)
+            self._pool = None
 
     def _checked(self, triples: list[Triple]) -> list[Triple]:
         # Over-long names or odd predicates from unusual text are dropped, not stored.
@@ -87,6 +100,9 @@ class OfflineLanguageModel(BaseLanguageModel):
     async def _read(self, text: str, speaker: str, day: date | None = None) -> list[Triple]:
         # Parsing (~4-8 ms a chat turn) and the rules (~0.5 ms) are CPU work: off the event loop, so the
         # node keeps serving. The parse runs on the pipeline's own thread, batched with concurrent ones.
+        pool = self._processes()
+        if pool is not None:
+            return await pool.read(text, speaker, day or self._today())
         reading = reading_of(text)
         doc = await nlp.parse(reading.body, self.settings)
         said = with_elided_subjects(doc)

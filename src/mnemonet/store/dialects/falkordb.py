@@ -5,11 +5,15 @@ with. One ``GRAPH.QUERY`` is atomic, but its reading part runs before the
 server takes the graph's write lock, so two concurrent "create unless it
 exists" queries can both create. Writes through one driver are therefore
 serialised here; the embedded server has one writer process (its store node).
+
+With read replicas (``falkordb_replicas``), reads go to them and each write is
+acknowledged once they applied it (``falkordb_replicas.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +29,10 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from mnemonet.settings import Settings
 from mnemonet.store.dialects.base import WriteOutcome
+from mnemonet.store.falkordb_replicas import Replicas
 from mnemonet.store.graph_errors import GraphStoreError, GraphUnavailable, ReadOnlyViolation
+
+log = logging.getLogger(__name__)
 
 # Token revocations, the audit log, forget's tombstones and the registry of spaces stay: erasing memories
 # must not bring revoked tokens back, erase the record of who erased them, nor forget the other spaces.
@@ -62,9 +69,10 @@ class FalkorDriver:
     name = "falkordb"
 
     def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0,
-                 password: str | None = None, db: FalkorDB | None = None, *,
+                 password: str | None = None, db: FalkorDB | None = None, replicas: Replicas | None = None, *,
                  max_connections: int = Settings.model_fields["max_concurrent_requests"].default) -> None:
         self._host, self._port = host, port
+        self._replicas = replicas
         self._owns_connection = db is None
         self._pool: BlockingConnectionPool | None = None
         if db is None:
@@ -83,7 +91,7 @@ class FalkorDriver:
 
     def for_graph(self, graph_name: str) -> FalkorDriver:
         """A driver of another graph on the same server, sharing this one's connection (a memory space)."""
-        return FalkorDriver(self._host, self._port, graph_name, self._timeout, db=self._db)
+        return FalkorDriver(self._host, self._port, graph_name, self._timeout, db=self._db, replicas=self._replicas)
 
     async def drop(self) -> None:
         """Delete the whole graph, its indexes included (a deleted space); nothing if it does not exist."""
@@ -96,23 +104,27 @@ class FalkorDriver:
                     raise GraphStoreError(f"falkordb: {exc}") from exc
             except (RedisConnectionError, RedisTimeoutError, OSError, TimeoutError) as exc:
                 raise GraphUnavailable(f"{self._where}: {exc}") from exc
+        await self._replicated()
 
     async def _run(self, cypher: str, params: dict[str, Any], read_only: bool) -> Any:
+        return await self._run_on(self._graph, self._where, cypher, params, read_only)
+
+    async def _run_on(self, graph: Any, where: str, cypher: str, params: dict[str, Any], read_only: bool) -> Any:
         try:
             async with asyncio.timeout(self._timeout):
                 if read_only:
-                    return await self._graph.ro_query(cypher, params)
-                return await self._graph.query(cypher, params)
+                    return await graph.ro_query(cypher, params)
+                return await graph.query(cypher, params)
         except ResponseError as exc:
             if "read-only" in str(exc):
                 raise ReadOnlyViolation(f"cypher: the engine refused a write in read-only mode ({exc})") from exc
             raise GraphStoreError(f"falkordb: {exc}") from exc
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise GraphUnavailable(f"{self._where}: {exc}") from exc
+            raise GraphUnavailable(f"{where}: {exc}") from exc
         except RedisError as exc:
             raise GraphStoreError(f"falkordb: {exc}") from exc
         except TimeoutError as exc:
-            raise GraphUnavailable(f"{self._where}: no answer within {self._timeout}s") from exc
+            raise GraphUnavailable(f"{where}: no answer within {self._timeout}s") from exc
 
     @staticmethod
     def _rows(result: Any) -> list[dict[str, Any]]:
@@ -122,7 +134,13 @@ class FalkorDriver:
     async def write(self, cypher: str, params: dict[str, Any]) -> WriteOutcome:
         async with self._write_lock:
             result = await self._run(cypher, params, read_only=False)
+        await self._replicated()
         return WriteOutcome(self._rows(result), int(result.nodes_created), int(result.relationships_created))
+
+    async def _replicated(self) -> None:
+        """With replicas: return once they applied the write just made (or were waited for long enough)."""
+        if self._replicas is not None:
+            await self._replicas.confirm(self._db.connection)
 
     async def write_many(self, writes: Sequence[tuple[str, dict[str, Any]]]) -> list[WriteOutcome | GraphStoreError]:
         """Run several writes in one MULTI/EXEC: one round trip, one append-only-file entry, so with
@@ -142,13 +160,15 @@ class FalkorDriver:
                         pipe.execute_command("GRAPH.QUERY", self._graph_name,
                                              self._graph._build_params_header(params) + cypher, "--compact")
                     replies = await pipe.execute(raise_on_error=False)
-                    return [await self._outcome(reply) for reply in replies]
+                    outcomes = [await self._outcome(reply) for reply in replies]
             except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
                 raise GraphUnavailable(f"{self._where}: {exc}") from exc
             except RedisError as exc:  # the transaction itself failed (e.g. refused before EXEC)
                 raise GraphStoreError(f"falkordb: {exc}") from exc
             except TimeoutError as exc:
                 raise GraphUnavailable(f"{self._where}: no answer within {self._timeout}s") from exc
+        await self._replicated()  # outside the lock: the next group goes to the primary meanwhile
+        return outcomes
 
     async def _outcome(self, reply: Any) -> WriteOutcome | GraphStoreError:
         if isinstance(reply, Exception):
@@ -158,6 +178,14 @@ class FalkorDriver:
         return WriteOutcome(self._rows(result), int(result.nodes_created), int(result.relationships_created))
 
     async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+        """On a replica while they apply every write in time (the next one if one does not answer), else here."""
+        if self._replicas is not None and self._replicas.in_step:
+            for where, db in self._replicas.order():
+                try:
+                    return self._rows(await self._run_on(db.select_graph(self._graph_name), where, cypher, params,
+                                                         read_only=True))
+                except GraphUnavailable as exc:
+                    log.warning("graph.replica_unavailable %s; the next replica, else the primary", exc)
         return self._rows(await self._run(cypher, params, read_only=True))
 
     def schema_statements(self) -> list[str]:
@@ -174,48 +202,66 @@ class FalkorDriver:
     async def clear(self) -> None:
         async with self._write_lock:
             await self._run(CLEAR, {}, read_only=False)
+        await self._replicated()
 
     async def compact(self, timeout: float, poll: float) -> bool:
         """BGREWRITEAOF, waited for: the append-only file is rewritten from the graphs as they are now,
         so deleted nodes (and the queries that wrote them) are no longer in it. A rewrite already
         running may have started before the deletion, so it is waited out and a new one started.
+        Replicas keep files of their own: each is rewritten the same way after the primary.
 
         FalkorDB also keeps the graph's recent queries, parameters included, in a stream
-        (``telemetry{graph}``, found by grepping the rewritten file): it is deleted first.
+        (``telemetry{graph}``, found by grepping the rewritten file): it is deleted first (on the
+        primary; the deletion reaches the replicas as any write does).
         """
-        conn = self._db.connection
         try:
-            async with asyncio.timeout(timeout):
-                await conn.delete(f"telemetry{{{self._graph_name}}}")
-                while True:
-                    try:
-                        await conn.execute_command("BGREWRITEAOF")
-                        break
-                    except ResponseError as exc:
-                        if "already in progress" not in str(exc):
-                            raise
-                    await self._rewrite_done(poll)
-                await self._rewrite_done(poll)
-                info = await conn.info("persistence")
-        except TimeoutError as exc:
-            raise GraphUnavailable(f"{self._where}: the append-only file rewrite took over {timeout}s") from exc
+            await self._db.connection.delete(f"telemetry{{{self._graph_name}}}")
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise GraphUnavailable(f"{self._where}: {exc}") from exc
-        except RedisError as exc:
-            raise GraphStoreError(f"falkordb: {exc}") from exc
-        if (status := info.get("aof_last_bgrewrite_status")) != "ok":
-            raise GraphStoreError(f"falkordb: the append-only file rewrite failed ({status})")
+        servers = [(self._where, self._db.connection)]
+        if self._replicas is not None:
+            await self._replicated()
+            servers += [(where, db.connection) for where, db in self._replicas.order()]
+        for where, conn in servers:
+            await _rewrite_aof(conn, where, timeout, poll)
         return True
-
-    async def _rewrite_done(self, poll: float) -> None:
-        while True:
-            info = await self._db.connection.info("persistence")
-            if not int(info.get("aof_rewrite_in_progress", 0)) and not int(info.get("aof_rewrite_scheduled", 0)):
-                return
-            await asyncio.sleep(poll)
 
     async def close(self) -> None:
         if self._owns_connection:  # a space's driver borrows the connection of the store's
             await self._db.connection.aclose()
+            if self._replicas is not None:
+                await self._replicas.close()
             if self._pool is not None:  # a pool given to the client is not closed with it
                 await self._pool.disconnect()
+
+
+async def _rewrite_aof(conn: Any, where: str, timeout: float, poll: float) -> None:
+    """Start an append-only file rewrite on one server (waiting out one already running) and wait for it."""
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                try:
+                    await conn.execute_command("BGREWRITEAOF")
+                    break
+                except ResponseError as exc:
+                    if "already in progress" not in str(exc):
+                        raise
+                await _rewrite_done(conn, poll)
+            await _rewrite_done(conn, poll)
+            info = await conn.info("persistence")
+    except TimeoutError as exc:
+        raise GraphUnavailable(f"{where}: the append-only file rewrite took over {timeout}s") from exc
+    except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+        raise GraphUnavailable(f"{where}: {exc}") from exc
+    except RedisError as exc:
+        raise GraphStoreError(f"falkordb: {exc}") from exc
+    if (status := info.get("aof_last_bgrewrite_status")) != "ok":
+        raise GraphStoreError(f"falkordb: the append-only file rewrite at {where} failed ({status})")
+
+
+async def _rewrite_done(conn: Any, poll: float) -> None:
+    while True:
+        info = await conn.info("persistence")
+        if not int(info.get("aof_rewrite_in_progress", 0)) and not int(info.get("aof_rewrite_scheduled", 0)):
+            return
+        await asyncio.sleep(poll)
