@@ -98,31 +98,59 @@ async def load(
         )
         records.append(ObservationRecord(id=f"obs-{offset + start}", text=f"bulk load {offset + start}",
                                          source=src, statements=specs))
-    for record in records:
-        await svc.graph.write_observation(record)
     rng = np.random.default_rng(offset)
     now = int(time.time() * 1000)
-    copy_rows = []
+    copy_rows: list[VectorRow] = []
     for i, (s, p, o) in enumerate(rows):
-        base = phrase_vecs[f"{p.replace('_', ' ')} {o}"]
-        vec = base + rng.normal(0.0, 0.02, base.shape).astype(np.float32)
+        vec = noisy(phrase_vecs[f"{p.replace('_', ' ')} {o}"], rng)
         copy_rows.append((f"st-{offset + i}", "statement", f"{s} {p.replace('_', ' ')} {o}", svc.embedder.model,
-                          Vector(vec / np.linalg.norm(vec)), now))
+                          vec, now, "{}"))
+    await write_graph(svc, records)
+    await copy_vectors(svc, copy_rows)
+    return time.perf_counter() - t0
+
+
+# A vector row as COPY writes it: id, kind, text, model, embedding (None: a keyword-only row), created_at,
+# metadata (JSON text).
+VectorRow = tuple[str, str, str, str, Vector | None, int, str]
+
+
+def noisy(base: np.ndarray, rng: np.random.Generator, scale: float = 0.02) -> Vector:
+    """``base`` plus a little Gaussian noise, unit length: a stand-in for a text's own embedding."""
+    vec = base + rng.normal(0.0, scale, base.shape).astype(np.float32)
+    return Vector(vec / np.linalg.norm(vec))
+
+
+async def write_graph(svc: MemoryService, records: list[ObservationRecord], writers: int = 1) -> None:
+    """Write ``records`` to the graph, ``writers`` at a time (more than one share group commits)."""
+    pending = iter(records)
+
+    async def writer() -> None:
+        for record in pending:  # one shared iterator: each record is written once
+            await svc.graph.write_observation(record)
+
+    await asyncio.gather(*(writer() for _ in range(writers)))
+
+
+async def copy_vectors(svc: MemoryService, vector_rows: list[VectorRow]) -> None:
+    """COPY ``vector_rows`` into the vector table and rebuild its HNSW index, then vacuum and checkpoint."""
     q = quote_schema(svc.vectors.schema)
     async with svc.vectors.acquire() as conn:
         async with conn.transaction():
             await conn.execute(f"DROP INDEX IF EXISTS {q}.embeddings_hnsw_idx")
             await conn.execute("SET LOCAL maintenance_work_mem = '256MB'")  # the graph of 100k vectors fits in memory
-            await conn.copy_records_to_table(
-                "embeddings", schema_name=svc.vectors.schema, records=copy_rows,
-                columns=["id", "kind", "text", "model", "embedding", "created_at"],
-            )
+            # COPY encodes binary, which the pool's jsonb codec does not: metadata goes in as text, then cast.
+            await conn.execute(f"CREATE TEMP TABLE staged (LIKE {q}.embeddings INCLUDING DEFAULTS) ON COMMIT DROP")
+            await conn.execute("ALTER TABLE staged DROP COLUMN tsv, ALTER COLUMN metadata TYPE text")
+            columns = ["id", "kind", "text", "model", "embedding", "created_at", "metadata"]
+            await conn.copy_records_to_table("staged", records=vector_rows, columns=columns)
+            await conn.execute(f"INSERT INTO {q}.embeddings ({', '.join(columns)}) "
+                               f"SELECT {', '.join(columns[:-1])}, metadata::jsonb FROM staged")
             await vector_schema.build_hnsw(conn, q, svc.settings)
         # As after a restore: otherwise autovacuum, woken by the inserts, and the checkpointer writing
         # out the pages the load dirtied would work through the timed searches.
         await conn.execute(f"VACUUM (ANALYZE) {q}.embeddings")
         await conn.execute("CHECKPOINT")
-    return time.perf_counter() - t0
 
 
 def pct(values: list[float], p: int) -> float:
