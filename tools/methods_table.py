@@ -1,4 +1,4 @@
-"""The method table of README.md's HTTP API section, generated from the method registry.
+"""The method table of docs/http-api.md, generated from the method registry.
 
     .venv/bin/python tools/methods_table.py          # print it
     .venv/bin/python tools/methods_table.py --write  # replace README's table
@@ -15,7 +15,7 @@ from pathlib import Path
 from mnemonet.p2p.methods import method_spec
 from mnemonet.p2p.registry import ALIASES, REGISTRY, SERVER_FILLED
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+README = Path(__file__).resolve().parent.parent / "docs" / "http-api.md"
 BEGIN, END = "<!-- methods:begin -->", "<!-- methods:end -->"
 
 

@@ -1,7 +1,7 @@
 """The settings reference, generated from the one ``Settings`` object and the named profiles.
 
     .venv/bin/python tools/settings_table.py          # print docs/settings.md
-    .venv/bin/python tools/settings_table.py --write  # write docs/settings.md and README's short table
+    .venv/bin/python tools/settings_table.py --write  # write docs/settings.md and docs/configuration.md's short table
 
 ``docs/settings.md`` is generated whole: every setting, then every profile.
 README keeps the settings a user touches (``README_SETTINGS``) between its
@@ -20,7 +20,7 @@ from mnemonet.profiles import PROFILES
 from mnemonet.settings import Settings
 
 REPO = Path(__file__).resolve().parent.parent
-README = REPO / "README.md"
+README = REPO / "docs" / "configuration.md"  # the short table lives in the configuration page
 SETTINGS_DOC = REPO / "docs" / "settings.md"
 BEGIN, END = "<!-- settings:begin -->", "<!-- settings:end -->"
 

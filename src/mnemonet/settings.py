@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     engine_servers: dict[str, EngineServer] = Field(
         default_factory=dict, description="Other engine servers memory spaces can be placed on, by name, as JSON "
         "(e.g. {\"east\": {\"falkordb\": \"10.0.0.7:6379\", \"falkordb_password\": \"...\", "
-        "\"database_url\": \"postgresql://...\"}}); every store node needs the same (README \"Scaling out\").",
+        "\"database_url\": \"postgresql://...\"}}); every store node needs the same (docs/scaling.md).",
     )
     space_placement: dict[str, str] = Field(
         default_factory=dict, description="Memory space -> engine server (a name in engine_servers) it is "

@@ -5,7 +5,7 @@ adverbs or time phrases, objects without clauses, tense, coordination). The
 rules still catch a few short chat turns the parser has no subject for
 ("call me Sam"): a sentence the mapper gets nothing from goes to the rules,
 whose first person is then the speaker too. Measured on the gold table
-(bench/offline_gold.py); see the README's quality section.
+(bench/offline_gold.py); see docs/answers.md, "Quality of the offline model".
 """
 
 from __future__ import annotations

@@ -28,7 +28,7 @@ retrieval links the two through the shared speaker and ``morning``
 concepts and the contradiction rules of ``judge_pairs``.
 
 Limits: the small parser's own mistakes on chat (measured on the gold table,
-README "Quality of the offline model"); no coreference beyond one named
+docs/answers.md "Quality of the offline model"); no coreference beyond one named
 person and the reporter of a reported clause; a capitalised subject is taken
 for a person; no world knowledge (an organisation is told from a place by the
 parser's entity label alone).
