@@ -11,7 +11,10 @@ import json
 import re
 from typing import Any
 
+from mnemonet.model.jsontext import outside_strings
+
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
+_NON_SPACE = re.compile(r"\S")
 
 
 def _outermost_object(text: str) -> str:
@@ -19,19 +22,9 @@ def _outermost_object(text: str) -> str:
     start = text.find("{")
     if start < 0:
         raise ValueError("no JSON object in the reply")
-    depth, in_string, escaped = 0, False, False
-    for i in range(start, len(text)):
-        ch = text[i]
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "{":
+    depth = 0
+    for i, ch in outside_strings(text, start):
+        if ch == "{":
             depth += 1
         elif ch == "}":
             depth -= 1
@@ -42,26 +35,14 @@ def _outermost_object(text: str) -> str:
 
 def _drop_trailing_commas(text: str) -> str:
     """Remove ``,`` directly before ``}`` or ``]`` outside strings."""
-    out: list[str] = []
-    in_string, escaped = False, False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == ",":
-            j = i + 1
-            while j < len(text) and text[j].isspace():
-                j += 1
-            if j < len(text) and text[j] in "}]":
-                continue
-        out.append(ch)
-    return "".join(out)
+    trailing = {i for i, ch in outside_strings(text) if ch == "," and _next_closes(text, i + 1)}
+    return "".join(ch for i, ch in enumerate(text) if i not in trailing)
+
+
+def _next_closes(text: str, at: int) -> bool:
+    """Whether the first character from ``at`` that is not whitespace closes an object or an array."""
+    found = _NON_SPACE.search(text, at)
+    return found is not None and found.group() in "}]"
 
 
 def parse_json_object(reply: str) -> dict[str, Any]:

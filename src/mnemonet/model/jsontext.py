@@ -8,6 +8,8 @@ depth mismatch". So text too deep is refused before it is decoded, never caught 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 # The deepest nesting any JSON this package reads may have (a request's arguments have their own,
 # smaller limit, ``max_argument_depth``, checked once decoded).
 JSON_MAX_DEPTH = 100
@@ -17,8 +19,22 @@ def nested_deeper(text: str, limit: int = JSON_MAX_DEPTH) -> bool:
     """Whether ``text`` opens more than ``limit`` arrays or objects inside each other (strings skipped)."""
     if text.count("[") + text.count("{") <= limit:  # counted in C: the common case costs no loop
         return False
-    depth, in_string, escaped = 0, False, False
-    for ch in text:
+    depth = 0
+    for _, ch in outside_strings(text):
+        if ch in "[{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif ch in "]}":
+            depth -= 1
+    return False
+
+
+def outside_strings(text: str, start: int = 0) -> Iterator[tuple[int, str]]:
+    """``(index, character)`` of ``text`` from ``start``, leaving out string literals (quotes, escapes and all)."""
+    in_string, escaped = False, False
+    for i in range(start, len(text)):
+        ch = text[i]
         if in_string:
             if escaped:
                 escaped = False
@@ -28,10 +44,5 @@ def nested_deeper(text: str, limit: int = JSON_MAX_DEPTH) -> bool:
                 in_string = False
         elif ch == '"':
             in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif ch in "]}":
-            depth -= 1
-    return False
+        else:
+            yield i, ch

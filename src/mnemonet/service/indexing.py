@@ -184,16 +184,8 @@ class VectorIndexer:
         if self._done < target:
             async with self._progress:
                 await self._progress.wait_for(lambda: self._done >= target)
-        if self.queue is None:
-            return
-        mark = await self.queue.high_water()
-        if mark is None:
-            return
-        # Polled: the rows are another node's, and PostgreSQL tells no one when a row goes.
-        while True:
-            if await self.queue.settled(mark):
-                return
-            await asyncio.sleep(self.settings.index_queue_poll)
+        if self.queue is not None:
+            await self._poll_queue(self.queue, self.queue.settled)
 
     async def others_settled(self) -> None:
         """Return once the rows other store nodes hold for this space now are indexed (or gone).
@@ -202,14 +194,17 @@ class VectorIndexer:
         this node's lock, and a row of one in its embedder call would outlive the erase. This node's own
         queued entries it ``cancel``s instead (a dead node's rows, taken over here, become its own).
         """
-        if self.queue is None:
-            return
-        mark = await self.queue.high_water()
+        if self.queue is not None:
+            await self._poll_queue(self.queue, self.queue.settled_elsewhere)
+
+    async def _poll_queue(self, queue: IndexQueue, settled: Callable[[int], Awaitable[bool]]) -> None:
+        """Wait until ``settled`` says ``queue``'s rows up to its present high-water mark are done."""
+        mark = await queue.high_water()
         if mark is None:
             return
         # Polled: the rows are another node's, and PostgreSQL tells no one when a row goes.
         while True:
-            if await self.queue.settled_elsewhere(mark):
+            if await settled(mark):
                 return
             await asyncio.sleep(self.settings.index_queue_poll)
 
