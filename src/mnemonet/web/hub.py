@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -154,7 +154,8 @@ class DashboardHub:
         self._feed: deque[dict[str, Any]] = deque(maxlen=max(1, self._settings.ui_feed_size))
         self._attached = False
         self._dirty = False
-        self._erasures = 0  # erasures seen: a preview read before the latest one may quote what it erased
+        # Erasures seen per space: a preview read before the latest one of its space may quote what it erased.
+        self._erasures: Counter[str] = Counter()
         self._refresher: asyncio.Task[None] | None = None
         node.events.subscribe(self._on_event)  # from the start: the feed is there before the first viewer
 
@@ -266,7 +267,7 @@ class DashboardHub:
     def _erased(self, space: str) -> None:
         # Which items went is not said (the ids would name erased content): every preview of the space is read
         # again, by the fresh snapshot each of its dashboards is sent now.
-        self._erasures += 1
+        self._erasures[space] += 1
         for entry in self._feed:
             if entry.get("space", DEFAULT_SPACE) == space:
                 entry["items"] = None
@@ -275,10 +276,11 @@ class DashboardHub:
                 client.resync()
 
     async def _preview_entry(self, entry: dict[str, Any], space: str) -> bool:
-        """Read ``entry``'s preview; False (and none kept) when an erasure came meanwhile, whose snapshot reads it."""
-        erasures = self._erasures
+        """Read ``entry``'s preview; False (and none kept) when an erasure in ``space`` came meanwhile: the snapshot
+        it sends each dashboard of the space reads it again."""
+        erasures = self._erasures[space]
         items = await self._preview(entry["ids"], space)
-        if erasures != self._erasures:
+        if erasures != self._erasures[space]:
             return False
         entry["items"] = items
         return True
