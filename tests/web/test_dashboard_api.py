@@ -255,9 +255,9 @@ async def test_a_socket_closes_when_its_token_is_revoked_or_expires(
 
 # Issue 30, item 5: the page corrects memory through the client API (POST /v1/retract, /v1/forget) with the token it
 # holds, as a browser sends it: JSON, from the page's own origin.
-def _page_call(node: PeerNode, token: str | None) -> dict[str, str]:
-    headers = {"origin": node.url}
-    return {**headers, "authorization": f"Bearer {token}"} if token is not None else headers
+def _page_call(node: PeerNode, token: str) -> dict[str, str]:
+    """The headers the page's fetch sends: its own origin and its token."""
+    return {"origin": node.url, "authorization": f"Bearer {token}"}
 
 
 async def _event(ws: Any, kind: str, within: float = 5.0) -> dict[str, Any]:
