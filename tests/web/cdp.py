@@ -30,19 +30,32 @@ def chromium_path() -> str:
     return path
 
 
+EventListener = Callable[[dict[str, Any]], None]
+
+
 class Connection:
-    """One CDP websocket: calls by id, on the browser or on an attached tab's session."""
+    """One CDP websocket: calls by id, on the browser or on an attached tab's session, and event listeners."""
 
     def __init__(self, ws: Any) -> None:
         self._ws = ws
         self._ids = itertools.count(1)
         self._pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._listeners: dict[tuple[str, str | None], EventListener] = {}
         self._reader = asyncio.create_task(self._read())
+
+    def listen(self, method: str, session: str | None, listener: EventListener) -> None:
+        """Call ``listener(params)`` on each ``method`` event of ``session`` (replacing an earlier listener)."""
+        self._listeners[(method, session)] = listener
 
     async def _read(self) -> None:
         async for raw in self._ws:
             message = json.loads(raw)
-            future = self._pending.pop(message.get("id", -1), None)
+            if "id" not in message:
+                listener = self._listeners.get((message.get("method", ""), message.get("sessionId")))
+                if listener is not None:
+                    listener(message.get("params", {}))
+                continue
+            future = self._pending.pop(message["id"], None)
             if future is not None and not future.done():
                 future.set_result(message)
 
@@ -71,9 +84,29 @@ class Connection:
 class Page:
     """One browser tab."""
 
-    def __init__(self, connection: Connection, session: str) -> None:
+    def __init__(self, connection: Connection, session: str, size: tuple[int, int]) -> None:
         self._connection = connection
         self._session = session
+        self._size = size
+        self._answering: set[asyncio.Task[dict[str, Any]]] = set()
+
+    async def new_tab(self) -> Page:
+        """Another tab of the same browser (the same profile), of the same size."""
+        return await _open_tab(self._connection, *self._size)
+
+    def answer_dialogs(self, text: str, accept: bool = True) -> list[str]:
+        """From now on, answer each dialog this tab opens (alert, confirm, prompt) as a user would: OK (or Cancel),
+        typing ``text`` into a prompt. Returns the list each dialog's message is appended to."""
+        asked: list[str] = []
+
+        def opened(params: dict[str, Any]) -> None:
+            asked.append(params.get("message", ""))
+            task = asyncio.create_task(self.send("Page.handleJavaScriptDialog", {"accept": accept, "promptText": text}))
+            self._answering.add(task)
+            task.add_done_callback(self._answering.discard)
+
+        self._connection.listen("Page.javascriptDialogOpening", self._session, opened)
+        return asked
 
     async def send(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
         """Call a CDP method on this tab."""
@@ -126,20 +159,23 @@ async def browser_page(profile: Path, width: int = 1440, height: int = 1000) -> 
         async with websockets.connect(url, max_size=64 * 1024 * 1024) as ws:
             connection = Connection(ws)
             try:
-                target = await connection.send("Target.createTarget", {"url": "about:blank"})
-                attached = await connection.send("Target.attachToTarget",
-                                                 {"targetId": target["targetId"], "flatten": True})
-                page = Page(connection, attached["sessionId"])
-                await page.send("Page.enable")
-                await page.send("Emulation.setDeviceMetricsOverride",
-                                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
-                yield page
+                yield await _open_tab(connection, width, height)
             finally:
                 await connection.close()
     finally:
         if process.returncode is None:
             process.terminate()
             await _wait_or_kill(process.wait(), process)
+
+
+async def _open_tab(connection: Connection, width: int, height: int) -> Page:
+    target = await connection.send("Target.createTarget", {"url": "about:blank"})
+    attached = await connection.send("Target.attachToTarget", {"targetId": target["targetId"], "flatten": True})
+    page = Page(connection, attached["sessionId"], (width, height))
+    await page.send("Page.enable")  # page events: dialogs among them
+    await page.send("Emulation.setDeviceMetricsOverride",
+                    {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
+    return page
 
 
 async def _wait_or_kill(waiting: Awaitable[int], process: asyncio.subprocess.Process) -> None:

@@ -251,3 +251,140 @@ async def test_a_socket_closes_when_its_token_is_revoked_or_expires(
         await _next(ws, "snapshot")
         closed = await _closed(ws, 5.0)
         assert closed.rcvd is not None and (closed.rcvd.code, closed.rcvd.reason) == (4401, "token expired")
+
+
+# Issue 30, item 5: the page corrects memory through the client API (POST /v1/retract, /v1/forget) with the token it
+# holds, as a browser sends it: JSON, from the page's own origin.
+def _page_call(node: PeerNode, token: str) -> dict[str, str]:
+    """The headers the page's fetch sends: its own origin and its token."""
+    return {"origin": node.url, "authorization": f"Bearer {token}"}
+
+
+async def _event(ws: Any, kind: str, within: float = 5.0) -> dict[str, Any]:
+    """The next write event of type ``kind`` (other messages and events are skipped)."""
+    async with asyncio.timeout(within):
+        while True:
+            message = await _next(ws, "event")
+            if message["event"]["type"] == kind:
+                return dict(message["event"])
+
+
+async def test_corrections_from_the_page_need_the_scope_and_the_owner(
+        make_node: NodeFactory, service: MemoryService) -> None:
+    store = await make_node({"store"}, providers={"store": service})
+    viewer = await make_node({"cli"}, seed=store, ui=True)  # the page's calls are routed to the store node
+    await eventually(lambda: sees_all([store, viewer]), 3.0, "joined")
+    alices = (await store.client.observe("Dana's manager is Bob", source="alice")).statements[0]
+    bobs = await store.client.observe("Erin lives on Elm Street", source="bob")
+    reader, alice = READ_TOKEN, client_token("read,write", name="alice")
+    admin = client_token("read,write,admin", name="ops")
+
+    async with httpx.AsyncClient(base_url=viewer.url) as http:
+        async def call(method: str, body: dict[str, Any], token: str) -> httpx.Response:
+            return await http.post(f"/v1/{method}", json=body, headers=_page_call(viewer, token))
+
+        # The graph names the observations each statement stands on: what "forget observation" erases.
+        graph = (await http.get("/v1/graph", params={"concept": "Dana"}, headers=AUTH)).json()["result"]
+        [shown] = graph["statements"]
+        assert shown["id"] == alices.id and shown["observations"] == alices.derived_from
+
+        refusals = [
+            (await call("retract", {"id": alices.id, "reason": "wrong"}, reader), "needs a token with the 'write'"),
+            (await call("forget", {"source": "alice"}, reader), "needs a token with the 'admin'"),
+            (await call("forget", {"observation_id": bobs.observation_id}, alice), "needs a token with the 'admin'"),
+        ]
+        bob_statement = (await store.client.get_concept_statements("Erin"))[0]
+        refusals.append((await call("retract", {"id": bob_statement.id, "reason": "not so"}, alice),
+                         "was written by 'bob'"))
+        for response, says in refusals:
+            assert (response.status_code, response.json()["error"]["code"]) == (403, "forbidden"), response.text
+            assert says in response.json()["error"]["message"]
+
+        for method, body, says in [
+            ("retract", {"id": "", "reason": "x"}, "id: must be"),
+            ("retract", {"id": "st-1 OR 1=1", "reason": "x"}, "id: must be"),
+            ("retract", {"id": "st-" + "0" * 32, "reason": "x"}, "id: no such node"),
+            ("retract", {"id": alices.id, "reason": ""}, "reason"),
+            ("retract", {"reason": "x"}, "id"),
+            ("forget", {"observation_id": "../../etc/passwd"}, "observation_id: must be"),
+            ("forget", {}, "exactly one of observation_id or source"),
+            ("forget", {"source": "alice", "observation_id": bobs.observation_id}, "exactly one"),
+        ]:
+            bad = await call(method, body, admin)
+            assert (bad.status_code, bad.json()["error"]["code"]) == (400, "bad_input"), (body, bad.text)
+            assert says in bad.json()["error"]["message"], (body, bad.text)
+
+        own = await call("retract", {"id": alices.id, "reason": "wrong person"}, alice)
+        assert own.status_code == 200 and own.json()["result"]["source"] == "alice"
+        erased = await call("forget", {"source": "bob"}, admin)
+        assert erased.status_code == 200, erased.text
+        report = erased.json()["result"]
+        assert (report["kind"], report["observations"], report["by"]) == ("source", 1, "ops")
+        dana = (await http.get("/v1/graph", params={"concept": "Dana"}, headers=AUTH)).json()["result"]
+        erin = (await http.get("/v1/graph", params={"concept": "Erin"}, headers=AUTH)).json()["result"]
+    assert [s["status"] for s in dana["statements"]] == ["retracted"]
+    assert erin["statements"] == [] and await store.client.load([bobs.observation_id]) == []
+
+
+async def test_a_page_of_another_site_cannot_correct_a_node(make_node: NodeFactory, service: MemoryService) -> None:
+    # Keyless (loopback development) nodes are where a cross-site page could act: no token stands in its way.
+    keyless = await make_node({"store"}, providers={"store": service}, cluster_key="")
+    said = await keyless.client.observe("Dana's manager is Bob", source="alice")
+    port = keyless.url.rsplit(":", 1)[1]
+    retract = {"id": said.statements[0].id, "reason": "from another site"}
+    forget = {"observation_id": said.observation_id}
+    async with httpx.AsyncClient(base_url=keyless.url) as http:
+        for path, body in (("/v1/retract", retract), ("/v1/forget", forget)):
+            foreign = await http.post(path, json=body, headers={"origin": "http://evil.example"})
+            plain = await http.post(path, content=json.dumps(body), headers={"content-type": "text/plain"})
+            form = await http.post(path, data={k: str(v) for k, v in body.items()})
+            rebound = await http.post(path, json=body, headers={"host": f"evil.example:{port}",
+                                                               "origin": f"http://evil.example:{port}"})
+            assert [r.status_code for r in (foreign, plain, form, rebound)] == [403, 415, 415, 403], path
+    assert [s.withdrawn for s in await keyless.client.get_concept_statements("Dana")] == [False]
+    assert [i["id"] for i in await keyless.client.load([said.observation_id])] == [said.observation_id]
+
+    # A keyed node refuses the foreign page even when the browser holds an admin token for it.
+    store = await make_node({"store"}, providers={"store": service})
+    admin = client_token("read,write,admin", name="ops")
+    async with httpx.AsyncClient(base_url=store.url) as http:
+        foreign = await http.post("/v1/forget", json=forget, headers={"origin": "http://evil.example",
+                                                                    "authorization": f"Bearer {admin}"})
+    assert (foreign.status_code, foreign.json()["error"]["code"]) == (403, "forbidden")
+    assert [i["id"] for i in await store.client.load([said.observation_id])] == [said.observation_id]
+
+
+async def test_retractions_and_erasures_reach_every_open_dashboard(
+        make_node: NodeFactory, service: MemoryService) -> None:
+    store = await make_node({"store"}, providers={"store": service}, ui_refresh_interval=0.2)
+    viewer = await make_node({"cli"}, seed=store, ui=True, ui_refresh_interval=0.2)
+    await eventually(lambda: sees_all([store, viewer]), 3.0, "joined")
+    wrong = (await store.client.observe("Dana's manager is Bob", source="alice")).statements[0]
+    await store.client.observe("Erin lives on Elm Street", source="erin")
+    await eventually(lambda: viewer.events.delivered >= 2, 5.0, "both writes reached the viewer node")
+    alice, admin = client_token("read,write", name="alice"), client_token("read,write,admin", name="ops")
+
+    async with websockets.connect(_ws_url(store)) as here, websockets.connect(_ws_url(viewer)) as there, \
+            httpx.AsyncClient(base_url=viewer.url) as http:
+        for ws in (here, there):
+            assert "Elm Street" in json.dumps((await _next(ws, "snapshot"))["feed"])
+        retracted = await http.post("/v1/retract", json={"id": wrong.id, "reason": "wrong person"},
+                                    headers=_page_call(viewer, alice))
+        assert retracted.status_code == 200, retracted.text
+        for ws in (here, there):
+            event = await _event(ws, "retraction")
+            assert event["ids"] == [wrong.id, retracted.json()["result"]["retraction_id"]]
+            assert [i["text"] for i in event["items"]] == ["Dana has manager Bob", "retracted by alice: wrong person"]
+            await _next(ws, "store")  # counts follow, and the page draws the concept it shows again
+
+        erased = await http.post("/v1/forget", json={"source": "erin"}, headers=_page_call(viewer, admin))
+        assert erased.status_code == 200, erased.text
+        for ws in (here, there):
+            # The feed is sent afresh: what was erased is not in it any more, the erasure is (no content).
+            feed = (await _next(ws, "snapshot"))["feed"]
+            assert "Elm Street" not in json.dumps(feed)
+            [erasure] = [e for e in feed if e["type"] == "erasure"]
+            assert erasure["ids"] == [erased.json()["result"]["tombstone_id"]]
+            assert erasure["items"][0]["text"].startswith("ops erased a source: 1 observations")
+    async with websockets.connect(_ws_url(store)) as late:
+        assert "Elm Street" not in json.dumps(await _next(late, "snapshot"))

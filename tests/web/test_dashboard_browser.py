@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlencode
 
 from cdp import browser_page
 from livenet import CLUSTER_KEY, READ_TOKEN, NodeFactory, write_meeting_scenario
-from netsupport import eventually, sees_all
+from netsupport import client_token, eventually, sees_all
 
 from mnemonet.p2p.tokens import create_token
 from mnemonet.service import MemoryService, SpacedMemory
@@ -189,3 +191,106 @@ async def test_the_space_picker_lists_the_tokens_spaces_and_shows_the_one_chosen
             and json.loads(v).get("picker") == ["alpha", "*beta"], within=15.0, what="beta's counts after the switch"))
         assert state["status"] == "live" and "alpha team" not in state["feed"]
         assert "space=beta" in await page.evaluate("location.hash")
+
+
+# The statements listed under the graph, the last correction's outcome, the feed.
+ROWS = """JSON.stringify({
+  status: document.getElementById("status").textContent,
+  rows: Object.fromEntries([...document.querySelectorAll("#statements li[data-statement]")].map(li =>
+    [li.dataset.statement, {status: li.className,
+                            actions: [...li.querySelectorAll("button[data-action]")].map(b => b.dataset.action)}])),
+  outcome: document.getElementById("outcome").textContent,
+  feed: [...document.querySelectorAll("#feed li[data-event-type]")].map(li => li.innerText),
+})"""
+
+
+def _row(statement: str, status: str) -> Callable[[Any], bool]:
+    def shown(value: Any) -> bool:
+        return value is not None and json.loads(value)["rows"].get(statement, {}).get("status") == status
+    return shown
+
+
+def _click(statement: str, action: str) -> str:
+    return (f'document.querySelector(\'#statements li[data-statement="{statement}"] '
+            f'button[data-action="{action}"]\').click()')
+
+
+async def test_a_statement_retracted_from_the_page_changes_the_answer_and_every_open_dashboard(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    """Issue 30, item 5: the dashboard was read-only; a wrong memory could only be corrected from a program."""
+    store = await make_node({"store"}, providers={"store": service}, ui_refresh_interval=0.3)
+    viewer = await make_node({"cli"}, seed=store, ui=True, ui_refresh_interval=0.3)
+    await eventually(lambda: sees_all([store, viewer]), 3.0, "joined")
+    wrong = (await store.client.observe("Dana's manager is Bob", source="alice")).statements[0]
+    question = "who is Dana's manager?"
+    assert "Bob" in (await store.client.remember(question)).text.partition("\n")[0]
+    alice = client_token("read,write", name="alice")  # she takes back what she said herself
+    reason = "the manager is Carol, not Bob"
+
+    async with browser_page(tmp_path / "chromium-profile") as page:
+        other = await page.new_tab()  # a second dashboard, on another node, with a read-only token
+        await page.send("Page.navigate", {"url": f"{store.url}/ui#{urlencode({'key': alice, 'concept': 'Dana'})}"})
+        await other.send("Page.navigate",
+                         {"url": f"{viewer.url}/ui#{urlencode({'key': READ_TOKEN, 'concept': 'Dana'})}"})
+        for tab in (page, other):
+            state = json.loads(await tab.wait_for(ROWS, _row(wrong.id, "current"), within=15.0, what="the statement"))
+            assert state["rows"][wrong.id]["actions"] == ["retract", "forget-observation", "forget-source"]
+
+        # A read-only dashboard is told why not, and nothing changes.
+        other.answer_dialogs("not mine to say")
+        await other.evaluate(_click(wrong.id, "retract"))
+        refused = json.loads(await other.wait_for(ROWS, lambda v: "refused" in json.loads(v)["outcome"],
+                                                  within=10.0, what="the refusal"))
+        assert refused["outcome"] == "retract refused: retract needs a token with the 'write' scope"
+        assert refused["rows"][wrong.id]["status"] == "current"
+
+        asked = page.answer_dialogs(reason)
+        await page.evaluate(_click(wrong.id, "retract"))
+        done = json.loads(await page.wait_for(ROWS, _row(wrong.id, "retracted"), within=10.0, what="the retraction"))
+        assert asked == ["Retract “Dana has manager Bob” (said by alice)? Say why:"]
+        assert done["outcome"] == "retracted “Dana has manager Bob”"
+        assert done["rows"][wrong.id]["actions"] == ["forget-observation", "forget-source"]
+        # The other dashboard, open on another node, shows it live: the statement struck through, the feed says why.
+        seen = json.loads(await other.wait_for(
+            ROWS, lambda v: _row(wrong.id, "retracted")(v)
+            and any(f"retracted by alice: {reason}" in f for f in json.loads(v)["feed"]),
+            within=10.0, what="the retraction on the other dashboard"))
+        assert seen["feed"][0].split()[1] == "retraction"
+        await other.screenshot(ARTIFACTS / "dashboard-retracted.png")
+
+    answer = (await store.client.remember(question)).text.partition("\n")[0]
+    assert "Bob" not in answer, answer
+
+
+async def test_an_observation_forgotten_from_the_page_leaves_every_open_dashboard(
+        make_node: NodeFactory, service: MemoryService, tmp_path: Path) -> None:
+    store = await make_node({"store"}, providers={"store": service}, ui_refresh_interval=0.3)
+    written = await store.client.observe("Erin lives on Elm Street", source="erin")
+    [statement] = written.statements
+    admin = client_token("read,write,admin", name="ops")  # erasure: an admin of the space
+
+    async with browser_page(tmp_path / "chromium-profile") as page:
+        other = await page.new_tab()
+        for tab, token in ((page, admin), (other, READ_TOKEN)):
+            await tab.send("Page.navigate", {"url": f"{store.url}/ui#{urlencode({'key': token, 'concept': 'Erin'})}"})
+            await tab.wait_for(ROWS, lambda v: _row(statement.id, "current")(v)
+                               and any("Elm Street" in f for f in json.loads(v)["feed"]),
+                               within=15.0, what="the statement and its observation in the feed")
+
+        cancelled = page.answer_dialogs("", accept=False)  # Cancel: nothing is erased
+        await page.evaluate(_click(statement.id, "forget-observation"))
+        assert cancelled == ["Erase the observation behind “Erin lives on Elm Street”, and what derives only from "
+                             "it? This cannot be undone."]
+        assert [i["id"] for i in await store.client.load([written.observation_id])] == [written.observation_id]
+
+        page.answer_dialogs("")
+        await page.evaluate(_click(statement.id, "forget-observation"))
+        for tab in (page, other):
+            gone = json.loads(await tab.wait_for(
+                ROWS, lambda v: not json.loads(v)["rows"] and not any("Elm Street" in f for f in json.loads(v)["feed"])
+                and any(f.split()[1:2] == ["erasure"] for f in json.loads(v)["feed"]),
+                within=10.0, what="the statement and the erased text gone"))
+            assert gone["status"] == "live"
+        assert (await page.evaluate('document.getElementById("outcome").textContent')).startswith(
+            "erased the observation behind “Erin lives on Elm Street”: 1 observations")
+    assert await store.client.load([written.observation_id]) == []

@@ -108,6 +108,11 @@ class RetractResult(BaseModel):
     created_at: int
     flagged: list[str] = Field(default_factory=list)
 
+    def written_ids(self) -> list[str]:
+        """The ids a write event names: the item taken back, then the retraction (a retry's too), so a dashboard
+        can show what was retracted and why."""
+        return [self.target_id, self.retraction_id]
+
 
 class ForgetReport(BaseModel):
     """What ``forget`` erased (counts, never content) and whether the files were compacted so the bytes are
@@ -128,6 +133,11 @@ class ForgetReport(BaseModel):
     vectors_compacted: bool = False
     at: int = 0
     by: str = ""
+
+    def written_ids(self) -> list[str]:
+        """The ids a write event names: the tombstone (none when nothing was erased). Never what was erased:
+        its ids name content that is gone."""
+        return [self.tombstone_id] if self.tombstone_id is not None else []
 
 
 class Answer(BaseModel):

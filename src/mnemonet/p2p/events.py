@@ -1,7 +1,8 @@
 """Write events flooded through the neighbour links, delivered once to each local listener.
 
 An event names what a store node wrote and in which memory space
-(``{"type": "observation", "ids": [...], "space": "default"}``).
+(``{"type": "observation", "ids": [...], "space": "default"}``): an observation,
+a claim, a retraction or an erasure (``p2p/registry.py`` says which call floods which).
 It travels with a TTL; each node forwards it to its neighbours (except the
 one it came from) with the TTL lowered, and drops ids it has already seen.
 """
@@ -25,7 +26,7 @@ from mnemonet.p2p.transport import PeerUnavailable, Transport
 
 log = logging.getLogger(__name__)
 
-EVENT_TYPES = frozenset({"observation", "claim"})
+EVENT_TYPES = frozenset({"observation", "claim", "retraction", "erasure"})
 MAX_EVENT_IDS = 1000
 _ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:\-]{0,127}$")
 

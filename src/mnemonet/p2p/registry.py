@@ -42,9 +42,10 @@ class Remote:
     ``scope`` is the token scope a client needs to call it over HTTP; ``None`` keeps it
     peer-only. ``caller`` is the worker capability a peer must have announced to call a
     worker-internal method (checked where it is served, ``p2p/peer_access.py``). ``event``
-    is the write event a served call floods (``observation`` or ``claim``), naming the ids
-    its result's ``written_ids()`` gives. ``reach`` is which spaces a client call touches; a
-    client method declaring none is refused to every token but one for every space.
+    is the write event a served call floods (``observation``, ``claim``, ``retraction`` or
+    ``erasure``), naming the ids its result's ``written_ids()`` gives. ``reach`` is which
+    spaces a client call touches; a client method declaring none is refused to every token
+    but one for every space.
     """
 
     name: str
@@ -112,8 +113,10 @@ _LLM_PEER = (
     "llm.judge_pairs", "llm.summarise", "llm.predicate_cardinality",
 )
 
-# The writes that wake the workers (and the dashboard): the event each floods once served.
-_EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "claim", "record_summary": "claim"}
+# The writes that wake the workers and the dashboards: the event each floods once served. Workers wake on
+# observations and claims; dashboards show every kind, and redraw what a retraction or an erasure changed.
+_EVENTS = {"observe": "observation", "claim": "claim", "record_inference": "claim", "record_summary": "claim",
+           "retract": "retraction", "forget": "erasure"}
 
 REGISTRY: dict[str, Remote] = {
     r.name: r

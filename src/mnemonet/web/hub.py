@@ -5,13 +5,17 @@ a dashboard opened after a burst of writes shows them; what costs a store
 read (each event's preview) waits until a dashboard is connected. It follows
 membership from the first connection, and pushes to each connection through
 its own bounded queue so a slow browser never holds up the node.
+
+An erasure (``forget``) leaves no erased text behind on the dashboards: the
+previews of the space's feed are dropped and read again, and each dashboard of
+the space is sent a fresh snapshot, whose previews no longer find what is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -28,6 +32,11 @@ log = logging.getLogger(__name__)
 
 # Pushed in place of a backlog a connection could not keep up with: "send a fresh snapshot".
 RESYNC: dict[str, Any] = {"type": "resync"}
+
+# The write event ``forget`` floods (``p2p/registry.py``).
+ERASURE = "erasure"
+# What a tombstone's kind says was erased (a tombstone never says what it was).
+_ERASED = {"observation": "an observation", "source": "a source", "space": "the space"}
 
 
 class _Membership(Protocol):
@@ -104,10 +113,14 @@ class DashboardClient:
         try:
             self.queue.put_nowait(message)
         except asyncio.QueueFull:
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(RESYNC)
-            self._resyncing = True
+            self.resync()
+
+    def resync(self) -> None:
+        """Drop what is queued: the connection is sent one fresh snapshot instead."""
+        while not self.queue.empty():
+            self.queue.get_nowait()
+        self.queue.put_nowait(RESYNC)
+        self._resyncing = True
 
     async def next_message(self) -> dict[str, Any]:
         """The next queued message; after ``RESYNC`` the caller must send a fresh snapshot."""
@@ -119,9 +132,15 @@ class DashboardClient:
 
 
 def item_text(item: dict[str, Any]) -> str:
-    """One line for an item returned by ``MemoryAPI.load``."""
+    """One line for an item returned by ``MemoryAPI.load`` (a retraction and a tombstone come as graph nodes)."""
     if item.get("kind") == "statement":
         return StatementView.model_validate(item).sentence()
+    if item.get("label") == "Retraction":
+        return f"retracted by {item.get('source') or '?'}: {item.get('reason', '')}"
+    if item.get("label") == "Tombstone":
+        erased = _ERASED.get(str(item.get("kind")), "items")
+        return (f"{item.get('by') or '?'} erased {erased}: {item.get('observations', 0)} observations, "
+                f"{item.get('statements', 0)} statements")
     return str(item.get("text") or item.get("name") or item.get("id", ""))
 
 
@@ -135,6 +154,8 @@ class DashboardHub:
         self._feed: deque[dict[str, Any]] = deque(maxlen=max(1, self._settings.ui_feed_size))
         self._attached = False
         self._dirty = False
+        # Erasures seen per space: a preview read before the latest one of its space may quote what it erased.
+        self._erasures: Counter[str] = Counter()
         self._refresher: asyncio.Task[None] | None = None
         node.events.subscribe(self._on_event)  # from the start: the feed is there before the first viewer
 
@@ -177,8 +198,8 @@ class DashboardHub:
         node = self._node
         feed = [entry for entry in self._feed if entry.get("space", DEFAULT_SPACE) == space]
         for entry in feed:
-            if entry["items"] is None:  # collected while no one watched: preview it now
-                entry["items"] = await self._preview(entry["ids"], space)
+            if entry["items"] is None:  # collected while no one watched, or since an erasure: preview it now
+                await self._preview_entry(entry, space)
         return {
             "type": "snapshot",
             "node": {"node_id": node.node_id, "url": node.url, "capabilities": sorted(node.capabilities)},
@@ -235,10 +256,34 @@ class DashboardHub:
         space = event.get("space", DEFAULT_SPACE)
         entry: dict[str, Any] = {**event, "items": None}
         self._feed.append(entry)
+        if event["type"] == ERASURE:
+            self._erased(space)
+            return
         if not self._clients:
             return
-        entry["items"] = await self._preview(event["ids"], space)
-        self._broadcast({"type": "event", "event": entry}, space)
+        if await self._preview_entry(entry, space):
+            self._broadcast({"type": "event", "event": entry}, space)
+
+    def _erased(self, space: str) -> None:
+        # Which items went is not said (the ids would name erased content): every preview of the space is read
+        # again, by the fresh snapshot each of its dashboards is sent now.
+        self._erasures[space] += 1
+        for entry in self._feed:
+            if entry.get("space", DEFAULT_SPACE) == space:
+                entry["items"] = None
+        for client in list(self._clients):
+            if client.space == space:
+                client.resync()
+
+    async def _preview_entry(self, entry: dict[str, Any], space: str) -> bool:
+        """Read ``entry``'s preview; False (and none kept) when an erasure in ``space`` came meanwhile: the snapshot
+        it sends each dashboard of the space reads it again."""
+        erasures = self._erasures[space]
+        items = await self._preview(entry["ids"], space)
+        if erasures != self._erasures[space]:
+            return False
+        entry["items"] = items
+        return True
 
     async def _preview(self, ids: list[str], space: str) -> list[dict[str, str]]:
         wanted = ids[: self._settings.ui_event_preview_ids]

@@ -5,13 +5,19 @@
 - ``WS /v1/ws``: a snapshot on connect, then ``member``, ``members``, ``event`` and ``store`` updates, until
   its token is revoked or expires (closed with ``CLOSE_UNAUTHORIZED``, as for a wrong token).
 - ``GET /v1/graph?concept=NAME``: statements about a concept, each with its status
-  (``current``, ``contradicted``, ``superseded`` or ``retracted``); without ``concept``, the known concept names.
+  (``current``, ``contradicted``, ``superseded`` or ``retracted``) and the observations it stands on; without
+  ``concept``, the known concept names.
 - ``GET /v1/stats``: the store's counters.
 
 Each shows one memory space: ``?space=NAME`` (on the WebSocket too), else the token's first.
 
 Data routes take a client token with the ``read`` scope like the client API (``Authorization:
 Bearer``), or as the ``key`` query parameter on the WebSocket, which browsers cannot give headers.
+
+The page corrects memory through the client API itself, ``POST /v1/retract`` and ``POST /v1/forget``
+(``p2p/server.py``), with the token it holds: the same scopes, owners and spaces (``p2p/authority.py``), the
+same refusal of other sites' pages (``p2p/web_guard.py``). The write events those calls flood (``retraction``,
+``erasure``) reach every open dashboard through the hub.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import ValidationError
 
 from mnemonet.model.errors import MnemonetError, describe
+from mnemonet.model.ids import is_observation_id
 from mnemonet.model.spaces import DEFAULT_SPACE
 from mnemonet.model.views import StatementView
 from mnemonet.web.auth import bearer_token, may_read, readable_space, request_token, same_origin
@@ -114,7 +121,8 @@ def mount_dashboard(app: FastAPI, node: DashboardNode) -> DashboardHub:
         except (MnemonetError, ValidationError) as exc:  # a bug's ValueError is not the caller's to read
             wire = describe(exc)
             return _error(wire.status, wire.code, wire.message)
-        views = [{**s.model_dump(mode="json"), "sentence": s.sentence(), "status": statement_status(s)}
+        views = [{**s.model_dump(mode="json"), "sentence": s.sentence(), "status": statement_status(s),
+                  "observations": [i for i in s.derived_from if is_observation_id(i)]}  # what "forget" can erase
                  for s in statements]
         return JSONResponse({"result": {"concept": name, "statements": views}})
 

@@ -1,5 +1,6 @@
-// mnemonet dashboard: one WebSocket (/v1/ws) for live state, /v1/graph for the concept view.
-// The client token (read scope) lives in the URL fragment (#key=...), which browsers never send to the server;
+// mnemonet dashboard: one WebSocket (/v1/ws) for live state, /v1/graph for the concept view, and the client API
+// (POST /v1/retract, /v1/forget) for corrections, which the node allows or refuses by the token's scopes.
+// The client token lives in the URL fragment (#key=...), which browsers never send to the server;
 // it goes out as a bearer header on fetches and as ?key= on the WebSocket.
 "use strict";
 
@@ -248,6 +249,8 @@ function renderContradictions() {
 }
 
 // -- feed ------------------------------------------------------------------------------
+const FEED_BADGE = { claim: "badge warn", retraction: "badge grey", erasure: "badge bad" };
+
 function renderFeed(flashFirst = false) {
   const feed = $("feed");
   if (!state.feed.length) {
@@ -259,7 +262,7 @@ function renderFeed(flashFirst = false) {
     const texts = e.items && e.items.length ? e.items.map((it) => it.text).join(" · ") : e.ids.join(", ");
     return el("li", { class: flashFirst && i === 0 ? "new" : "", "data-event-type": e.type },
       el("time", {}, when),
-      el("span", { class: e.type === "claim" ? "badge warn" : "badge" }, e.type),
+      el("span", { class: FEED_BADGE[e.type] || "badge" }, e.type),
       el("span", { class: "text", title: `from ${e.origin}` }, texts));
   }));
 }
@@ -282,6 +285,7 @@ function fillConceptList(names) {
 function showConcept(name) {
   state.concept = name;
   state.conceptChosen = true;
+  $("outcome").textContent = ""; // the last correction was about another concept
   $("concept-input").value = name;
   // #concept=NAME: the view can be linked to; replaceState keeps the token beside it and fires no hashchange.
   const params = fragment();
@@ -402,8 +406,66 @@ function drawGraph(center, statements) {
     const badge = s.status === "current" ? "" : el("span", { class: s.status === "contradicted" ? "badge bad" : "badge grey" }, s.status);
     return el("li", { class: s.status, "data-statement": s.id },
       el("span", { class: "sentence" }, s.sentence), badge,
-      el("span", { class: "meta" }, `${s.source || "?"} · ${s.confidence.toFixed(2)}`));
+      el("span", { class: "meta" }, `${s.source || "?"} · ${s.confidence.toFixed(2)}`), corrections(s));
   }));
+}
+
+// -- corrections -----------------------------------------------------------------------
+// Each goes through the client API with the page's token: the node decides (write: what its own source said;
+// admin of the space: anyone's, and erasure) and says why not. Every open dashboard redraws on the event it floods.
+function corrections(s) {
+  const button = (label, action, title, onClick) => {
+    const b = el("button", { type: "button", "data-action": action, title }, label);
+    b.addEventListener("click", onClick);
+    return b;
+  };
+  return el("span", { class: "actions" },
+    s.status === "retracted" ? "" : button("retract", "retract", "take it back, saying why (kept in the history)",
+      () => retract(s)),
+    s.observations.length ? button("forget observation", "forget-observation",
+      "erase what was observed, and what derives only from it", () => forget(s, "observation")) : "",
+    s.source ? button("forget source", "forget-source",
+      `erase everything ${s.source} wrote, and what derives only from it`, () => forget(s, "source")) : "");
+}
+
+async function call(method, args) {
+  const space = currentSpace();
+  const response = await fetch(`/v1/${method}`, {
+    method: "POST", headers: { "content-type": "application/json", ...authHeaders() },
+    body: JSON.stringify(space ? { ...args, space } : args) });
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.error ? body.error.message : `HTTP ${response.status}`);
+  return body.result;
+}
+
+async function correct(method, action, told) {
+  const outcome = $("outcome");
+  try {
+    outcome.textContent = told(await action());
+    outcome.dataset.state = "done";
+  } catch (error) {
+    outcome.textContent = `${method} refused: ${error.message}`;
+    outcome.dataset.state = "refused";
+  }
+  if (state.concept) loadGraph(state.concept);
+}
+
+function retract(s) {
+  const reason = prompt(`Retract “${s.sentence}” (said by ${s.source || "?"})? Say why:`);
+  if (reason === null) return; // cancelled; an empty reason is the node's to refuse
+  correct("retract", () => call("retract", { id: s.id, reason }),
+    (r) => `retracted “${s.sentence}”${r.created ? "" : ` (already, by ${r.source})`}`);
+}
+
+function forget(s, what) {
+  const erased = what === "source" ? `everything ${s.source} wrote` : `the observation behind “${s.sentence}”`;
+  if (!confirm(`Erase ${erased}, and what derives only from it? This cannot be undone.`)) return;
+  const calls = what === "source" ? [{ source: s.source }] : s.observations.map((id) => ({ observation_id: id }));
+  correct("forget", async () => { const reports = []; for (const args of calls) reports.push(await call("forget", args)); return reports; },
+    (reports) => {
+      const sum = (key) => reports.reduce((n, r) => n + r[key], 0);
+      return `erased ${erased}: ${sum("observations")} observations, ${sum("statements")} statements`;
+    });
 }
 
 function markerDef() {
