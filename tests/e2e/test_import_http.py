@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 from netsupport import CLUSTER_KEY, NodeFactory
 
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.tokens import create_token
 from mnemonet.service import MemoryService, SpacedMemory
@@ -55,7 +55,7 @@ async def test_each_line_is_reported_and_a_retried_request_writes_nothing_twice(
     memory = SpacedMemory(store_service)
     node = await make_node({"store", "llm", "embed"}, providers={"store": memory}, request_timeout=60.0)
     body = {"content": CHAT, "format": "chat", "defer_extraction": True}
-    keys = {n: derived_id("obs", import_key(content_identity(CHAT.encode()), n)) for n in (1, 3, 6)}
+    keys = {n: keyed_id("obs", import_key(content_identity(CHAT.encode()), n), "loader") for n in (1, 3, 6)}
 
     resp = await _post(node.url, LOADER, body)
     assert resp.status_code == 200, resp.text

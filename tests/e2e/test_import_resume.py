@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from netsupport import ADMIN_TOKEN, NodeFactory
 
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.node.import_sources import Item, Unreadable, file_identity, read_items
 from mnemonet.service import MemoryService
 
@@ -53,7 +53,7 @@ async def test_import_killed_midway_resumes_without_duplicate_or_gap(
     node = await make_node({"store", "llm", "embed"}, providers={"store": store_service}, request_timeout=60.0)
     path = _chat_file(tmp_path / "chat.txt")
     identity = file_identity(path)
-    expected = {derived_id("obs", f"import:{identity}:{n}") for n in range(1, LINES + 1)
+    expected = {keyed_id("obs", f"import:{identity}:{n}", "admin") for n in range(1, LINES + 1)
                 if n not in (SECRET_LINE, LONG_LINE)}
 
     first = await _run_import(path, node.url)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.p2p.tokens import create_token
 from mnemonet.store.datadir import DataDirLock
 from mnemonet.store.dialects.falkordb import FalkorDriver
@@ -125,7 +125,7 @@ async def _observe(http: httpx.AsyncClient, url: str, key: str) -> bool:
     resp = await http.post(f"{url}/v1/observe", json={"text": f"the note {key} is kept", "source": "faults",
                                                         "idempotency_key": key})
     assert resp.status_code == 200, resp.text
-    assert resp.json()["result"]["observation_id"] == derived_id("obs", key)
+    assert resp.json()["result"]["observation_id"] == keyed_id("obs", key, "faults")
     return bool(resp.json()["result"]["created"])
 
 
@@ -222,7 +222,7 @@ async def test_kill9_restart_keeps_one_server_per_directory_and_every_write_once
     assert most == {"falkordb": 1, "postgres": 1}, f"two servers ran on one directory: {most}"
     assert left == {"falkordb": [], "postgres": []}, f"a graceful stop left servers running: {left}"
     assert all(n == 1 for n in counts.values()), "an observation was written twice"
-    assert set(counts) == {derived_id("obs", key) for key in acked}, "an acknowledged observation is missing"
+    assert set(counts) == {keyed_id("obs", key, "faults") for key in acked}, "an acknowledged observation is missing"
 
 
 async def test_a_second_node_on_a_used_data_directory_exits_at_once_naming_it(

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import httpx
 
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.p2p.tokens import create_token
 from mnemonet.store.dialects.falkordb import FalkorDriver
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
@@ -94,7 +94,7 @@ async def test_kill9_of_a_store_process_loses_and_duplicates_nothing(
                     except httpx.HTTPError:
                         continue
                     if resp.status_code == 200:
-                        assert resp.json()["result"]["observation_id"] == derived_id("obs", key)
+                        assert resp.json()["result"]["observation_id"] == keyed_id("obs", key, "kill9")
                         acked.add(key)
                         if len(acked) >= KILL_AFTER and not killed.is_set():
                             killed.set()
@@ -127,6 +127,6 @@ async def test_kill9_of_a_store_process_loses_and_duplicates_nothing(
     print(f"\nkill -9: {len(acked)} acknowledged, {len(failed)} failed of {WRITES} in {took:.1f}s; "
           f"{len(counts)} observations in the graph")
     assert all(n == 1 for n in counts.values()), "an observation was written twice"
-    assert {derived_id("obs", key) for key in acked} <= set(counts), "an acknowledged observation is missing"
-    assert set(counts) <= {derived_id("obs", f"{unique_name}-{i}") for i in range(WRITES)}
+    assert {keyed_id("obs", key, "kill9") for key in acked} <= set(counts), "an acknowledged observation is missing"
+    assert set(counts) <= {keyed_id("obs", f"{unique_name}-{i}", "kill9") for i in range(WRITES)}
     assert len(acked) == WRITES  # the surviving node took every retry

@@ -17,7 +17,7 @@ import time
 
 from netsupport import ADMIN_TOKEN, InMemoryStore, NodeFactory, eventually, sees_all
 
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.errors import Busy
 
@@ -52,7 +52,7 @@ async def test_twenty_clients_through_five_nodes(make_node: NodeFactory) -> None
                     try:
                         if write:
                             result = await api.observe(f"client {index} says fact {op}", idempotency_key=key)
-                            assert result.observation_id == derived_id("obs", key)
+                            assert result.observation_id == keyed_id("obs", key, "admin")
                             acked.add(key)
                         elif op % 2:
                             await api.get_recent_observations(10)
@@ -71,7 +71,7 @@ async def test_twenty_clients_through_five_nodes(make_node: NodeFactory) -> None
 
     ops = CLIENTS * OPS_PER_CLIENT
     assert len(latencies) == ops
-    assert set(store.observations) == {derived_id("obs", key) for key in acked}, "lost or phantom writes"
+    assert set(store.observations) == {keyed_id("obs", key, "admin") for key in acked}, "lost or phantom writes"
     assert store.calls.count("observe") >= len(acked)
     cuts = statistics.quantiles(latencies, n=100)
     print(f"\nload: {ops} ops ({len(acked)} writes) by {CLIENTS} clients through 5 nodes in {took:.1f}s: "

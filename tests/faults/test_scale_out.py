@@ -34,7 +34,7 @@ import httpx
 from ledger import observation_text, read_ledger
 from netsupport import ADMIN_TOKEN, CLUSTER_KEY, NodeFactory, client_token, eventually, until
 
-from mnemonet.model.ids import derived_id
+from mnemonet.model.ids import keyed_id
 from mnemonet.model.records import VALIDATION_SOURCE
 from mnemonet.node.peer_node import PeerNode
 from mnemonet.store.dialects.falkordb import FalkorDriver
@@ -131,7 +131,7 @@ async def test_three_store_nodes_over_shared_engines_survive_a_kill9_with_every_
                         continue
                     assert resp.status_code == 200, f"observe {i}: HTTP {resp.status_code} {resp.text}"
                     obs_id = resp.json()["result"]["observation_id"]
-                    assert obs_id == derived_id("obs", key)
+                    assert obs_id == keyed_id("obs", key, "scale")
                     run.acked[i] = obs_id
                     break
                 else:

@@ -76,3 +76,22 @@ async def test_the_chat_history_observes_each_message_with_its_speaker_once(
         assert len(await memory.get_recent_observations(10)) == 4  # cleared is retracted, not erased
     finally:
         await asyncio.to_thread(history.close)
+
+
+async def test_another_token_s_session_of_the_same_id_is_its_own(store_node: PeerNode, memory: SpacedMemory) -> None:
+    # Turn keys are scoped by the token that writes them (issue 31 row 13): a second token with the same
+    # session id neither collides with the first one's turns nor reads them as its own.
+    histories = [await asyncio.to_thread(MnemonetChatMessageHistory, store_node.url, "support-42",
+                                         client_token("read,write,speak-for", name=bot), human="maria",
+                                         assistant=bot) for bot in ("helper", "other-helper")]
+    try:
+        first, second = histories
+        await first.aadd_messages([HumanMessage("My printer is an HP LaserJet 4"), AIMessage("Noted")])
+        await second.aadd_messages([HumanMessage("My desk is on floor 3")])
+        assert [m.content for m in await first.aget_messages()] == ["My printer is an HP LaserJet 4", "Noted"]
+        assert [m.content for m in await second.aget_messages()] == ["My desk is on floor 3"]
+        assert sorted((o.source, o.metadata["turn"]) for o in await memory.get_recent_observations(10)) == [
+            ("helper", "2"), ("maria", "1"), ("maria", "1")]
+    finally:
+        for history in histories:
+            await asyncio.to_thread(history.close)

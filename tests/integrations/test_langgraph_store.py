@@ -183,17 +183,39 @@ async def test_the_memory_is_the_record_delete_retracts_and_speakers_come_from_t
     try:
         await speaking.aput(PROFILE, "city", {"text": "I live in Lyon"})
         key = MnemonetStore._idempotency_key(PROFILE, "city", 1)
-        [observation] = await memory.load([observation_id(key)])
+        [observation] = await memory.load([observation_id(key, writer="agent")])  # the token's key
         assert observation["source"] == "alice" and observation["text"] == "I live in Lyon"
         answer = await memory.remember("where does alice live?")
         assert "Lyon" in answer.text
         await speaking.adelete(PROFILE, "city")
         retracted = await memory.recall("where does alice live?")
         assert all("Lyon" not in s.sentence() for s in retracted.statements if not s.withdrawn)
-        [still] = await memory.load([observation_id(key)])
+        [still] = await memory.load([observation_id(key, writer="agent")])
         assert still["text"] == "I live in Lyon"  # the history keeps it
     finally:
         await asyncio.to_thread(speaking.close)
+
+
+async def test_another_token_s_store_keeps_its_own_item_under_the_same_key(
+    store: MnemonetStore, store_node: PeerNode, memory: SpacedMemory
+) -> None:
+    # Keys are scoped by the token that writes them (issue 31 row 13): the same (namespace, key) through
+    # another token is another item, neither a conflict nor a new version of the first token's.
+    other = await asyncio.to_thread(MnemonetStore, store_node.url, client_token("read,write", name="other-agent"))
+    try:
+        await store.aput(PROFILE, "city", {"text": "Alice lives in Lyon"})
+        await other.aput(PROFILE, "city", {"text": "Alice lives in Porto"})
+        mine, theirs = await store.aget(PROFILE, "city"), await other.aget(PROFILE, "city")
+        assert mine is not None and mine.value == {"text": "Alice lives in Lyon"}
+        assert theirs is not None and theirs.value == {"text": "Alice lives in Porto"}
+        await other.adelete(PROFILE, "city")
+        assert await other.aget(PROFILE, "city") is None
+        assert (await store.aget(PROFILE, "city")) == mine
+        # One memory underneath: both are observations of the space, each said by its token.
+        assert sorted((o.source, o.text) for o in await memory.get_recent_observations(10)) == [
+            ("agent", "Alice lives in Lyon"), ("other-agent", "Alice lives in Porto")]
+    finally:
+        await asyncio.to_thread(other.close)
 
 
 async def test_a_store_in_a_memory_space_keeps_to_it(store_node: PeerNode, memory: SpacedMemory) -> None:

@@ -18,7 +18,7 @@ from mnemonet.model.api import Answer, ClaimResult, ForgetReport, InferredClaim,
 from mnemonet.model.brief import SessionBrief
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.idempotency import IdempotencyConflict
-from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.ids import derived_id, keyed_id, new_id
 from mnemonet.model.spaces import DEFAULT_SPACE, SpaceView
 from mnemonet.model.views import (
     AuditView,
@@ -76,11 +76,11 @@ class InMemoryStore:
         self.askers: list[str | None] = []  # the source of each remember call
 
     async def observe(self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-                      metadata: dict[str, str] | None = None) -> ObserveResult:
+                      metadata: dict[str, str] | None = None, writer: str = "") -> ObserveResult:
         self.calls.append("observe")
         if not text.strip():
             raise InvalidInput("text: must not be empty")
-        obs_id = derived_id("obs", idempotency_key) if idempotency_key else new_id("obs")
+        obs_id = keyed_id("obs", idempotency_key, writer) if idempotency_key else new_id("obs")
         created = obs_id not in self.observations
         if not created and (self.observations[obs_id].text, self.observations[obs_id].source) != (text, source):
             raise IdempotencyConflict("idempotency_key", obs_id)  # as the service does
@@ -90,9 +90,9 @@ class InMemoryStore:
         return ObserveResult(observation_id=obs_id, created=created)
 
     async def claim(self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-                    basis: list[str] | None = None) -> ClaimResult:
+                    basis: list[str] | None = None, writer: str = "") -> ClaimResult:
         self.calls.append("claim")
-        st_id = derived_id("st", idempotency_key) if idempotency_key else new_id("st")
+        st_id = keyed_id("st", idempotency_key, writer) if idempotency_key else new_id("st")
         created = st_id not in self.statements
         if created:
             subject, _, rest = text.partition(" ")

@@ -7,11 +7,13 @@ import json
 
 import pytest
 
+from mnemonet.p2p.client import HttpMemoryClient
 from mnemonet.p2p.simulation import SimClock
 from mnemonet.p2p.tokens import (
     LOCAL_CALLER,
     TokenError,
     TokenVerifier,
+    claimed_name,
     create_token,
     parse_scopes,
     parse_ttl,
@@ -29,6 +31,15 @@ def test_a_token_round_trips_with_its_claims_and_no_lookup() -> None:
     assert (token.name, token.scopes, token.expires) == ("alice", frozenset({"read", "write"}), 1_003_600)
     assert token.allows("write") and not token.allows("admin")
     assert KEY not in text and token_key(KEY).hex() not in text
+
+
+async def test_a_client_reads_the_name_its_token_claims_for_its_keyed_ids() -> None:
+    # HttpMemoryClient.writer: the name the node scopes the client's idempotency keys by.
+    text, _ = create_token(KEY, "chat relay", ["write", "speak-for"], 3600)
+    assert claimed_name(text) == "chat relay"
+    async with HttpMemoryClient("http://127.0.0.1:9", text) as client, HttpMemoryClient("http://127.0.0.1:9") as bare:
+        assert (client.writer, bare.writer) == ("chat relay", "")  # no token: a keyless node's unscoped keys
+    assert [claimed_name(junk) for junk in ("", "mnt1.e30.x", "mnt1.bm90IGpzb24.x", text + ".x")] == [None] * 4
 
 
 def test_forged_tampered_expired_and_revoked_tokens_are_refused() -> None:

@@ -1,8 +1,9 @@
 """Numbered runs of observations read back by id: the versions of a store item, the turns of a chat.
 
 Each is written under an idempotency key made of a name and a number from 1 without a gap, so its
-observation id is known to the client (``model.ids.observation_id``) and one ``load`` reads many of
-them, each with its retraction if it has one.
+observation id is known to the client (``model.ids.observation_id`` of the key and the client's token
+name: keys are scoped by the token that writes them) and one ``load`` reads many of them, each with its
+retraction if it has one.
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ class Numbered:
 
 
 async def load_run(client: HttpMemoryClient, key: Callable[[int], str], space: str) -> list[Numbered]:
-    """Every observation written under ``key(1)``, ``key(2)`` ... in ``space``, up to the first number missing."""
+    """Every observation ``client`` wrote under ``key(1)``, ``key(2)`` ... in ``space``, up to the first number
+    missing."""
     found: list[Numbered] = []
     while True:
-        ids = {n: observation_id(key(n), space) for n in range(len(found) + 1, len(found) + 1 + LOAD_BATCH)}
+        numbers = range(len(found) + 1, len(found) + 1 + LOAD_BATCH)
+        ids = {n: observation_id(key(n), space, client.writer) for n in numbers}
         loaded = {item["id"]: item for item in await client.load(
             [*ids.values(), *(retraction_id(i) for i in ids.values())], space=space)}
         for n, obs_id in ids.items():

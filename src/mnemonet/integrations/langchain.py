@@ -123,7 +123,8 @@ class MnemonetChatMessageHistory(BaseChatMessageHistory):
 
     ``human`` and ``assistant`` name the speakers (the sources of their turns); a token whose name is
     not both needs ``speak-for``. ``messages`` reads the session back from the memory, so a new process
-    (or another agent) with the same ``session_id`` continues it.
+    (or another agent) with the same ``session_id`` and token continues it: the turns' keys are scoped
+    by the token that writes them, so another token's session of the same id is a session of its own.
     """
 
     def __init__(self, url: str | Sequence[str], session_id: str, token: str = "", *, human: str = "user",

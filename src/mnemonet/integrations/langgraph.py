@@ -10,9 +10,11 @@ How LangGraph's model maps onto mnemonet's:
   is what the value says (``text_fields``, else the value as JSON), so ``remember`` and the workers
   read it like anything said; namespace, key and the exact value ride in its metadata;
 - ``put`` appends a version: the observation with idempotency key (namespace, key, version n+1). The
-  ids derive from the keys, so ``get`` loads the versions by id and returns the newest; a concurrent
-  ``put`` of the same version is a conflict, and the loser takes the next one. Earlier versions stay
-  (the memory keeps what changed);
+  ids derive from the keys and the token's name (keys are scoped by the token that writes them), so
+  ``get`` loads the versions by id and returns the newest; a concurrent ``put`` of the same version
+  through the same token is a conflict, and the loser takes the next one. Earlier versions stay (the
+  memory keeps what changed). The items are the token's: another token's store over the same space
+  keeps its own (both are one memory to ``remember`` and the workers);
 - ``delete`` is ``retract`` of every version ("deleted through the LangGraph store"): the memory is
   append-only, so the text stays in the history, never current again, never a search hit; ``forget``
   (admin) is what erases. A ``put`` after a ``delete`` starts a new item;
@@ -55,7 +57,6 @@ from mnemonet.integrations.fields import get_json, put_json
 from mnemonet.integrations.keyed import SEARCH_MAX_K, Numbered, load_all, load_run
 from mnemonet.integrations.runner import LoopThread
 from mnemonet.model.errors import Conflict, MnemonetError
-from mnemonet.model.ids import observation_id
 from mnemonet.p2p.client import HttpMemoryClient
 
 T = TypeVar("T")
@@ -183,9 +184,6 @@ class MnemonetStore(BaseStore):
     def _idempotency_key(namespace: tuple[str, ...], key: str, version: int) -> str:
         digest = hashlib.sha256(json.dumps([list(namespace), key, version]).encode()).hexdigest()
         return f"langgraph:{digest}"
-
-    def _observation_id(self, namespace: tuple[str, ...], key: str, version: int) -> str:
-        return observation_id(self._idempotency_key(namespace, key, version), self.space)
 
     async def _versions(self, namespace: tuple[str, ...], key: str) -> list[Numbered]:
         """Every stored version of the item, oldest first (they are numbered from 1 without a gap)."""

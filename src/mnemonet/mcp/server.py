@@ -111,12 +111,12 @@ class _SourceFromToken(HttpMemoryClient):
 
     async def observe(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
                       metadata: dict[str, str] | None = None, space: str | None = None,
-                      defer_extraction: bool = False) -> ObserveResult:
+                      defer_extraction: bool = False, writer: str = "") -> ObserveResult:
         return await super().observe(text, None, idempotency_key=idempotency_key, metadata=metadata, space=space,
                                      defer_extraction=defer_extraction)
 
     async def claim(self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
-                    basis: list[str] | None = None, space: str | None = None) -> ClaimResult:
+                    basis: list[str] | None = None, space: str | None = None, writer: str = "") -> ClaimResult:
         return await super().claim(text, None, idempotency_key=idempotency_key, basis=basis, space=space)
 
     async def retract(self, id: str, reason: str, source: str | None = None, *,

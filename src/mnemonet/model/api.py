@@ -244,27 +244,31 @@ class MemoryAPI(Protocol):
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
         metadata: dict[str, str] | None = None, space: str | None = None,
-        defer_extraction: StrictBool = False,
+        defer_extraction: StrictBool = False, writer: str = "",
     ) -> ObserveResult:
         """Record an observation; ``defer_extraction`` returns once it is recorded, extraction pending
-        for the inference worker (strict: only true or false, over the wire too)."""
+        for the inference worker (strict: only true or false, over the wire too). ``writer``: whose
+        ``idempotency_key`` it is (``model.ids.keyed_id``): over HTTP the node sets it to the token's name,
+        so another token's write under the same key is its own; empty for the node's own callers."""
         ...
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-        basis: list[str] | None = None, space: str | None = None,
-    ) -> ClaimResult: ...
+        basis: list[str] | None = None, space: str | None = None, writer: str = "",
+    ) -> ClaimResult:
+        """Assert one statement as ``source``; ``writer`` as for ``observe``."""
+        ...
 
     async def import_file(
         self, content: str, format: Literal["jsonl", "locomo", "chat"] = "jsonl", *, text_field: str = "text",
         source_field: str = "source", default_source: str = "import", as_source: str | None = None,
-        space: str | None = None, defer_extraction: StrictBool = False,
+        space: str | None = None, defer_extraction: StrictBool = False, writer: str = "",
     ) -> ImportReport:
         """Observe every line of a file's text, each under the key ``import:<sha256 of the text>:<line>`` (the
         keys ``run_node.py import`` gives the same file), so a retried request writes nothing twice and skips
         nothing; a line refused for its content is reported with its number and the rest go on.
         ``as_source``: every line must be said by it (over HTTP the node sets it to the token's name unless
-        the token may speak for others)."""
+        the token may speak for others). ``writer``: whose keys they are, as for ``observe``."""
         ...
 
     async def retract(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import uuid
 
+from mnemonet.model.spaces import DEFAULT_SPACE
+
 _NAMESPACE = uuid.UUID("6c1d3f0e-5a7b-4c1e-9d2a-6e6d6f6e6574")
 
 
@@ -30,11 +32,26 @@ def short_id(item_id: str) -> str:
     return f"{prefix}-{rest[:8]}" if sep and len(rest) > 8 else item_id
 
 
-def observation_id(idempotency_key: str, space: str = "default") -> str:
-    """The id ``observe`` gives the observation written under ``idempotency_key`` in ``space`` (the service
-    derives it the same way: ``service/ingest.py``), so a client can ``load`` what it wrote by key alone."""
-    scope = () if space == "default" else (space,)
-    return derived_id(OBSERVATION_PREFIX, *scope, idempotency_key)
+def keyed_id(prefix: str, key: str, writer: str = "", space: str = DEFAULT_SPACE) -> str:
+    """The id of the item written under idempotency ``key`` by ``writer`` in ``space``: the one derivation the
+    service (``observe``, ``claim``) and the clients that read their writes back by key share.
+
+    A key is scoped by its writer, the name of the client token that made the write (so another token's
+    write under the same key is another item, and a conflict names only the writer's own), and by the
+    space outside the default one (an id names one item on the whole network). ``writer`` is empty for
+    the node's own callers (a keyless node's, a program's own ``MemoryService``): their ids are those of
+    keys before they were scoped. The writer's part is marked, so no space (``[a-z][a-z0-9_]*``) or
+    token name (no control character) can stand in for another's.
+    """
+    scope = () if space == DEFAULT_SPACE else (space,)
+    by = (f"by:{writer}",) if writer else ()
+    return derived_id(prefix, *scope, *by, key)
+
+
+def observation_id(idempotency_key: str, space: str = DEFAULT_SPACE, writer: str = "") -> str:
+    """The id ``observe`` gives the observation ``writer`` wrote under ``idempotency_key`` in ``space``, so a
+    client can ``load`` what it wrote by key alone (``HttpMemoryClient.writer`` is its token's name)."""
+    return keyed_id(OBSERVATION_PREFIX, idempotency_key, writer, space)
 
 
 def retraction_id(target_id: str) -> str:

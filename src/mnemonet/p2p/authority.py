@@ -93,6 +93,13 @@ def _fill(caller: Token, method: str, kwargs: dict[str, Any]) -> None:
         # speaker is refused alone). Lines naming no speaker are ``default_source``'s, as in ``run_node.py
         # import``, so the same file gets the same observations through either.
         kwargs["as_source"] = caller.name if caller.name and not caller.allows("speak-for") else None
+    if "writer" in filled:
+        # A key names one token's write: another token's same key is another item, and a conflict names only
+        # the caller's own. A keyless node's caller has no name: its keys stay unscoped (and it sends none,
+        # so a store node from before the argument still takes the call).
+        kwargs.pop("writer", None)
+        if caller.name:
+            kwargs["writer"] = caller.name
     if "spaces" in filled:
         kwargs.pop("spaces", None)
         if not every_space(caller):

@@ -43,6 +43,7 @@ from mnemonet.model.views import (
 )
 from mnemonet.p2p.errors import Busy, ModelUnavailable, NoCapablePeer, P2PError, RequestTimeout, error_from_wire
 from mnemonet.p2p.methods import method_spec
+from mnemonet.p2p.tokens import claimed_name
 
 
 class NodeCalls(Protocol):
@@ -78,31 +79,34 @@ class _MemoryMethods:
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
         metadata: dict[str, str] | None = None, space: str | None = None, defer_extraction: bool = False,
+        writer: str = "",
     ) -> ObserveResult:
         """Record an observation; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
         # Sent only when asked, so a call without it still reaches a node from before the argument.
         return await self._scall(space, "observe",
             _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata,
-                       defer_extraction=defer_extraction or None))
+                       defer_extraction=defer_extraction or None, writer=writer or None))
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-        basis: list[str] | None = None, space: str | None = None,
+        basis: list[str] | None = None, space: str | None = None, writer: str = "",
     ) -> ClaimResult:
         """Assert a claim; retried on another peer under the same idempotency key."""
         key = idempotency_key or uuid.uuid4().hex
-        return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
+        return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis,
+                                                            writer=writer or None))
 
     async def import_file(
         self, content: str, format: Literal["jsonl", "locomo", "chat"] = "jsonl", *, text_field: str = "text",
         source_field: str = "source", default_source: str = "import", as_source: str | None = None,
-        space: str | None = None, defer_extraction: bool = False,
+        space: str | None = None, defer_extraction: bool = False, writer: str = "",
     ) -> ImportReport:
         """Import a file's text, each line under its import key (a retried call writes nothing twice)."""
         return await self._scall(space, "import_file", _drop_none(
             content=content, format=format, text_field=text_field, source_field=source_field,
-            default_source=default_source, as_source=as_source, defer_extraction=defer_extraction or None))
+            default_source=default_source, as_source=as_source, defer_extraction=defer_extraction or None,
+            writer=writer or None))
 
     async def retract(self, id: str, reason: str, source: str = "user", *, space: str | None = None,
                       any_source: bool = False) -> RetractResult:
@@ -405,6 +409,11 @@ class HttpMemoryClient(_MemoryMethods):
     connection) is made on the next, and later calls start from the node that answered. Writes carry
     their idempotency key to every node tried, so a retry never writes twice. Worker-internal methods
     are not served to clients: calling them here raises ``UnknownMethod``.
+
+    ``writer`` is the name the token claims: the node scopes this client's idempotency keys by it (by the
+    verified name, the same for a valid token), so ``model.ids.observation_id(key, space, client.writer)``
+    is the id of what this client wrote under ``key``. Empty without a token: a keyless node's keys are
+    unscoped.
     """
 
     def __init__(self, base_url: str | Sequence[str], token: str = "", *, timeout: float = 120.0,
@@ -416,6 +425,7 @@ class HttpMemoryClient(_MemoryMethods):
         if not self._urls:
             raise ValueError("HttpMemoryClient needs at least one node URL")
         self._first = 0  # index of the node that answered last
+        self.writer = (claimed_name(token) or "") if token else ""
         headers = {"authorization": f"Bearer {token}"} if token else {}
         self._http = httpx.AsyncClient(headers=headers, timeout=timeout)
 
@@ -432,8 +442,10 @@ class HttpMemoryClient(_MemoryMethods):
     async def observe(
         self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
         metadata: dict[str, str] | None = None, space: str | None = None, defer_extraction: bool = False,
+        writer: str = "",
     ) -> ObserveResult:
-        """Record an observation; the source is the token's name unless ``source`` (speak-for) says otherwise."""
+        """Record an observation; the source is the token's name unless ``source`` (speak-for) says otherwise.
+        The key's ``writer`` is the token's name, set by the node (``self.writer``): nothing else is sent."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._scall(space, "observe",
             _drop_none(text=text, source=source, idempotency_key=key, metadata=metadata,
@@ -441,9 +453,10 @@ class HttpMemoryClient(_MemoryMethods):
 
     async def claim(
         self, text: str, source: str | None = None, *, idempotency_key: str | None = None,
-        basis: list[str] | None = None, space: str | None = None,
+        basis: list[str] | None = None, space: str | None = None, writer: str = "",
     ) -> ClaimResult:
-        """Assert a claim; the source is the token's name unless ``source`` (speak-for) says otherwise."""
+        """Assert a claim; the source is the token's name unless ``source`` (speak-for) says otherwise, the key's
+        ``writer`` the token's name (as for ``observe``)."""
         key = idempotency_key or uuid.uuid4().hex
         return await self._scall(space, "claim", _drop_none(text=text, source=source, idempotency_key=key, basis=basis))
 

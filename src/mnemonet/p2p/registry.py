@@ -151,6 +151,8 @@ def client_method(name: str) -> Remote | None:
 # Arguments the node fills in itself from the caller's token, whatever the body says (``p2p/authority.py``).
 SERVER_FILLED: dict[str, frozenset[str]] = {name: frozenset({"by"}) for name in (
     "revoke_token", "forget", "create_space", "delete_space", "share_space", "unshare_space")}
-SERVER_FILLED["import_file"] = frozenset({"as_source"})
+# Idempotency keys are scoped by the token that writes (``model.ids.keyed_id``).
+SERVER_FILLED["observe"] = SERVER_FILLED["claim"] = frozenset({"writer"})
+SERVER_FILLED["import_file"] = frozenset({"as_source", "writer"})
 SERVER_FILLED["audit_log"] = frozenset({"spaces"})
 SERVER_FILLED["retract"] = frozenset({"any_source"})

@@ -312,6 +312,19 @@ def claimed_scopes(text: str) -> frozenset[str] | None:
         return None
 
 
+def claimed_name(text: str) -> str | None:
+    """The name a token says it has, unverified; None if it is not readable as a token.
+
+    For a client working out the ids of its own keyed writes (``HttpMemoryClient.writer``), never for
+    deciding who a caller is: only ``TokenVerifier`` does that.
+    """
+    try:
+        name = _claims(text)["name"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return name if isinstance(name, str) else None
+
+
 def claimed_expiry(text: str) -> int | None:
     """When a token says it expires (Unix seconds), unverified; None if it is not readable as a token.
 

@@ -14,7 +14,7 @@ from mnemonet.llm.base import Triple
 from mnemonet.llm.claims import Supersession, parse_canonical_claim, split_supersession
 from mnemonet.model.api import ClaimResult
 from mnemonet.model.errors import InvalidInput
-from mnemonet.model.ids import derived_id, new_id
+from mnemonet.model.ids import keyed_id, new_id
 from mnemonet.model.records import ClaimRecord, SourceSpec, StatementLink, check_id, normalise_name
 from mnemonet.model.views import StatementView
 from mnemonet.service.common import MAX_LIMIT, MAX_LOAD_IDS, sentence_of, source_spec, statement_spec
@@ -35,20 +35,20 @@ class Claims:
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-        basis: list[str] | None = None,
+        basis: list[str] | None = None, writer: str = "",
     ) -> ClaimResult:
         """Assert a statement; its basis is found by search among items sharing a concept with it.
 
         Supersession said in words (", superseding ...", "instead of ...", "no longer ...")
         writes ``SUPERSEDES`` over the matching current statement; "A contradicts B" links two
-        existing statements.
+        existing statements. ``writer``: whose ``idempotency_key`` it is (as for ``observe``).
         """
         ctx = self._ctx
         text = ctx.check_input(text, "text")
         speaker = source_spec(source, "agent")
         if basis:
             await self._refuse_withdrawn(basis)
-        statement_id = derived_id("st", *ctx.id_scope, idempotency_key) if idempotency_key else new_id("st")
+        statement_id = keyed_id("st", idempotency_key, writer, ctx.space) if idempotency_key else new_id("st")
         # An erasure of this source finds the claim whole or not at all, and none erases its basis meanwhile.
         async with ctx.writing(speaker.name, derived=True):
             return await self._claim(statement_id, text, speaker, basis)

@@ -50,9 +50,6 @@ class ServiceContext:
         # The job ledger and index queue shared with the other store nodes over this database (None: a
         # memory on its own, as tests and benches build one).
         self.coordination = coordination
-        # Keyed ids of another space derive from the space too, so an id names one item on the whole
-        # network (events, audit records, the dashboard); the default space's are as before spaces.
-        self.id_scope: tuple[str, ...] = () if space == DEFAULT_SPACE else (space,)
         self.graph = graph
         self.vectors = vectors
         self.llm = llm

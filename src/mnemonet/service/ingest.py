@@ -4,7 +4,8 @@
 its concepts and statements (and, with ``infer_with_extraction``, the claims
 an inference worker would infer, in the same call); ``import_file`` observes
 a file line by line; ``complete_extraction`` finishes an extraction left
-pending. Every id derives from the caller's idempotency key or the
+pending. Every id derives from the caller's idempotency key (scoped by its
+writer: another token's same key names another observation) or the
 observation's id, so a retry lands on the same nodes; what is written is
 handed to the vector indexer with the observation's own row. Each write
 passes the write gate as the source it is written as, so an erasure of that
@@ -21,7 +22,7 @@ from mnemonet.llm.errors import LanguageModelError, LanguageModelUnavailable
 from mnemonet.model.api import ImportReport, ObserveResult
 from mnemonet.model.errors import InvalidInput, Timeout, Unavailable
 from mnemonet.model.idempotency import IdempotencyConflict
-from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, new_id
+from mnemonet.model.ids import OBSERVATION_PREFIX, derived_id, keyed_id, new_id
 from mnemonet.model.records import (
     INFERENCE_SOURCE,
     ConceptSpec,
@@ -57,7 +58,7 @@ class Ingest:
 
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None, defer_extraction: bool = False,
+        metadata: dict[str, str] | None = None, defer_extraction: bool = False, writer: str = "",
     ) -> ObserveResult:
         """Record raw text, then the concepts and statements the language model extracts from it.
 
@@ -65,7 +66,8 @@ class Ingest:
         answers; its extraction is then ``pending`` and done once by the inference worker when
         a model is back. A retry of a pending observation tries the extraction again.
         ``defer_extraction``: return once the observation is recorded, its extraction left
-        pending for the inference worker (no model call inline; a bulk import's pace).
+        pending for the inference worker (no model call inline; a bulk import's pace). ``writer``: whose
+        ``idempotency_key`` it is, the client token's name (``model.ids.keyed_id``; over HTTP the node sets it).
         """
         ctx = self._ctx
         if not isinstance(defer_extraction, bool):
@@ -73,7 +75,7 @@ class Ingest:
         text = ctx.check_input(text, "text")
         speaker = source_spec(source, "user")
         metadata = checked_metadata(metadata)
-        obs_id = (derived_id(OBSERVATION_PREFIX, *ctx.id_scope, idempotency_key) if idempotency_key
+        obs_id = (keyed_id(OBSERVATION_PREFIX, idempotency_key, writer, ctx.space) if idempotency_key
                   else new_id(OBSERVATION_PREFIX))
         async with ctx.writing(speaker.name):
             return await self._observe(obs_id, text, speaker, metadata, defer_extraction)
@@ -115,7 +117,7 @@ class Ingest:
     async def import_file(
         self, content: str, format: Literal["jsonl", "locomo", "chat"] = "jsonl", *, text_field: str = "text",
         source_field: str = "source", default_source: str = "import", as_source: str | None = None,
-        defer_extraction: bool = False,
+        defer_extraction: bool = False, writer: str = "",
     ) -> ImportReport:
         """Observe every line of a file's text under its import key; each line's outcome (``service/importer``)."""
         if not isinstance(defer_extraction, bool):
@@ -125,7 +127,7 @@ class Ingest:
 
         async def observe(text: str, source: str, key: str, metadata: dict[str, str], defer: bool) -> ObserveResult:
             return await self.observe(text, source, idempotency_key=key, metadata=metadata or None,
-                                      defer_extraction=defer)
+                                      defer_extraction=defer, writer=writer)
 
         return await import_text(observe, self._ctx.settings, content, format, text_field=text_field,
                                  source_field=source_field, default_source=default_source, as_source=as_source,

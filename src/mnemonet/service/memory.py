@@ -195,21 +195,21 @@ class MemoryService:
 
     async def observe(
         self, text: str, source: str = "user", *, idempotency_key: str | None = None,
-        metadata: dict[str, str] | None = None, defer_extraction: bool = False,
+        metadata: dict[str, str] | None = None, defer_extraction: bool = False, writer: str = "",
     ) -> ObserveResult:
         """Record raw text, then the concepts and statements the language model extracts from it."""
         return await self._ingest.observe(text, source, idempotency_key=idempotency_key, metadata=metadata,
-                                          defer_extraction=defer_extraction)
+                                          defer_extraction=defer_extraction, writer=writer)
 
     async def import_file(
         self, content: str, format: Literal["jsonl", "locomo", "chat"] = "jsonl", *, text_field: str = "text",
         source_field: str = "source", default_source: str = "import", as_source: str | None = None,
-        defer_extraction: bool = False,
+        defer_extraction: bool = False, writer: str = "",
     ) -> ImportReport:
         """Observe every line of a file's text under its import key; each line's outcome (``service/importer``)."""
         return await self._ingest.import_file(
             content, format, text_field=text_field, source_field=source_field, default_source=default_source,
-            as_source=as_source, defer_extraction=defer_extraction)
+            as_source=as_source, defer_extraction=defer_extraction, writer=writer)
 
     async def complete_extraction(self, observation_id: str) -> ObserveResult:
         """Extract an observation whose extraction is pending (the inference worker calls this)."""
@@ -217,10 +217,10 @@ class MemoryService:
 
     async def claim(
         self, text: str, source: str = "agent", *, idempotency_key: str | None = None,
-        basis: list[str] | None = None,
+        basis: list[str] | None = None, writer: str = "",
     ) -> ClaimResult:
         """Assert a statement; its basis is found by search among items sharing a concept with it."""
-        return await self._claims.claim(text, source, idempotency_key=idempotency_key, basis=basis)
+        return await self._claims.claim(text, source, idempotency_key=idempotency_key, basis=basis, writer=writer)
 
     # -- worker agents (workers) -------------------------------------------------------
 
