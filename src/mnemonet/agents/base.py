@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from mnemonet.agents.ownership import Ownership
 from mnemonet.model.api import WorkerMemory
+from mnemonet.model.cancellation import raise_if_cancelled
 from mnemonet.model.spaces import InSpace
 from mnemonet.settings import Settings
 
@@ -152,6 +153,7 @@ class WorkerAgent(ABC, Generic[Item]):
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the store unreachable, say: try again next interval
+                raise_if_cancelled()
                 error = f"{type(exc).__name__}: {exc}"
                 log.warning("worker %s: pass failed: %s", self.name, error, extra={"worker": self.name, "error": error})
 

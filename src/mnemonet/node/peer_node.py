@@ -283,7 +283,11 @@ class PeerNode:
         self._store_open = self._health_check = None
         for task in self._tasks:
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            # Bounded: a task that will not end (its cancellation swallowed below it) must not hold the stop.
+            _, stuck = await asyncio.wait(self._tasks, timeout=self.settings.shutdown_timeout)
+            for task in stuck:
+                log.warning("node %s: task %s did not stop when cancelled", self.node_id, task.get_name())
         self._tasks = []
 
     # -- serving --------------------------------------------------------------------

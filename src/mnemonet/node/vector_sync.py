@@ -18,6 +18,8 @@ import asyncio
 import logging
 from typing import Any, Protocol
 
+from mnemonet.model.cancellation import raise_if_cancelled
+
 log = logging.getLogger(__name__)
 
 
@@ -63,6 +65,7 @@ class VectorSync:
                 try:
                     self.taken_over += int(await take())
                 except Exception as exc:  # database down: the next look retries
+                    raise_if_cancelled()
                     log.warning("index takeover failed: %s: %s", type(exc).__name__, exc)
             await asyncio.sleep(self._takeover_interval)
 
@@ -74,6 +77,7 @@ class VectorSync:
         try:
             indexed = int(await sync(self._limit))
         except Exception as exc:  # embedder or database down: the next pass retries
+            raise_if_cancelled()
             self.failures += 1
             log.warning("vector sync failed: %s: %s", type(exc).__name__, exc)
             return 0
