@@ -57,7 +57,7 @@ from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.realise import realise
-from mnemonet.truth.record import amount_since, said_since
+from mnemonet.truth.record import amount_since, gives_kind, said_since
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
 from mnemonet.truth.text import FIRST_PERSON, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
@@ -297,8 +297,8 @@ def _missed_observations(
     since = lead.created_at if lead is not None else -1
     out = []
     for o in recall.observations:
-        if o.created_at <= since or observation_score(o, question) < ANSWERS:
-            continue
+        if o.created_at <= since or observation_score(o, question) < ANSWERS or not gives_kind(o.text, question):
+            continue  # older than the lead, about something else, or without a value of the kind asked
         drawn = extracted.get(o.id, [])
         if any((scores[s.id] if s.id in scores else score(s, question, vocabulary)) >= ANSWERS for s in drawn):
             continue  # understood: its statements answer (they lead, were replaced or were taken back)

@@ -40,6 +40,14 @@ _CALENDAR = frozenset({
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march",
     "april", "may", "june", "july", "august", "september", "october", "november", "december",
 })
+_TIMES = _CALENDAR | frozenset({
+    "today", "tomorrow", "tonight", "yesterday", "week", "weekend", "month", "year", "morning", "afternoon",
+    "evening", "night", "noon", "midnight", "later", "soon", "next", "spring", "summer", "autumn", "winter",
+})
+_NUMBER_WORDS = frozenset({
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
+    "thirty", "forty", "fifty", "hundred", "thousand", "dozen", "half", "once", "twice", "daily", "weekly",
+})
 # An amount: an optional currency sign or month name before a number, an optional unit after it (glued, as
 # in "8pm" and "12th", or a word after a space, as in "76 kg").
 _AMOUNT = re.compile(
@@ -66,6 +74,10 @@ _DETERMINERS = frozenset({
     "a", "an", "the", "my", "your", "his", "her", "our", "their", "its", "to", "for", "of", "in", "on", "at",
     "and", "or", "now", "is", "was", "be", "been", "with", "from", "this", "that", "some", "any", "just",
 })
+
+
+# The relations of any value (not attributes naming one): "has_property" says nothing of which slot.
+_GENERIC = frozenset({"has_property", "has_value", "has_status"})
 
 
 @dataclass(frozen=True)
@@ -116,6 +128,20 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(w for w in terms(text) if not w[:1].isdigit() and w != "user")
 
 
+def gives_kind(text: str, question: Question) -> bool:
+    """Whether ``text`` holds a value of the kind ``question`` asks for: a name for "who" and "what is ...'s
+    name", a time for "when", a number for "how much/many/old"; any other question takes any text."""
+    words = set(_WORD.findall(question.text.casefold()))
+    if question.wh == "who" or "name" in words:
+        asked = object_words(question.text)
+        return any(object_words(n) - asked for n in _name_runs(text))
+    if question.wh == "when":
+        return bool(_AMOUNT.search(text)) or bool(object_words(text) & _TIMES)
+    if question.wh == "how" and words & {"much", "many", "old", "long", "far", "often"}:
+        return any(c.isdigit() for c in text) or bool(object_words(text) & _NUMBER_WORDS)
+    return True
+
+
 def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView], question: Question,
                vocabulary: Vocabulary) -> str | None:
     """The object of ``s`` as ``o`` restates it, or None."""
@@ -150,6 +176,8 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
             return None  # understood: the slot was written, and judged when it was
         if object_words(value) <= object_words(d.object) and _someone_else(d.subject, s.subject, owner):
             return None  # understood: someone else's value ("my wife's manager is Greg")
+        if object_words(value) <= object_words(d.object) and _another_attribute(d.predicate, s):
+            return None  # understood: another of the subject's attributes ("my favourite band is Wilco")
     return s.object.replace(old, value, 1)
 
 
@@ -167,6 +195,15 @@ def _someone_else(subject: str, lead_subject: str, owner: str) -> bool:
     if subject.casefold() in (lead_subject.casefold(), owner):
         return False
     return "'s " in subject or subject[:1].isupper()
+
+
+def _another_attribute(predicate: str, s: StatementView) -> bool:
+    """Whether ``predicate`` is an attribute (``has_favourite_band``) naming what the slot of ``s`` does not
+    (``has_favourite_author``); "has_coach" names what "user's running coach" does."""
+    if not predicate.startswith("has_") or predicate in _GENERIC:
+        return False
+    named = object_words(predicate.removeprefix("has_").replace("_", " "))
+    return not named <= object_words(f"{s.subject} {s.predicate.replace('_', ' ')}")
 
 
 def _names_someone(subject: str, asker: str) -> bool:

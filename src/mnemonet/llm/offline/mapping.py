@@ -488,6 +488,8 @@ class Mapper:
             pobj = _pobj(prep)
             assert pobj is not None
             return [(lx.COPULA_PHRASES.get(key, f"{acomp.lemma_.lower()}_{prep.lower_}"), pobj, False)]
+        if (to := _misread_to(acomp)) is not None and f"{word} to" in lx.COPULA_PHRASES:
+            return [(lx.COPULA_PHRASES[f"{word} to"], to, False)]  # "allergic to shellfish" parsed as a verb
         if word in lx.BETTER_WORDS and subj_tok.lower_ not in _FIRST_PERSON and subj_tok.pos_ != "PROPN":
             # "afternoon is better": the speaker prefers it; "evenings are worse": does not.
             return [("prefers!" + ("neg" if word in lx.WORSE_WORDS else ""), subj_tok, False)]
@@ -780,6 +782,16 @@ def _object_tokens(tok: Token, keep_dates: bool, dated: Callable[[Token], bool])
         elif keep_dates and c.dep_ in ("nummod", "npadvmod", "compound") and c.ent_type_ in _TIME_LABELS:
             keep.update(c.subtree)
     return sorted(keep, key=lambda t: t.i)
+
+
+def _misread_to(adjective: Token) -> Token | None:
+    """The noun after "<adjective> to" that the parser read as an infinitive ("allergic to shellfish": "to"
+    an aux of "shellfish", a verb): the object it is, when nothing follows it as a verb's would."""
+    for c in adjective.children:
+        if c.dep_ == "xcomp" and any(a.dep_ == "aux" and a.lower_ == "to" for a in c.children) \
+                and not any(d.dep_ in ("dobj", "prep", "prt", "xcomp", "ccomp") for d in c.children):
+            return c
+    return None
 
 
 def _recurring(tok: Token) -> bool:
