@@ -230,8 +230,13 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
         # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit.
         same_unit = their_unit == unit or not unit and bool(n.group("space"))
         if their_pre == pre and same_unit and n.group("num") != m.group("num"):
-            out.append(n.group(0).strip() if unit else (n.group("pre") or "") + n.group("num"))
-    return m.group(0).strip(), (pre, unit) != ("", ""), out
+            out.append(_amount_text(n, bool(unit)))
+    return _amount_text(m, bool(unit)), (pre, unit) != ("", ""), out
+
+
+def _amount_text(m: re.Match[str], with_unit: bool) -> str:
+    """The amount as written, with its unit when the unit is part of it ("76 kg", not "$10.99 a")."""
+    return (m.group(0) if with_unit else (m.group("pre") or "") + m.group("num")).strip()
 
 
 def _form(m: re.Match[str]) -> tuple[str, str]:
@@ -280,7 +285,7 @@ def _name_runs(text: str, first_is_name: bool = False) -> list[str]:
             opener = i == 0 and not first_is_name and tok[:1].isupper() and tok[1:].islower() and tok not in words[1:]
             if capital and not opener:
                 run.append(tok)
-            elif run and (tok.isdigit() or tok.casefold() in _CONNECTORS and i + 1 < len(words)
+            elif run and (tok.rstrip(".,!?").isdigit() or tok.casefold() in _CONNECTORS and i + 1 < len(words)
                           and words[i + 1][:1].isupper()):
                 run.append(tok)
             elif run:
