@@ -48,6 +48,7 @@ provenance. Every statement reads as a sentence (``realise``).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -56,8 +57,9 @@ from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.realise import realise
+from mnemonet.truth.record import amount_since, gives_kind, said_since
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
-from mnemonet.truth.text import object_words, terms
+from mnemonet.truth.text import FIRST_PERSON, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -67,7 +69,10 @@ STATUS_RELATION = "has_status"
 RELATED_CONFIDENCE = 0.2
 # The most an answer led by words nothing was extracted from can have (scaled by how well they match).
 MISSED_CONFIDENCE = 0.5
+# The most an answer led by a value read from newer words (``record``) can have (scaled by relevance).
+RESTATED_CONFIDENCE = 0.7
 CONTESTED = "Unresolved: "
+_WORDS = re.compile(r"[a-z]+")
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
 
@@ -85,6 +90,8 @@ class Composition:
     asker: str | None = None
     retractions: list[RetractionView] = field(default_factory=list)
     related: list[StatementView] = field(default_factory=list)
+    # The lead's statement as newer words restate it (``record``), when they do.
+    restated: StatementView | None = None
 
     @property
     def cited(self) -> list[str]:
@@ -100,6 +107,9 @@ class Composition:
         """The lines a language model may phrase the lead from: the lead's statement and its conflicts, or the
         newer observation that leads instead of an older statement (what the extraction missed) alone."""
         said = [(o.id, f"{_one_line(o.text)} | observed | from {o.source or 'unknown'}") for o in self.observations]
+        if self.restated is not None and self.restated.id == self.lead_id:
+            return [(self.lead_id, f"{realise(self.restated, self.asker)} | current, said later | "
+                                   f"from {self.restated.source or 'unknown'} | {when(self.restated.created_at)}")]
         if any(o.id == self.lead_id for o in self.observations):
             return said[:1]
         lines = [(s.id, f"{realise(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
@@ -221,11 +231,43 @@ def compose(
         changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
         retractions=retractions[:max_evidence], observations=missed[:max_evidence],
     )
+    update = None if lead_conflicts else said_since(lead_st, recall.observations, _drawn(recall), question, vocabulary)
+    if update is not None:
+        # The record restates the slot: its new value leads, the words that say so are its evidence.
+        composition.lead, composition.lead_id = _sentence(update.statement, [], asker), update.observation.id
+        composition.restated = update.statement
+        composition.evidence = [s for s in evidence if s.id != lead_st.id]
+        composition.changed = [(lead_st, update.statement, "restated later"), *composition.changed][:max_evidence]
+        composition.observations = [update.observation, *(o for o in missed if o.id != update.observation.id)]
+        composition.confidence = round(RESTATED_CONFIDENCE * scores[chosen.id], 2)
+        missed = [o for o in missed if o.created_at > update.observation.created_at]
     if missed:
         # The record said more since: the newer words lead (who, when); the older statement is evidence.
-        composition.lead, composition.lead_id = f"{_capital(_said(missed[0]))}.", missed[0].id
+        composition.lead, composition.lead_id, composition.observations = _record_lead(
+            missed, recall.observations, f"{_capital(_said(missed[0]))}.")
         composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
     return composition
+
+
+def _record_lead(missed: list[ObservationView], observations: list[ObservationView],
+                 lead: str) -> tuple[str, str, list[ObservationView]]:
+    """(the lead, its id, the observations cited) when what was said leads: the amount its speaker restated
+    since, if they did ("Now 8pm" after "lands at 6pm", "scratch that, it lands at 8pm"), else ``lead``."""
+    restated = amount_since(missed[0], observations)
+    if restated is None:
+        return lead, missed[0].id, missed
+    value, said = restated
+    return (f"Now {value} ({said.source or 'someone'}, {when(said.created_at)}).", said.id,
+            [said, *(o for o in missed if o.id != said.id)])
+
+
+def _drawn(recall: Recall) -> dict[str, list[StatementView]]:
+    """Observation id -> the statements extracted from it (current, replaced or taken back)."""
+    out: dict[str, list[StatementView]] = {}
+    for s in [*recall.statements, *recall.superseded, *recall.withdrawn]:
+        for origin in s.derived_from:
+            out.setdefault(origin, []).append(s)
+    return out
 
 
 def _nothing_answers(
@@ -235,8 +277,9 @@ def _nothing_answers(
     """No statement answers: what was said (an observation nothing was extracted from), else ``NOTHING``
     with the closest statements as related, at low confidence."""
     if missed:
-        return Composition(lead=f"No statement answers that yet; {_said(missed[0])}.", lead_id=missed[0].id,
-                           observations=missed[:max_evidence], retractions=retractions,
+        lead, lead_id, cited = _record_lead(missed, recall.observations,
+                                            f"No statement answers that yet; {_said(missed[0])}.")
+        return Composition(lead=lead, lead_id=lead_id, observations=cited[:max_evidence], retractions=retractions,
                            confidence=round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2))
     near = sorted((s for s in live if scores[s.id] > 0 or about_subject(s, question)),
                   key=lambda s: -scores[s.id])
@@ -250,20 +293,20 @@ def _missed_observations(
 ) -> list[ObservationView]:
     """Observations newer than the lead that touch what is asked, by or about its subject, from which no
     statement answers it: what the extraction missed, newest first."""
-    extracted: dict[str, list[StatementView]] = {}
-    for s in [*recall.statements, *recall.superseded, *recall.withdrawn]:
-        for origin in s.derived_from:
-            extracted.setdefault(origin, []).append(s)
+    extracted = _drawn(recall)
     since = lead.created_at if lead is not None else -1
     out = []
     for o in recall.observations:
-        if o.created_at <= since or observation_score(o, question) < ANSWERS:
-            continue
+        if o.created_at <= since or observation_score(o, question) < ANSWERS or not gives_kind(o.text, question):
+            continue  # older than the lead, about something else, or without a value of the kind asked
         drawn = extracted.get(o.id, [])
         if any((scores[s.id] if s.id in scores else score(s, question, vocabulary)) >= ANSWERS for s in drawn):
             continue  # understood: its statements answer (they lead, were replaced or were taken back)
         if any(terms(s.predicate, question.asker) & question.words for s in drawn):
             continue  # understood: about someone or something else ("my sister lives in Madrid")
+        if question.first_person and drawn and not FIRST_PERSON & set(_WORDS.findall(o.text.casefold())) \
+                and not any(about_subject(s, question) for s in drawn):
+            continue  # understood: the asker's words about someone else ("Helen's boss is Tariq")
         out.append(o)
     return sorted(out, key=lambda o: -o.created_at)
 

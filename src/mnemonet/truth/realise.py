@@ -52,6 +52,8 @@ def realise(s: StatementView, asker: str | None = None) -> str:
         return f"{subject} {'have' if second else 'has'} a habit of {obj}"
     if words[0] == "has" and len(words) > 1 and words[1] not in ("to", "been"):
         return _attribute(subject, second, words[1:], obj, s)
+    if s.predicate == "is_a" and obj[:1].isupper():  # a name is no kind: "your coach is Anneke"
+        return f"{subject} {_be(second, s.tense, s.negated)} {obj}"
     if words[0] in _BE_PREDICATES:
         return " ".join([subject, _be(second, s.tense, s.negated), *words[1:], obj])
     if words[0] in _COPULA_HEADS:

@@ -19,7 +19,11 @@ def time_qualifiers(name: str) -> frozenset[str]:
     """The recurring times a value is qualified by, in a phrase of its own ("bar on weekends" -> {"weekend"};
     "morning meetings" has none: the time is part of the value)."""
     _, found, phrase = _qualifying_phrase(name)
-    return object_words(phrase) & _RECURRING_TIMES if found else frozenset()
+    if not found:
+        return frozenset()
+    if name.casefold().partition(" during ")[1]:  # "during" names a span whatever its words: "the school year"
+        return object_words(phrase)
+    return object_words(phrase) & _RECURRING_TIMES
 
 
 def _qualifying_phrase(name: str) -> tuple[str, bool, str]:

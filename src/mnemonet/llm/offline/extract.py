@@ -34,6 +34,8 @@ _NOT_IN_SUBJECTS = (
     | {str(y) for y in range(1900, 2100)}
 )
 # A leading "based on ..., " / "according to ..., " says where a claim comes from, not what it says.
+# "as well" ending a clause is "too": the parser reads "as well" as part of the object before it.
+_AS_WELL = re.compile(r"\bas well\b(?=\s*(?:[.,!?;]|$))", re.IGNORECASE)
 _LEAD_IN = re.compile(r"^(?:based on|according to|per|judging by|given|from what)\b[^,]{0,300},\s*", re.IGNORECASE)
 
 
@@ -76,7 +78,7 @@ class Reading:
 def reading_of(text: str) -> Reading:
     """ "Correction: based on X, I like tea" -> body "I like tea", corrects: the lead-in and the opening
     cues are dropped before the parse (their words would only confuse it)."""
-    body = strip_lead_in(text)
+    body = _AS_WELL.sub("too", strip_lead_in(text))
     opening = _LEADING_CUE.match(body)
     return Reading(body[opening.end():], True) if opening else Reading(body, False)
 

@@ -264,8 +264,10 @@ class Mapper:
                 dated = predicate == lx.WHEN_PREDICATE  # the day is the value, not when the statement holds
                 # A direct object keeps the clause's qualifiers, unless its slot holds one value (an employer
                 # is the same employer "in Berlin").
+                # A recurring time qualifies any value: "works at a bakery on weekends" is another slot
+                # than "works at the library on weekdays".
                 qualified = obj_tok.dep_ == "dobj" and not default_vocabulary().single_valued(predicate)
-                qualifiers = self._qualifiers(verb, None) if qualified else []
+                qualifiers = self._qualifiers(verb, None) if qualified else self._recurring_times(verb, obj_tok.head)
                 for item, item_negated in self._objects(obj_tok, keep_dates=dated, qualifiers=qualifiers):
                     self._add(subject, predicate, item, negated != (obj_negated or item_negated), here,
                               None if dated else when)
@@ -486,6 +488,8 @@ class Mapper:
             pobj = _pobj(prep)
             assert pobj is not None
             return [(lx.COPULA_PHRASES.get(key, f"{acomp.lemma_.lower()}_{prep.lower_}"), pobj, False)]
+        if (to := _misread_to(acomp)) is not None and f"{word} to" in lx.COPULA_PHRASES:
+            return [(lx.COPULA_PHRASES[f"{word} to"], to, False)]  # "allergic to shellfish" parsed as a verb
         if word in lx.BETTER_WORDS and subj_tok.lower_ not in _FIRST_PERSON and subj_tok.pos_ != "PROPN":
             # "afternoon is better": the speaker prefers it; "evenings are worse": does not.
             return [("prefers!" + ("neg" if word in lx.WORSE_WORDS else ""), subj_tok, False)]
@@ -610,8 +614,12 @@ class Mapper:
     def _object_name(self, tok: Token, keep_dates: bool, extra: list[Token] | None = None) -> str | None:
         """The object's name: its name tokens, its own qualifying phrases ("meetings on Fridays", "capital
         of France") and ``extra`` tokens of the clause's."""
-        own = _object_tokens(tok, keep_dates, self._dated)
-        return self._render(sorted({*own, *(extra or [])}, key=lambda t: t.i))
+        own = sorted(_object_tokens(tok, keep_dates, self._dated), key=lambda t: t.i)
+        # The clause's qualifiers follow the object, wherever they were said: "In the summer we live in
+        # Menorca" -> "Menorca in summer".
+        ahead = [t for t in sorted(extra or [], key=lambda t: t.i) if own and t.i < own[0].i and t not in own]
+        behind = sorted({*own, *(extra or [])} - set(ahead), key=lambda t: t.i)
+        return self._render(behind + ahead, {t.i: t.lower_ for t in ahead if t.pos_ == "ADP"})
 
     def _verb_object(self, verb: Token) -> str | None:
         """An activity as an object: "waking up early for meetings", "hiking in the hills", "to paint"."""
@@ -642,6 +650,8 @@ class Mapper:
     def _dated(self, prep: Token) -> bool:
         """ "in 2019", "on Monday", "last week": a phrase naming a date (``valid_at``), unlike "on Fridays"."""
         value = _pobj(prep)
+        if value is not None and _recurring(value):  # "on Sundays", "in the evenings": no day
+            return False
         return value is not None and value.ent_type_ in _TIME_LABELS and (
             resolve(" ".join(t.text for t in value.subtree), self.today, past=False) is not None
         )
@@ -656,6 +666,13 @@ class Mapper:
             if c.dep_ == "prep" and c.lower_ in prepositions and c != complement
             and (value := _pobj(c)) is not None and value.pos_ != "PRON" and not self._dated(c)
         ]
+
+    def _recurring_times(self, verb: Token, complement: Token) -> list[Token]:
+        """The clause's phrases of a recurring time: "on weekends", "in (the) summer", "during the school year";
+        not ``complement``, the phrase the object is in ("I swim in the mornings")."""
+        return [q for q in self._qualifiers(verb, complement)
+                if q.lower_ == "during" or (value := _pobj(q)) is not None and (
+                    _recurring(value) or value.lower_ in ("summer", "winter", "spring", "autumn"))]
 
     # -- time and output -------------------------------------------------------
 
@@ -765,6 +782,22 @@ def _object_tokens(tok: Token, keep_dates: bool, dated: Callable[[Token], bool])
         elif keep_dates and c.dep_ in ("nummod", "npadvmod", "compound") and c.ent_type_ in _TIME_LABELS:
             keep.update(c.subtree)
     return sorted(keep, key=lambda t: t.i)
+
+
+def _misread_to(adjective: Token) -> Token | None:
+    """The noun after "<adjective> to" that the parser read as an infinitive ("allergic to shellfish": "to"
+    an aux of "shellfish", a verb): the object it is, when nothing follows it as a verb's would."""
+    for c in adjective.children:
+        if c.dep_ == "xcomp" and any(a.dep_ == "aux" and a.lower_ == "to" for a in c.children) \
+                and not any(d.dep_ in ("dobj", "prep", "prt", "xcomp", "ccomp") for d in c.children):
+            return c
+    return None
+
+
+def _recurring(tok: Token) -> bool:
+    """ "Sundays", "weekends", "evenings": a time word in the plural, a time that comes back."""
+    word = tok.lower_
+    return word.endswith("s") and word[:-1] in lx.TIME_WORDS
 
 
 def _phrase(prep: Token) -> list[Token]:

@@ -1,0 +1,326 @@
+"""The observation is the record: a slot's newer value read from what was said after its statement.
+
+An extraction can miss a change said in words it has no rule for ("ditched the iPhone for a Pixel",
+"Down to 76 kg!!", "concert's been bumped to the 12th"). The words are still there, in the observation.
+What marks a change, whatever the wording, is the *shape of the value*: a later utterance by or about the
+same subject that names a new value of the kind the slot holds (a name where a name was, an amount in the
+same unit, a date of the same form, the same kind of thing: "oat milk" where "cow's milk" was) restates the
+slot. ``said_since`` reads that value and the slot's statement with it, for the answer to lead with (its
+evidence is the observation, cited; the older statement shows as changed).
+
+It speaks only when the reading is unambiguous:
+
+- the observation is newer than the statement and by its subject (or whoever spoke for the asker), or
+  names the subject;
+- it names exactly one new value of the slot's shape (none of the subject's, the asker's or the
+  question's own words);
+- it is about the slot: it names the old value ("traded in the Corolla for a Tesla"), or a word the
+  question asks with (besides whom it asks about), or the new value is of a strong shape (an amount in the
+  same unit, the same kind of thing by its head noun);
+- a many-valued relation (likes, has, uses) changes only when the old value is named with the new one,
+  and never when the observation's own statements wrote the slot (the write-time rules judged it then),
+  or gave the new value to someone else ("my wife's manager is Greg").
+
+Observations are read oldest first, each against the value then current, so a value changed twice
+ends at the last.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mnemonet.model.views import ObservationView, StatementView
+from mnemonet.truth.relevance import Question
+from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
+from mnemonet.truth.vocabulary import Vocabulary, rule_cardinality
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_CALENDAR = frozenset({
+    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "january", "february", "march",
+    "april", "may", "june", "july", "august", "september", "october", "november", "december",
+})
+_TIMES = _CALENDAR | frozenset({
+    "today", "tomorrow", "tonight", "yesterday", "week", "weekend", "month", "year", "morning", "afternoon",
+    "evening", "night", "noon", "midnight", "later", "soon", "next", "spring", "summer", "autumn", "winter",
+})
+_NUMBER_WORDS = frozenset({
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
+    "thirty", "forty", "fifty", "hundred", "thousand", "dozen", "half", "once", "twice", "daily", "weekly",
+})
+# An amount: an optional currency sign or month name before a number, an optional unit after it (glued, as
+# in "8pm" and "12th", or a word after a space, as in "76 kg").
+_AMOUNT = re.compile(
+    r"(?P<pre>[$£€¥]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+)?"
+    r"(?P<num>\d+(?:[.,:]\d+)*)(?P<space>\s?)(?P<unit>%|[a-z]+\b)?", re.IGNORECASE)
+# Words after a number that are no unit of it ("$10.99 a month", "7 because ...").
+_NOT_UNITS = frozenset({
+    "a", "an", "the", "per", "and", "or", "to", "for", "of", "in", "on", "at", "by", "because", "but", "with",
+    "now", "this", "that", "last", "next", "each", "every", "from", "so", "then", "is", "was", "it",
+})
+_ORDINAL = frozenset({"st", "nd", "rd", "th"})
+_CLOCK = frozenset({"am", "pm"})
+# A name: a word with a capital letter, joined to the next by a space, a dot or a connecting word.
+_TOKEN = re.compile(r"[A-Za-z0-9][\w'’.&-]*")
+_CONNECTORS = frozenset({"of", "de", "da", "van", "von", "the", "and"})
+# A sentence ends at a stop that is not a title's ("Dr. Kowalczyk", "St. Ives").
+_SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[A-Z])[.!?]+\s+|\n")
+# Words a name never is: the speaker's "I" and its contractions.
+_NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "im", "ok", "okay"})
+# What ends a thing's own words and starts a qualifier: "cow's milk in my coffee" -> "cow's milk".
+_QUALIFIER = re.compile(r"\s(?:in|on|at|for|with|from|during|every|by|of)\s", re.IGNORECASE)
+_WORD = re.compile(r"[a-z0-9]+(?:'s)?")
+_DETERMINERS = frozenset({
+    "a", "an", "the", "my", "your", "his", "her", "our", "their", "its", "to", "for", "of", "in", "on", "at",
+    "and", "or", "now", "is", "was", "be", "been", "with", "from", "this", "that", "some", "any", "just",
+})
+
+
+# The relations of any value (not attributes naming one): "has_property" says nothing of which slot.
+_GENERIC = frozenset({"has_property", "has_value", "has_status"})
+
+
+@dataclass(frozen=True)
+class Update:
+    """A slot restated by a later observation: the statement as it now reads, and what says so."""
+
+    statement: StatementView
+    observation: ObservationView
+    earlier: StatementView
+
+
+def said_since(lead: StatementView, observations: list[ObservationView],
+               drawn: dict[str, list[StatementView]], question: Question, vocabulary: Vocabulary) -> Update | None:
+    """The lead's slot as the observations said since restate it, or None (see the module docstring).
+
+    ``drawn`` maps an observation id to the statements extracted from it."""
+    current, update = lead, None
+    for o in sorted((o for o in observations if o.created_at > lead.created_at), key=lambda o: o.created_at):
+        value = _new_value(current, o, drawn.get(o.id, []), question, vocabulary)
+        if value is not None:
+            current = current.model_copy(update={
+                "object": value, "created_at": o.created_at, "source": o.source, "negated": False,
+                "tense": "present", "id": o.id, "derived_from": [o.id], "superseded_by": [], "revision": "change"})
+            update = Update(statement=current, observation=o, earlier=lead)
+    return update
+
+
+def amount_since(said: ObservationView, observations: list[ObservationView]) -> tuple[str, ObservationView] | None:
+    """The amount ``said`` names as its speaker restated it since, and the words that restate it last: a
+    later observation by the same speaker, sharing a word with it, naming one other amount of the same form
+    ("my flight lands at 6pm" -> "scratch that, it lands at 8pm"). None unless ``said`` names exactly one
+    amount, of a distinctive form (a currency, a unit, a time of day ...)."""
+    speaker = (said.source or "user").casefold()
+    current, topic, out = said.text, _content(said.text), None
+    for o in sorted((o for o in observations if o.created_at > said.created_at), key=lambda o: o.created_at):
+        if (o.source or "user").casefold() != speaker or not topic & _content(o.text):
+            continue
+        amounts = [m.group(0).strip() for m in _AMOUNT.finditer(current)]
+        found = _amounts(current, o.text) if len(amounts) == 1 else None
+        if found is None or not found[1] or len(set(found[2])) != 1:
+            continue
+        current, out = found[2][0], (found[2][0], o)
+    return out
+
+
+def _content(text: str) -> frozenset[str]:
+    """The content words of a text, without numbers and the speaker's "I"."""
+    return frozenset(w for w in terms(text) if not w[:1].isdigit() and w != "user")
+
+
+def gives_kind(text: str, question: Question) -> bool:
+    """Whether ``text`` holds a value of the kind ``question`` asks for: a name for "who" and "what is ...'s
+    name", a time for "when", a number for "how much/many/old"; any other question takes any text."""
+    words = set(_WORD.findall(question.text.casefold()))
+    if question.wh == "who" or "name" in words:
+        asked = object_words(question.text)
+        return any(object_words(n) - asked for n in _name_runs(text))
+    if question.wh == "when":
+        return bool(_AMOUNT.search(text)) or bool(object_words(text) & _TIMES)
+    if question.wh == "how" and words & {"much", "many", "old", "long", "far", "often"}:
+        return any(c.isdigit() for c in text) or bool(object_words(text) & _NUMBER_WORDS)
+    return True
+
+
+def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView], question: Question,
+               vocabulary: Vocabulary) -> str | None:
+    """The object of ``s`` as ``o`` restates it, or None."""
+    if s.negated or not _by_or_about(s, o):
+        return None
+    found = _amounts(s.object, o.text) or _names(s.object, o.text) or _kinds(s.object, o.text)
+    if found is None:
+        return None
+    old, strong, values = found
+    text = o.text
+    mentions_old = object_words(old) <= object_words(text)
+    excluded = object_words(s.subject) | object_words(question.text) | object_words(o.source or "") \
+        | object_words(question.asker) | object_words(old)
+    values = list(dict.fromkeys(v for v in values if object_words(v) - excluded))
+    if len(values) != 1:
+        return None
+    asked = question.words - set(terms(question.asker, question.asker))
+    if _names_someone(s.subject, question.asker):
+        asked -= set(terms(s.subject, question.asker))
+    on_topic = mentions_old or bool(asked & set(terms(text, o.source or "user"))) or strong
+    predicate = vocabulary.canonical(s.predicate)
+    many = not vocabulary.single_valued(predicate) and rule_cardinality(predicate) == "multi" \
+        and vocabulary.spec(predicate).cardinality != "single_per_topic"
+    # Two values of a many-valued relation may both hold: only naming the old one, an amount in the same
+    # unit or another rank of the same kind of role ("lead designer" for "junior designer") replaces it.
+    replaces = mentions_old or strong and (_AMOUNT.search(old) is not None or predicate == "is_a")
+    if not on_topic or many and not replaces:
+        return None
+    value, owner = values[0], s.subject.casefold().partition("'s ")[0]
+    for d in drawn:
+        if d.subject.casefold() == s.subject.casefold() and vocabulary.canonical(d.predicate) == predicate:
+            return None  # understood: the slot was written, and judged when it was
+        if object_words(value) <= object_words(d.object) and _someone_else(d.subject, s.subject, owner):
+            return None  # understood: someone else's value ("my wife's manager is Greg")
+        if object_words(value) <= object_words(d.object) and _another_attribute(d.predicate, s):
+            return None  # understood: another of the subject's attributes ("my favourite band is Wilco")
+    return s.object.replace(old, value, 1)
+
+
+def _by_or_about(s: StatementView, o: ObservationView) -> bool:
+    """Whether ``o`` is by the subject of ``s`` (or its possessor: "user's coach") or names it."""
+    owner = s.subject.casefold().partition("'s ")[0]
+    if owner == (o.source or "user").casefold():
+        return True
+    named = object_words(s.subject) - {"user"}
+    return bool(named & object_words(o.text))
+
+
+def _someone_else(subject: str, lead_subject: str, owner: str) -> bool:
+    """Whether ``subject`` names another person or thing than the lead's (a name or a possession)."""
+    if subject.casefold() in (lead_subject.casefold(), owner):
+        return False
+    return "'s " in subject or subject[:1].isupper()
+
+
+def _another_attribute(predicate: str, s: StatementView) -> bool:
+    """Whether ``predicate`` is an attribute (``has_favourite_band``) naming what the slot of ``s`` does not
+    (``has_favourite_author``); "has_coach" names what "user's running coach" does."""
+    if not predicate.startswith("has_") or predicate in _GENERIC:
+        return False
+    named = object_words(predicate.removeprefix("has_").replace("_", " "))
+    return not named <= object_words(f"{s.subject} {s.predicate.replace('_', ' ')}")
+
+
+def _names_someone(subject: str, asker: str) -> bool:
+    """Whether the subject is a person or a named thing (its name is then no topic of its own)."""
+    owner = subject.partition("'s ")[0]
+    return owner.casefold() in (asker.casefold(), "user") or owner[:1].isupper()
+
+
+def _core(value: str) -> str:
+    """A value without its qualifier: "cow's milk in user's coffee" -> "cow's milk"."""
+    return _QUALIFIER.split(value, maxsplit=1)[0].strip()
+
+
+def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
+    """(the amount in ``obj``, whether its form is distinctive, the amounts of that form in ``text``): the
+    form is a currency, a unit, an ordinal, a time of day or a month; a bare number is not distinctive."""
+    m = _AMOUNT.search(obj)
+    if m is None:
+        return None
+    pre, unit = _form(m)
+    out = []
+    for n in _AMOUNT.finditer(text):
+        their_pre, their_unit = _form(n)
+        # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit.
+        same_unit = their_unit == unit or not unit and bool(n.group("space"))
+        if their_pre == pre and same_unit and n.group("num") != m.group("num"):
+            out.append(_amount_text(n, bool(unit)))
+    return _amount_text(m, bool(unit)), (pre, unit) != ("", ""), out
+
+
+def _amount_text(m: re.Match[str], with_unit: bool) -> str:
+    """The amount as written, with its unit when the unit is part of it ("76 kg", not "$10.99 a")."""
+    return (m.group(0) if with_unit else (m.group("pre") or "") + m.group("num")).strip()
+
+
+def _form(m: re.Match[str]) -> tuple[str, str]:
+    pre = (m.group("pre") or "").strip().casefold()
+    if pre[:3] in _MONTHS:
+        pre = "month"
+    unit = (m.group("unit") or "").casefold()
+    if m.group("space") and unit in _NOT_UNITS:
+        unit = ""
+    if unit in _ORDINAL:
+        unit = "ordinal"
+    elif unit in _CLOCK:
+        unit = "clock"
+    elif unit.endswith("s") and len(unit) > 3:
+        unit = unit[:-1]
+    return pre, unit
+
+
+def _names(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
+    """(the one name in ``obj``, False, the other names in ``text`` of its kind: a weekday or month, or not;
+    "Dr Nguyen" is another name than "Dr Patel", "Professor Adeyemi" the same as "Adeyemi")."""
+    mine = _name_runs(obj, first_is_name=True)
+    if len(mine) != 1:
+        return None
+    old, known = mine[0], object_words(mine[0])
+    calendar = bool(known & _CALENDAR)
+    out = [n for n in _name_runs(text) if bool(object_words(n) & _CALENDAR) == calendar
+           and not (object_words(n) <= known or known <= object_words(n))]
+    return old, False, out
+
+
+def _name_runs(text: str, first_is_name: bool = False) -> list[str]:
+    """Runs of capitalised words, broken by punctuation; a sentence's capitalised first word only if
+    ``first_is_name`` or the sentence names it again ("Soylent made me an offer, I'm at Soylent now"; not
+    "Down to 76 kg")."""
+    runs: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        tokens = [(m.group(0), sentence[prev_end:m.start()].strip() != "") for prev_end, m in _spaced(sentence)]
+        words = [t for t, _ in tokens]
+        run: list[str] = []
+        for i, (tok, after_mark) in enumerate([*tokens, ("", True)]):
+            if run and after_mark:
+                runs.append(" ".join(run).rstrip(".,!?"))
+                run = []
+            capital = any(c.isupper() for c in tok) and tok.casefold().rstrip(".") not in _NOT_NAMES
+            opener = i == 0 and not first_is_name and tok[:1].isupper() and tok[1:].islower() and tok not in words[1:]
+            if capital and not opener:
+                run.append(tok)
+            elif run and (tok.rstrip(".,!?").isdigit() or tok.casefold() in _CONNECTORS and i + 1 < len(words)
+                          and words[i + 1][:1].isupper()):
+                run.append(tok)
+            elif run:
+                runs.append(" ".join(run).rstrip(".,!?"))
+                run = []
+    return runs
+
+
+def _spaced(sentence: str) -> list[tuple[int, re.Match[str]]]:
+    """The word tokens of ``sentence``, each with where the previous one ended (to see punctuation between)."""
+    out, end = [], 0
+    for m in _TOKEN.finditer(sentence):
+        out.append((end, m))
+        end = m.end()
+    return out
+
+
+def _kinds(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
+    """(the thing in ``obj``, True, the same kind of thing in ``text``): by its head noun, with other words
+    before it ("oat milk" for "cow's milk")."""
+    old = _core(obj)
+    words = _WORD.findall(old.casefold())
+    if len(words) < 2:
+        return None
+    head = fold(words[-1])
+    tokens = _WORD.findall(text.casefold())
+    out = []
+    for i, tok in enumerate(tokens):
+        if fold(tok) != head:
+            continue
+        before: list[str] = []
+        for w in reversed(tokens[max(0, i - 2):i]):
+            if w in _DETERMINERS or w.endswith("'s") or w in FIRST_PERSON:
+                break
+            before.insert(0, w)
+        if before:
+            out.append(" ".join([*before, tok]))
+    return old, True, out

@@ -1,0 +1,107 @@
+"""The observation is the record (``truth.record``): a slot's newer value read by the shape of the value.
+
+Each row: what was stated, what its speaker (or someone about its subject) said later, the question;
+and the slot's value as the later words restate it, or None when they restate nothing. The sentences are
+written for this table, in several shapes (names, amounts, times, kinds of a role), with the rows that
+must not restate: another slot, another person, a many-valued relation both hold, an ambiguous reading.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonet.model.views import ObservationView, StatementView
+from mnemonet.truth.record import amount_since, gives_kind, said_since
+from mnemonet.truth.relevance import Question
+from mnemonet.truth.vocabulary import default_vocabulary
+
+ROWS = [
+    # a name where a name was: the old one named beside it, or a word of the question
+    (("user", "drives", "Corolla"), ("user", "I traded in the Corolla for a Tesla Model 3."),
+     "what car do I drive?", "Tesla Model 3"),
+    (("user", "has_doctor", "Dr Patel"), ("user", "Dr Patel retired so I'm seeing Dr Nguyen now"),
+     "who is my doctor?", "Dr Nguyen"),
+    (("head of chemistry department", "is", "Professor Adeyemi"),
+     ("user", "Professor Adeyemi stepped down and Dr. Kowalczyk is now head of the chemistry department."),
+     "who is the head of the chemistry department?", "Dr. Kowalczyk"),
+    (("gustavo", "drives", "Fiat"), ("gustavo", "sold the Fiat, bought a Renault"),
+     "what car does Gustavo drive?", "Renault"),
+    # an amount in the same unit, a time of the same form
+    (("user", "weighs", "82 kg"), ("user", "Down to 76 kg!!"), "how much do I weigh?", "76 kg"),
+    (("concert", "happens_on", "5th"), ("user", "concert's been bumped to the 12th, venue issues"),
+     "when is the concert?", "12th"),
+    (("launch", "happens_on", "May 3"), ("user", "launch slipped to May 17 because of QA"),
+     "when is the launch?", "May 17"),
+    (("user's rent", "has_value", "$1,200 a month"), ("user", "landlord bumped the rent to $1,350"),
+     "what is my rent?", "$1,350 a month"),
+    # another rank of the same kind of role
+    (("Maya", "is_a", "junior designer"), ("user", "Maya's lead designer now, well deserved."),
+     "what is Maya's role?", "lead designer"),
+    # nothing restated
+    (("user", "drives", "Corolla"), ("user", "I met Anna at the Louvre"), "what car do I drive?", None),
+    (("user", "likes", "Paris"), ("user", "Rome is lovely"), "what cities do I like?", None),
+    (("user", "has_manager", "Ruth"), ("user", "My wife's manager is Greg."), "who is my manager?", None),
+    (("user", "has_favourite_author", "Le Guin"), ("user", "my favourite band is Wilco"),
+     "who is my favourite author?", None),
+    (("user", "weighs", "82 kg"), ("user", "bought 2 kg and 3 kg bags of rice"), "how much do I weigh?", None),
+    (("user", "has", "cat"), ("user", "I have a dog too"), "what pets do I have?", None),
+    (("yara", "lives_in", "Haifa"), ("user", "Yara lives in Tel Aviv."), "where does Yara live?", None),
+]
+
+# What the observation's extraction wrote (the write-time rules judged these already).
+DRAWN = {
+    "My wife's manager is Greg.": [("user's wife", "has_manager", "Greg")],
+    "my favourite band is Wilco": [("user", "has_favourite_band", "Wilco")],
+    "Yara lives in Tel Aviv.": [("yara", "lives_in", "Tel Aviv")],
+}
+
+
+def _statement(id: str, subject: str, predicate: str, obj: str, at: int, derived: str = "") -> StatementView:
+    return StatementView(id=id, subject=subject, predicate=predicate, object=obj, confidence=0.9, created_at=at,
+                         source=subject.partition("'s ")[0], derived_from=[derived] if derived else [])
+
+
+@pytest.mark.parametrize(("stated", "later", "ask", "expected"), ROWS, ids=[r[1][1][:40] for r in ROWS])
+def test_a_later_utterance_restates_the_slot_by_the_shape_of_its_value(
+    stated: tuple[str, str, str], later: tuple[str, str], ask: str, expected: str | None,
+) -> None:
+    lead = _statement("st-1", *stated, at=1)
+    said = ObservationView(id="obs-2", text=later[1], source=later[0], created_at=2)
+    drawn = {said.id: [_statement(f"st-d{i}", *t, at=2, derived=said.id)
+                       for i, t in enumerate(DRAWN.get(later[1], []))]}
+    update = said_since(lead, [said], drawn, Question.read(ask, "user"), default_vocabulary())
+    if expected is None:
+        assert update is None, f"restated as {update.statement.object!r}" if update else ""
+    else:
+        assert update is not None, "not restated"
+        assert update.statement.object == expected
+        assert update.observation.id == "obs-2" and update.earlier.id == "st-1"
+
+
+def test_a_value_changed_twice_ends_at_the_last() -> None:
+    lead = _statement("st-1", "wedding", "happens_on", "June 14", at=1)
+    said = [ObservationView(id="obs-2", text="the wedding got pushed back to September 6", source="user", created_at=2),
+            ObservationView(id="obs-3", text="wedding moved again, now October 2", source="user", created_at=3)]
+    update = said_since(lead, said, {}, Question.read("when is the wedding?", "user"), default_vocabulary())
+    assert update is not None and update.statement.object == "October 2" and update.observation.id == "obs-3"
+
+
+def test_an_amount_said_in_words_alone_is_restated_by_its_speaker_only() -> None:
+    first = ObservationView(id="obs-1", text="my flight lands at 6pm", source="user", created_at=1)
+    later = [ObservationView(id="obs-2", text="bob: my flight lands at 9pm", source="bob", created_at=2),
+             ObservationView(id="obs-3", text="scratch that, it lands at 8pm", source="user", created_at=3)]
+    assert amount_since(first, later) == ("8pm", later[1])
+    assert amount_since(first, later[:1]) is None
+
+
+@pytest.mark.parametrize(("text", "ask", "gives"), [
+    ("my sister is a nurse", "what is my sister's name?", False),
+    ("my sister Ana is a nurse", "what is my sister's name?", True),
+    ("the retro moved", "when is the retro?", False),
+    ("the retro moved to Thursday", "when is the retro?", True),
+    ("rent went up again", "how much is my rent?", False),
+    ("rent went up to 1400", "how much is my rent?", True),
+    ("I like the new office", "what do I think of the office?", True),
+])
+def test_words_lead_only_with_a_value_of_the_kind_asked(text: str, ask: str, gives: bool) -> None:
+    assert gives_kind(text, Question.read(ask, "user")) is gives
