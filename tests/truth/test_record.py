@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from mnemonet.model.views import ObservationView, StatementView
-from mnemonet.truth.record import amount_since, gives_kind, said_since
+from mnemonet.truth.record import gives_kind, said_since, value_since
 from mnemonet.truth.relevance import Question
 from mnemonet.truth.vocabulary import default_vocabulary
 
@@ -90,8 +90,26 @@ def test_an_amount_said_in_words_alone_is_restated_by_its_speaker_only() -> None
     first = ObservationView(id="obs-1", text="my flight lands at 6pm", source="user", created_at=1)
     later = [ObservationView(id="obs-2", text="bob: my flight lands at 9pm", source="bob", created_at=2),
              ObservationView(id="obs-3", text="scratch that, it lands at 8pm", source="user", created_at=3)]
-    assert amount_since(first, later) == ("8pm", later[1])
-    assert amount_since(first, later[:1]) is None
+    assert value_since(first, later) == ("8pm", later[1])
+    assert value_since(first, later[:1]) is None
+
+
+def test_a_name_said_in_words_alone_is_restated_beside_it() -> None:
+    first = ObservationView(id="obs-1", text="the on-call engineer this week is Bo", source="user", created_at=1)
+    later = [ObservationView(id="obs-2", text="Kim is on holiday", source="user", created_at=2),
+             ObservationView(id="obs-3", text="Bo swapped on-call with Kim", source="user", created_at=3)]
+    assert value_since(first, later) == ("Kim", later[1])
+    assert value_since(first, later[:1]) is None
+
+
+def test_a_holder_asked_for_is_restated_by_a_later_holder() -> None:
+    lead = _statement("st-1", "Carlos", "chairs", "committee", at=1)
+    said = ObservationView(id="obs-2", text="Carlos handed the chair to Ines", source="user", created_at=2)
+    question = Question.read("who chairs the committee?", "user")
+    update = said_since(lead, [said], {}, question, default_vocabulary())
+    assert update is not None and update.statement.subject == "Ines" and update.statement.object == "committee"
+    aside = ObservationView(id="obs-3", text="Carlos had lunch with Ines", source="user", created_at=3)
+    assert said_since(lead, [aside], {}, question, default_vocabulary()) is None
 
 
 @pytest.mark.parametrize(("text", "ask", "gives"), [

@@ -57,7 +57,7 @@ from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.realise import realise
-from mnemonet.truth.record import amount_since, gives_kind, said_since
+from mnemonet.truth.record import gives_kind, said_since, value_since
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
 from mnemonet.truth.text import FIRST_PERSON, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
@@ -251,9 +251,9 @@ def compose(
 
 def _record_lead(missed: list[ObservationView], observations: list[ObservationView],
                  lead: str) -> tuple[str, str, list[ObservationView]]:
-    """(the lead, its id, the observations cited) when what was said leads: the amount its speaker restated
+    """(the lead, its id, the observations cited) when what was said leads: the value its speaker restated
     since, if they did ("Now 8pm" after "lands at 6pm", "scratch that, it lands at 8pm"), else ``lead``."""
-    restated = amount_since(missed[0], observations)
+    restated = value_since(missed[0], observations)
     if restated is None:
         return lead, missed[0].id, missed
     value, said = restated

@@ -21,8 +21,11 @@ It speaks only when the reading is unambiguous:
   and never when the observation's own statements wrote the slot (the write-time rules judged it then),
   or gave the new value to someone else ("my wife's manager is Greg").
 
-Observations are read oldest first, each against the value then current, so a value changed twice
-ends at the last.
+Asked for the holder of something ("who chairs the committee?" of "Carlos chairs committee"), the
+subject is the value: a later observation naming the old holder, the thing held and one other name
+("Carlos handed the chair to Ines") restates it. Observations are read oldest first, each against the
+value then current, so a value changed twice ends at the last. When words nothing was extracted from
+lead an answer, ``value_since`` reads the same way what their speaker said since.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ import re
 from dataclasses import dataclass
 
 from mnemonet.model.views import ObservationView, StatementView
-from mnemonet.truth.relevance import Question
+from mnemonet.truth.relevance import Question, about_subject
 from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary, rule_cardinality
 
@@ -94,33 +97,73 @@ def said_since(lead: StatementView, observations: list[ObservationView],
     """The lead's slot as the observations said since restate it, or None (see the module docstring).
 
     ``drawn`` maps an observation id to the statements extracted from it."""
+    # Asked for the holder ("who chairs the committee?" of "Carlos chairs committee"), the subject is the value.
+    holder = not about_subject(lead, question)
     current, update = lead, None
     for o in sorted((o for o in observations if o.created_at > lead.created_at), key=lambda o: o.created_at):
-        value = _new_value(current, o, drawn.get(o.id, []), question, vocabulary)
-        if value is not None:
+        if holder:
+            changed = _new_holder(current, o, drawn.get(o.id, []), question)
+            field = "subject"
+        else:
+            changed, field = _new_value(current, o, drawn.get(o.id, []), question, vocabulary), "object"
+        if changed is not None:
             current = current.model_copy(update={
-                "object": value, "created_at": o.created_at, "source": o.source, "negated": False,
+                field: changed, "created_at": o.created_at, "source": o.source, "negated": False,
                 "tense": "present", "id": o.id, "derived_from": [o.id], "superseded_by": [], "revision": "change"})
             update = Update(statement=current, observation=o, earlier=lead)
     return update
 
 
-def amount_since(said: ObservationView, observations: list[ObservationView]) -> tuple[str, ObservationView] | None:
-    """The amount ``said`` names as its speaker restated it since, and the words that restate it last: a
-    later observation by the same speaker, sharing a word with it, naming one other amount of the same form
-    ("my flight lands at 6pm" -> "scratch that, it lands at 8pm"). None unless ``said`` names exactly one
-    amount, of a distinctive form (a currency, a unit, a time of day ...)."""
+def _new_holder(s: StatementView, o: ObservationView, drawn: list[StatementView], question: Question) -> str | None:
+    """The holder ``o`` names in place of the subject of ``s``: it names the old holder, the thing held (or
+    a word the question asks with) and exactly one other name ("Carlos handed the chair to Ines")."""
+    if s.negated or not _has_name(s.subject):
+        return None
+    found = _names(s.subject, o.text)
+    if found is None or not object_words(found[0]) <= object_words(o.text):
+        return None
+    thing = object_words(s.object) | set(question.words)
+    if not thing & set(terms(o.text, o.source or "user")) - object_words(s.subject):
+        return None
+    names = [n for n in dict.fromkeys(found[2]) if object_words(n) - object_words(question.text)
+             - object_words(o.source or "")]
+    if len(names) != 1 or any(d.subject.casefold() == s.subject.casefold() and not d.negated
+                              and d.object.casefold() == s.object.casefold() for d in drawn):
+        return None  # ambiguous, or the old holder said again to hold it
+    return names[0]
+
+
+def value_since(said: ObservationView, observations: list[ObservationView]) -> tuple[str, ObservationView] | None:
+    """The value ``said`` names as its speaker restated it since, and the words that restate it last: a
+    later observation by the same speaker, sharing a word with it, naming one other value of the same
+    shape: an amount of the same distinctive form (a currency, a unit, a time of day ...: "my flight lands at
+    6pm" -> "scratch that, it lands at 8pm"), or a name beside the old one ("the on-call engineer is Bo" ->
+    "Bo swapped on-call with Kim"). None unless ``said`` names exactly one amount, or else one name."""
     speaker = (said.source or "user").casefold()
     current, topic, out = said.text, _content(said.text), None
     for o in sorted((o for o in observations if o.created_at > said.created_at), key=lambda o: o.created_at):
         if (o.source or "user").casefold() != speaker or not topic & _content(o.text):
             continue
-        amounts = [m.group(0).strip() for m in _AMOUNT.finditer(current)]
-        found = _amounts(current, o.text) if len(amounts) == 1 else None
-        if found is None or not found[1] or len(set(found[2])) != 1:
-            continue
-        current, out = found[2][0], (found[2][0], o)
+        value = _restated_amount(current, o.text) or _restated_name(current, o.text)
+        if value is not None:
+            current, out = value, (value, o)
     return out
+
+
+def _restated_amount(said: str, text: str) -> str | None:
+    if len(_AMOUNT.findall(said)) != 1:
+        return None
+    found = _amounts(said, text)
+    return found[2][0] if found is not None and found[1] and len(set(found[2])) == 1 else None
+
+
+def _restated_name(said: str, text: str) -> str | None:
+    if _AMOUNT.search(said):
+        return None
+    found = _names(said, text)
+    if found is None or not object_words(found[0]) <= object_words(text):
+        return None
+    return found[2][0] if len(set(found[2])) == 1 else None
 
 
 def _content(text: str) -> frozenset[str]:
@@ -210,6 +253,11 @@ def _names_someone(subject: str, asker: str) -> bool:
     """Whether the subject is a person or a named thing (its name is then no topic of its own)."""
     owner = subject.partition("'s ")[0]
     return owner.casefold() in (asker.casefold(), "user") or owner[:1].isupper()
+
+
+def _has_name(value: str) -> bool:
+    """Whether a value holds a capitalised word: a name."""
+    return any(any(c.isupper() for c in w) for w in value.split())
 
 
 def _core(value: str) -> str:
