@@ -1,6 +1,7 @@
 """Ingest throughput through the public HTTP API, against the embedder alone on the same texts.
 
     .venv/bin/python bench/ingest.py --clients 1 8 --n 300 [--data DIR] [--stub] [--profile] [--split]
+    .venv/bin/python bench/ingest.py --clients 8 32 --n 300 --stub --baseline 2be05d7   # cpu: before and after
 
 Starts one store+llm+embed node (``run_node.py``, offline language model, embedded databases in a
 temporary directory, loopback, a cluster key made for the run) and writes N LoCoMo dev turns (read at run time from
@@ -33,6 +34,15 @@ each client count, the same clients writing to its store node; its row is in the
 
 ``--stub`` replaces the node's embedder with an OpenAI-compatible endpoint served by this process that
 answers instantly (a stand-in for a GPU embedding server), to show what the rest of the pipeline does.
+The nodes then embed nothing themselves, so all their CPU (the node process and its own workers, such as
+the offline parse processes of ``offline_parse_processes``; FalkorDB; PostgreSQL; the nodes apart of
+``--split``) is outside the embedder, but for their HTTP calls to it, which a node with a remote embedder
+pays too: the run prints ``cpu: X s per observation outside the embedder`` for the first node, at the
+largest client count, and the same figure for every other node beside it.
+
+``--compare`` (repeatable) adds a node with other settings, ``--baseline REV`` a node of another git
+revision (checked out as a worktree under ``.data/bench/``, as ``remember_latency.py`` does), each measured
+right after the first at each client count, so before and after share one window of a shared machine.
 
 The last two lines are ``embedder alone: Y sentences/s`` and
 ``ingest: X observations/s = R x the embedder alone`` (X of the largest client count).
@@ -66,6 +76,8 @@ from typing import Any
 import httpx
 import uvicorn
 from fastapi import FastAPI, Request
+
+from baseline import baseline_tree
 
 HERE = Path(__file__).resolve().parent.parent
 # ../shared/data next to the checkout, or next to the folder of worktrees that holds it.
@@ -149,18 +161,19 @@ def start_stub() -> str:
 
 
 def start_node(data_dir: Path, stub_url: str | None, extra_env: dict[str, str], *,
-               capabilities: str = "store,llm,embed", key: str = "", bootstrap: str = "",
+               capabilities: str = "store,llm,embed", key: str = "", bootstrap: str = "", tree: Path = HERE,
                ) -> tuple[subprocess.Popen[bytes], str]:
-    """A ``run_node.py`` process on a free loopback port (keyless unless ``key``); returns it and its URL."""
+    """A ``run_node.py`` process of the checkout ``tree`` on a free loopback port (keyless unless ``key``);
+    returns it and its URL."""
     port = _free_port()
-    env = {**os.environ, "PYTHONPATH": str(HERE / "src"), "MNEMONET_LLM": "offline",
+    env = {**os.environ, "PYTHONPATH": str(tree / "src"), "MNEMONET_LLM": "offline",
            "MNEMONET_CLUSTER_KEY": key, "MNEMONET_DATA_DIR": str(data_dir), **extra_env}
     if stub_url:
         env |= {"MNEMONET_EMBED": "openai", "MNEMONET_EMBED_BASE_URL": stub_url, "MNEMONET_EMBED_MODEL": "stub",
                 "MNEMONET_EMBED_DIMENSION": str(STUB_DIMENSION)}
     flags = ["--bootstrap", bootstrap] if bootstrap else []
     proc = subprocess.Popen(
-        [sys.executable, str(HERE / "run_node.py"), "--capabilities", capabilities, "--port", str(port),
+        [sys.executable, str(tree / "run_node.py"), "--capabilities", capabilities, "--port", str(port),
          "--log-level", "ERROR", *flags], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     return proc, f"http://127.0.0.1:{port}"
@@ -187,15 +200,19 @@ async def wait_ready(http: httpx.AsyncClient, url: str) -> None:
 
 
 def _descendants(pid: int) -> list[int]:
+    """``pid`` and the processes under it, whichever of its threads started them (a process pool's workers
+    are children of the thread that spawned them, not of the main thread)."""
     out, todo = [], [pid]
     while todo:
         p = todo.pop()
         out.append(p)
         try:
-            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+            tasks = list(Path(f"/proc/{p}/task").iterdir())
         except OSError:
             continue
-        todo.extend(int(c) for c in children)
+        for task in tasks:
+            with contextlib.suppress(OSError):
+                todo.extend(int(c) for c in (task / "children").read_text().split())
     return out
 
 
@@ -213,9 +230,11 @@ def _under(data_dir: Path) -> list[int]:
 
 
 def cpu_by_process(pid: int, data_dir: Path) -> dict[str, float]:
-    """CPU seconds (user+system) of the node and its databases, summed by kind: node, graph, vectors."""
+    """CPU seconds (user+system) of the node and its databases, summed by kind: node (the node's process and
+    its own Python workers, such as the offline parse processes), graph, vectors."""
     out: dict[str, float] = {}
-    pids = set(_descendants(pid))
+    children = set(_descendants(pid))
+    pids = set(children)
     for p in _under(data_dir):
         pids.update(_descendants(p))
     for p in pids:
@@ -226,8 +245,8 @@ def cpu_by_process(pid: int, data_dir: Path) -> dict[str, float]:
             continue
         fields = stat.rsplit(")", 1)[1].split()
         seconds = (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime, stime
-        kind = "node" if p == pid else "graph" if "redis" in comm or "falkor" in comm else \
-            "vectors" if "postgres" in comm else "other"
+        kind = "graph" if "redis" in comm or "falkor" in comm else "vectors" if "postgres" in comm else \
+            "node" if p in children else "other"
         out[kind] = out.get(kind, 0.0) + seconds
     return out
 
@@ -374,6 +393,11 @@ class Row:
         """Observations/s until the last statement and concept has its vector."""
         return self.done / (self.seconds + self.drain)
 
+    @property
+    def cpu_all(self) -> float:
+        """CPU seconds per observation of every process of the variant: node, its workers, servers, nodes apart."""
+        return sum(v for k, v in self.cpu.items() if k != "other")
+
 
 @dataclass
 class Node:
@@ -408,19 +432,30 @@ class Verdicts:
         return f"{self.store_suspicions}" + (f" ({self.store_deaths} dead)" if self.store_deaths else "")
 
 
-def start_variant(label: str, data_dir: Path, stub_url: str | None, env: dict[str, str], key: str,
-                  split: bool) -> Node:
+@dataclass(frozen=True)
+class Variant:
+    """What one node of the run is: its settings, whether llm and embed run apart, the checkout it runs."""
+
+    label: str
+    env: dict[str, str]
+    split: bool = False
+    tree: Path = HERE
+
+
+def start_variant(variant: Variant, data_dir: Path, stub_url: str | None, key: str) -> Node:
     """The store node (with llm and embed, or with an llm node and an embed node beside it) and its watcher."""
-    proc, url = start_node(data_dir, stub_url, env, capabilities="store" if split else "store,llm,embed", key=key)
-    node = Node(label, proc, url, data_dir)
-    for capability in ("llm", "embed") if split else ():
+    env, tree = variant.env, variant.tree
+    proc, url = start_node(data_dir, stub_url, env, capabilities="store" if variant.split else "store,llm,embed",
+                           key=key, tree=tree)
+    node = Node(variant.label, proc, url, data_dir)
+    for capability in ("llm", "embed") if variant.split else ():
         (data_dir / capability).mkdir()
         node.helpers[capability] = start_node(data_dir / capability, stub_url, env, capabilities=capability,
-                                              key=key, bootstrap=url)[0]
+                                              key=key, bootstrap=url, tree=tree)[0]
     # No capability: membership and the failure detector (default timers), nothing to serve.
     (data_dir / "watcher").mkdir()
     node.watcher, node.watcher_url = start_node(data_dir / "watcher", None, {}, capabilities="", key=key,
-                                                bootstrap=url)
+                                                bootstrap=url, tree=tree)
     return node
 
 
@@ -513,11 +548,13 @@ async def bench(args: argparse.Namespace) -> None:
     turns = load_turns(args.data)
     stub_url = start_stub() if args.stub else None
     env = dict(kv.split("=", 1) for kv in args.env)
-    variants = [("store+llm+embed", env, False)]
-    if args.compare is not None:
-        variants.append((" ".join(args.compare), env | dict(kv.split("=", 1) for kv in args.compare), False))
+    variants = [Variant("store+llm+embed", env)]
+    for compare in args.compare:
+        variants.append(Variant(" ".join(compare), env | dict(kv.split("=", 1) for kv in compare)))
     if args.split:
-        variants.append(("store/llm/embed apart", env, True))
+        variants.append(Variant("store/llm/embed apart", env, split=True))
+    for revision in args.baseline:
+        variants.append(Variant(f"baseline {revision}", env, tree=baseline_tree(revision)))
     key = secrets.token_hex(32)  # one cluster per variant, all with this key; the bench's token is signed with it
     rows: list[Row] = []
     work: dict[str, list[tuple[str, str, str]]] = {}
@@ -525,10 +562,10 @@ async def bench(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
         nodes = []
         try:
-            for i, (label, node_env, split) in enumerate(variants):
+            for i, variant in enumerate(variants):
                 data_dir = Path(tmp) / f"node{i}"
                 data_dir.mkdir()
-                nodes.append(start_variant(label, data_dir, stub_url, node_env, key, split))
+                nodes.append(start_variant(variant, data_dir, stub_url, key))
             async with httpx.AsyncClient(timeout=300.0, trust_env=False, limits=httpx.Limits(max_connections=64),
                                          headers={"Authorization": f"Bearer {client_token(key)}"}) as http:
                 for node in nodes:
@@ -561,16 +598,16 @@ async def bench(args: argparse.Namespace) -> None:
           "at default timers, and what other members gossiped) during the run; CPU apart: the llm and embed "
           "nodes of the split variant\n")
     print("| node | clients | observed | refused | obs/s answered | drain s | obs/s sustained | p50 ms | p95 ms "
-          "| p99 ms | CPU s/obs node | graph | vectors | apart | /health late | /health max ms "
+          "| p99 ms | CPU s/obs node | graph | vectors | apart | all | /health late | /health max ms "
           "| suspicions of store | of other members | load avg |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         lat = r.latencies
         apart = f"{r.cpu['apart']:.4f}" if "apart" in r.cpu else "-"
         print(f"| {r.node} | {r.clients} | {r.done} | {r.refused} | {r.done / r.seconds:.1f} | {r.drain:.1f} "
               f"| {r.sustained:.1f} | {pct(lat, 50):.0f} | {pct(lat, 95):.0f} | {pct(lat, 99):.0f} "
               f"| {r.cpu.get('node', 0):.4f} | {r.cpu.get('graph', 0):.4f} | {r.cpu.get('vectors', 0):.4f} "
-              f"| {apart} | {sum(a > PROBE_TIMEOUT * 1000 for a in r.answers)}/{len(r.answers)} "
+              f"| {apart} | {r.cpu_all:.4f} | {sum(a > PROBE_TIMEOUT * 1000 for a in r.answers)}/{len(r.answers)} "
               f"| {max(r.answers, default=0):.0f} | {r.verdicts.cell()} | {r.verdicts.others} "
               f"| {r.load:.1f} |")
     for label, rows_of in work.items():
@@ -593,11 +630,25 @@ async def bench(args: argparse.Namespace) -> None:
     for r in rows[-len(nodes) + 1:] if len(nodes) > 1 else []:
         print(f"{r.node}, {r.clients} clients: {r.sustained:.1f} observations/s = {r.sustained / limit:.2f} "
               "x the embedder alone")
+    if args.stub:  # the nodes embed nothing themselves: all their CPU, and their servers', is outside the embedder
+        print_cpu(rows[-len(nodes):])
     if limit_own:
         print(f"embedder alone on the observations' own embedded texts (speaker, turn, context turn): "
               f"{limit_own:.1f} sentences/s; ingest = {best.sustained / limit_own:.2f} x that")
     print(f"embedder alone: {limit:.1f} sentences/s")
     print(f"ingest: {best.sustained:.1f} observations/s = {best.sustained / limit:.2f} x the embedder alone")
+
+
+def print_cpu(rows: list[Row]) -> None:
+    """CPU seconds per observation outside the embedder, at the largest client count: the first node's, then
+    each other node's beside it (the baseline's is "before")."""
+    now = rows[0]
+    print(f"cpu: {now.cpu_all:.4f} s per observation outside the embedder ({now.node}, {now.clients} clients: "
+          f"node and its workers {now.cpu.get('node', 0):.4f}, FalkorDB {now.cpu.get('graph', 0):.4f}, "
+          f"PostgreSQL {now.cpu.get('vectors', 0):.4f}; {now.sustained:.1f} observations/s sustained)")
+    for r in rows[1:]:
+        print(f"cpu, {r.node}: {r.cpu_all:.4f} s per observation outside the embedder "
+              f"({r.sustained:.1f} observations/s sustained); {now.node} = {now.cpu_all / r.cpu_all:.2f} x that")
 
 
 def main() -> None:
@@ -610,9 +661,12 @@ def main() -> None:
     parser.add_argument("--split", action="store_true", help="also a store-only node with an llm node and an "
                         "embed node apart, measured right after the first at each client count")
     parser.add_argument("--env", nargs="*", default=[], metavar="MNEMONET_X=V", help="settings for the node")
-    parser.add_argument("--compare", nargs="+", metavar="MNEMONET_X=V",
-                        help="a second node with these settings too, measured right after the first at each "
-                        "client count (the same window of a shared machine)")
+    parser.add_argument("--compare", nargs="+", action="append", default=[], metavar="MNEMONET_X=V",
+                        help="another node with these settings too, measured right after the first at each "
+                        "client count (the same window of a shared machine); may be given more than once")
+    parser.add_argument("--baseline", nargs="+", default=[], metavar="REVISION",
+                        help="also a node of each git revision (a worktree under .data/bench/), measured in turn "
+                        "with the others: before and after in one run")
     asyncio.run(bench(parser.parse_args()))
 
 

@@ -33,7 +33,6 @@ import asyncio
 import json
 import os
 import random
-import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -42,6 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
+from baseline import baseline_tree
 from search_latency import (  # also puts this tree's src/ first on sys.path
     ADJECTIVES,
     FIRST,
@@ -364,16 +364,6 @@ class Side:
             self.process.stdin.write(b"\n")
             await self.process.stdin.drain()
             await self.process.wait()
-
-
-def baseline_tree(revision: str) -> Path:
-    """A git worktree of ``revision`` under .data/bench/ (made once, detached), for its src/."""
-    sha = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", revision], check=True,
-                         capture_output=True, text=True).stdout.strip()
-    tree = REPO / ".data" / "bench" / f"baseline-{sha}"
-    if not (tree / "src" / "mnemonet").is_dir():
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), sha], check=True)
-    return tree
 
 
 def loadavg() -> str:

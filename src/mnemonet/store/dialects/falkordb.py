@@ -79,8 +79,11 @@ class FalkorDriver:
             # The library's pool fails a command with "Too many connections" past 100 (issue 31: 45-75 of 256
             # admitted requests failed so). This one holds ``max_connections`` (the store node sizes it from
             # the requests it admits) and a command finding them all busy waits for one, within its timeout.
+            # Its connections read for as long as the timeout too: left unset, redis-py 8 cuts any reply
+            # slower than 5 s, whatever graph_query_timeout says (a write group on a large graph did).
             self._pool = BlockingConnectionPool(host=host, port=port, password=password, decode_responses=True,
-                                                max_connections=max_connections, timeout=timeout)
+                                                max_connections=max_connections, timeout=timeout,
+                                                socket_timeout=timeout)
             db = FalkorDB(connection_pool=self._pool)
         self._db = db
         self._where = f"falkordb at {host}:{port}"
