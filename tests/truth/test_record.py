@@ -86,20 +86,20 @@ def test_a_value_changed_twice_ends_at_the_last() -> None:
     assert update is not None and update.statement.object == "October 2" and update.observation.id == "obs-3"
 
 
-def test_an_amount_said_in_words_alone_is_restated_by_its_speaker_only() -> None:
-    first = ObservationView(id="obs-1", text="my flight lands at 6pm", source="user", created_at=1)
-    later = [ObservationView(id="obs-2", text="bob: my flight lands at 9pm", source="bob", created_at=2),
-             ObservationView(id="obs-3", text="scratch that, it lands at 8pm", source="user", created_at=3)]
-    assert value_since(first, later) == ("8pm", later[1])
-    assert value_since(first, later[:1]) is None
-
-
-def test_a_name_said_in_words_alone_is_restated_beside_it() -> None:
-    first = ObservationView(id="obs-1", text="the on-call engineer this week is Bo", source="user", created_at=1)
-    later = [ObservationView(id="obs-2", text="Kim is on holiday", source="user", created_at=2),
-             ObservationView(id="obs-3", text="Bo swapped on-call with Kim", source="user", created_at=3)]
-    assert value_since(first, later) == ("Kim", later[1])
-    assert value_since(first, later[:1]) is None
+@pytest.mark.parametrize(("first", "aside", "restating", "value"), [
+    # an amount: only its speaker restates it
+    ("my flight lands at 6pm", ("bob", "bob: my flight lands at 9pm"), "scratch that, it lands at 8pm", "8pm"),
+    # a name: restated beside the old one
+    ("the on-call engineer this week is Bo", ("user", "Kim is on holiday"), "Bo swapped on-call with Kim", "Kim"),
+])
+def test_a_value_said_in_words_alone_is_restated_by_its_speaker(
+    first: str, aside: tuple[str, str], restating: str, value: str,
+) -> None:
+    said = ObservationView(id="obs-1", text=first, source="user", created_at=1)
+    later = [ObservationView(id="obs-2", text=aside[1], source=aside[0], created_at=2),
+             ObservationView(id="obs-3", text=restating, source="user", created_at=3)]
+    assert value_since(said, later) == (value, later[1])
+    assert value_since(said, later[:1]) is None
 
 
 def test_a_holder_asked_for_is_restated_by_a_later_holder() -> None:
