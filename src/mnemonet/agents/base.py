@@ -126,7 +126,10 @@ class WorkerAgent(ABC, Generic[Item]):
         task, self._task = self._task, None
         if task is not None:
             task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            # Bounded: a loop whose cancellation something below it spent must not hold its node's stop.
+            done, _ = await asyncio.wait({task}, timeout=self.settings.shutdown_timeout)
+            if not done:
+                log.warning("worker %s did not stop when cancelled", self.name, extra={"worker": self.name})
 
     def notify(self, event: dict[str, Any]) -> None:
         """Event listener: a write of a kind this worker cares about wakes it."""
@@ -141,7 +144,10 @@ class WorkerAgent(ABC, Generic[Item]):
     async def _run(self) -> None:
         while True:
             try:
-                await asyncio.wait_for(self._wake.wait(), self.settings.worker_poll_interval)
+                # Not ``asyncio.wait_for``: on Python 3.11 it returns the wake-up when a stop's cancellation
+                # meets it in the same loop step, and the loop would never see that stop.
+                async with asyncio.timeout(self.settings.worker_poll_interval):
+                    await self._wake.wait()
                 await asyncio.sleep(self.settings.worker_event_debounce)  # let a burst of writes land
             except TimeoutError:
                 pass

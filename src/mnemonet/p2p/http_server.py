@@ -132,12 +132,27 @@ class HttpServer:
         """Stop serving; ``force`` skips waiting for open connections (a crash, for kill)."""
         if self._server is None or self._task is None:
             return
-        self._server.should_exit = True
+        server = self._server
+        server.should_exit = True
         if force:
-            self._server.force_exit = True
+            server.force_exit = True
         try:
             await self._task
+            if force:
+                await self._end_requests(server)
         finally:
             self._server = None
             self._task = None
+
+    async def _end_requests(self, server: _Server) -> None:
+        """Cancel the requests a forced stop left running, as a crash would end them.
+
+        uvicorn leaves them pending; dropped with the server, they were destroyed mid-await by the
+        garbage collector, where no ``finally`` of theirs can release what it holds.
+        """
+        requests = set(server.server_state.tasks)
+        for task in requests:
+            task.cancel()
+        if requests:
+            await asyncio.wait(requests, timeout=self._graceful_timeout)
 
