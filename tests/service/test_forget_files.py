@@ -153,7 +153,7 @@ async def test_forget_a_whole_space_leaves_none_of_its_text_and_a_tombstone_in_d
                         hits = await admin.search("Quenthorpe Brindlemoss Ostrovane ledger dawn", k=20, space=space)
                         assert not any(w in h.text.lower() for h in hits for w in SPACE_ERASED[2:])
 
-            graphs = await service.graph.driver._db.list_graphs()  # type: ignore[attr-defined]
+            graphs = await service.graph.driver._client.execute_command("GRAPH.LIST")  # type: ignore[attr-defined]
             assert f"{unique_name}__{SPACE}" not in graphs and f"{unique_name}__other" in graphs
             for key in graphs:  # raw graph reads: no node of any graph holds the erased words
                 rows = await service.graph.for_space(key).read_query(

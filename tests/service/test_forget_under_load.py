@@ -213,7 +213,7 @@ async def test_erasing_a_space_while_it_is_written_leaves_nothing_and_refuses_wh
             assert report.observations == len(load.results) and before <= set(load.results)
             assert after <= set(load.refused) and all("'doomed'" in str(e) for e in load.refused.values())
             assert report.vectors == report.observations + report.statements + report.concepts
-            graphs = await default.graph.driver._db.list_graphs()  # type: ignore[attr-defined]
+            graphs = await default.graph.driver._client.execute_command("GRAPH.LIST")  # type: ignore[attr-defined]
             assert f"{unique_name}__doomed" not in graphs
             gone = set(load.markers)
             assert not _everywhere(await _table_text(default), pattern) & gone

@@ -92,12 +92,12 @@ async def test_deleting_a_space_removes_its_graph_and_vectors(
     finally:
         await conn.close()
     assert f"{unique_name}__alpha" in schemas and f"{unique_name}__beta" not in schemas
-    graphs = await spaced.default.graph.driver._db.list_graphs()  # type: ignore[attr-defined]
+    graphs = await spaced.default.graph.driver._client.execute_command("GRAPH.LIST")  # type: ignore[attr-defined]
     assert f"{unique_name}__alpha" in graphs and f"{unique_name}__beta" not in graphs
     # A write still holding the deleted space's memory is refused, not written into a graph made anew.
     with pytest.raises(NotFound, match="'beta' is erased"):
         await racing.observe("a late write to the deleted space", "bob")
-    assert f"{unique_name}__beta" not in await spaced.default.graph.driver._db.list_graphs()  # type: ignore[attr-defined]
+    assert f"{unique_name}__beta" not in await spaced.default.graph.driver._client.execute_command("GRAPH.LIST")  # type: ignore[attr-defined]
     # Recreated, it starts empty.
     await spaced.create_space("beta")
     assert await spaced.get_recent_observations(space="beta") == []

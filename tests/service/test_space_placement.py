@@ -63,7 +63,7 @@ async def _graphs(host: str, port: int, password: str | None) -> list[str]:
     driver = FalkorDriver(host, port, "unused", password=password)
     try:
         return [g.decode() if isinstance(g, bytes) else g
-                for g in await driver._db.connection.execute_command("GRAPH.LIST")]
+                for g in await driver._client.execute_command("GRAPH.LIST")]
     finally:
         await driver.close()
 

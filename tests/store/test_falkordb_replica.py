@@ -19,6 +19,7 @@ from mnemonet.llm import make_language_model
 from mnemonet.service import MemoryService, build_memory_service
 from mnemonet.settings import Settings
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
+from mnemonet.store.falkordb_replicas import Replicas
 from mnemonet.store.graph_errors import GraphUnavailable
 
 PEOPLE = ["Ana", "Bruno", "Chloe", "Dmitri", "Elif", "Farid", "Greta", "Hiro", "Ines", "Jonas", "Kemal", "Lena"]
@@ -112,3 +113,25 @@ async def test_a_failed_replica_sends_reads_to_the_primary_and_writes_go_on(
     on_primary = await _ro_queries(primary)
     assert written.observation_id in {o.id for o in await service.get_recent_observations(5)}
     assert await _ro_queries(primary) > on_primary  # the replica confirms nothing: the primary answers
+
+
+async def test_a_hung_replica_holds_a_write_acknowledgement_no_longer_than_the_replica_wait(
+    falkordb_server: EmbeddedFalkorDB,
+) -> None:
+    """A replica that accepts connections and never answers (a hung process, a black-holed host) costs a
+    write its ``falkordb_replica_wait``, then reads move to the primary: its sockets wait no longer."""
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(-1)  # reads the command, answers nothing until the client goes away
+        writer.close()
+
+    hung = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    port = hung.sockets[0].getsockname()[1]
+    replicas = Replicas([("127.0.0.1", port)], None, wait=0.5, poll=0.05)
+    primary = falkordb_server.client()
+    try:
+        confirmed = await asyncio.wait_for(replicas.confirm(primary), 30.0)
+        assert confirmed is False and not replicas.in_step and replicas.lagged == 1
+    finally:
+        await primary.aclose()
+        await replicas.close()
+        hung.close()

@@ -279,7 +279,8 @@ async def test_corrections_from_the_page_need_the_scope_and_the_owner(
     reader, alice = READ_TOKEN, client_token("read,write", name="alice")
     admin = client_token("read,write,admin", name="ops")
 
-    async with httpx.AsyncClient(base_url=viewer.url) as http:
+    # An erasure answers once both data directories are compacted: seconds on a loaded machine, past httpx's 5 s.
+    async with httpx.AsyncClient(base_url=viewer.url, timeout=120.0) as http:
         async def call(method: str, body: dict[str, Any], token: str) -> httpx.Response:
             return await http.post(f"/v1/{method}", json=body, headers=_page_call(viewer, token))
 

@@ -289,7 +289,7 @@ async def test_an_observation_forgotten_from_the_page_leaves_every_open_dashboar
             gone = json.loads(await tab.wait_for(
                 ROWS, lambda v: not json.loads(v)["rows"] and not any("Elm Street" in f for f in json.loads(v)["feed"])
                 and any(f.split()[1:2] == ["erasure"] for f in json.loads(v)["feed"]),
-                within=10.0, what="the statement and the erased text gone"))
+                within=60.0, what="the statement and the erased text gone"))  # an erasure compacts: slow under load
             assert gone["status"] == "live"
         assert (await page.evaluate('document.getElementById("outcome").textContent')).startswith(
             "erased the observation behind “Erin lives on Elm Street”: 1 observations")

@@ -120,7 +120,8 @@ class GraphStore:
         # One connection for each request the node admits at once (whatever else a request runs waits for one).
         driver = FalkorDriver(host, port, settings.graph_name, timeout=settings.graph_query_timeout, password=password,
                               replicas=Replicas(replicas, password, settings.falkordb_replica_wait,
-                                                settings.falkordb_replica_poll) if replicas else None,
+                                                settings.falkordb_replica_poll, settings.graph_query_timeout)
+                              if replicas else None,
                               max_connections=settings.max_concurrent_requests)
         store = cls(driver, settings)
         store.server = server

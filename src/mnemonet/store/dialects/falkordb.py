@@ -17,12 +17,12 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from falkordb.asyncio import FalkorDB
+from falkordb.asyncio.graph import AsyncGraph
 from falkordb.asyncio.query_result import QueryResult
 from falkordb.edge import Edge
 from falkordb.node import Node
 from falkordb.path import Path
-from redis.asyncio import BlockingConnectionPool
+from redis.asyncio import BlockingConnectionPool, Redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -69,13 +69,13 @@ class FalkorDriver:
     name = "falkordb"
 
     def __init__(self, host: str, port: int, graph_name: str, timeout: float = 30.0,
-                 password: str | None = None, db: FalkorDB | None = None, replicas: Replicas | None = None, *,
+                 password: str | None = None, client: Redis | None = None, replicas: Replicas | None = None, *,
                  max_connections: int = Settings.model_fields["max_concurrent_requests"].default) -> None:
         self._host, self._port = host, port
         self._replicas = replicas
-        self._owns_connection = db is None
+        self._owns_connection = client is None
         self._pool: BlockingConnectionPool | None = None
-        if db is None:
+        if client is None:
             # The library's pool fails a command with "Too many connections" past 100 (issue 31: 45-75 of 256
             # admitted requests failed so). This one holds ``max_connections`` (the store node sizes it from
             # the requests it admits) and a command finding them all busy waits for one, within its timeout.
@@ -84,17 +84,20 @@ class FalkorDriver:
             self._pool = BlockingConnectionPool(host=host, port=port, password=password, decode_responses=True,
                                                 max_connections=max_connections, timeout=timeout,
                                                 socket_timeout=timeout)
-            db = FalkorDB(connection_pool=self._pool)
-        self._db = db
+            # A plain client, not the library's ``FalkorDB``: that one probes the server for cluster mode with a
+            # blocking INFO when built, which stops the whole event loop for as long as the server takes.
+            client = Redis(connection_pool=self._pool)
+        self._client = client
         self._where = f"falkordb at {host}:{port}"
-        self._graph = self._db.select_graph(graph_name)
+        self._graph = AsyncGraph(client, graph_name)
         self._graph_name = graph_name
         self._timeout = timeout
         self._write_lock = asyncio.Lock()
 
     def for_graph(self, graph_name: str) -> FalkorDriver:
         """A driver of another graph on the same server, sharing this one's connection (a memory space)."""
-        return FalkorDriver(self._host, self._port, graph_name, self._timeout, db=self._db, replicas=self._replicas)
+        return FalkorDriver(self._host, self._port, graph_name, self._timeout, client=self._client,
+                            replicas=self._replicas)
 
     async def drop(self) -> None:
         """Delete the whole graph, its indexes included (a deleted space); nothing if it does not exist."""
@@ -143,7 +146,7 @@ class FalkorDriver:
     async def _replicated(self) -> None:
         """With replicas: return once they applied the write just made (or were waited for long enough)."""
         if self._replicas is not None:
-            await self._replicas.confirm(self._db.connection)
+            await self._replicas.confirm(self._client)
 
     async def write_many(self, writes: Sequence[tuple[str, dict[str, Any]]]) -> list[WriteOutcome | GraphStoreError]:
         """Run several writes in one MULTI/EXEC: one round trip, one append-only-file entry, so with
@@ -158,7 +161,7 @@ class FalkorDriver:
         async with self._write_lock:
             try:
                 async with asyncio.timeout(self._timeout):
-                    pipe = self._db.connection.pipeline(transaction=True)
+                    pipe = self._client.pipeline(transaction=True)
                     for cypher, params in writes:
                         pipe.execute_command("GRAPH.QUERY", self._graph_name,
                                              self._graph._build_params_header(params) + cypher, "--compact")
@@ -183,9 +186,9 @@ class FalkorDriver:
     async def read(self, cypher: str, params: dict[str, Any]) -> list[dict[str, Any]]:
         """On a replica while they apply every write in time (the next one if one does not answer), else here."""
         if self._replicas is not None and self._replicas.in_step:
-            for where, db in self._replicas.order():
+            for where, replica in self._replicas.order():
                 try:
-                    return self._rows(await self._run_on(db.select_graph(self._graph_name), where, cypher, params,
+                    return self._rows(await self._run_on(AsyncGraph(replica, self._graph_name), where, cypher, params,
                                                          read_only=True))
                 except GraphUnavailable as exc:
                     log.warning("graph.replica_unavailable %s; the next replica, else the primary", exc)
@@ -218,20 +221,20 @@ class FalkorDriver:
         primary; the deletion reaches the replicas as any write does).
         """
         try:
-            await self._db.connection.delete(f"telemetry{{{self._graph_name}}}")
+            await self._client.delete(f"telemetry{{{self._graph_name}}}")
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise GraphUnavailable(f"{self._where}: {exc}") from exc
-        servers = [(self._where, self._db.connection)]
+        servers = [(self._where, self._client)]
         if self._replicas is not None:
             await self._replicated()
-            servers += [(where, db.connection) for where, db in self._replicas.order()]
+            servers += self._replicas.order()
         for where, conn in servers:
             await _rewrite_aof(conn, where, timeout, poll)
         return True
 
     async def close(self) -> None:
         if self._owns_connection:  # a space's driver borrows the connection of the store's
-            await self._db.connection.aclose()
+            await self._client.aclose()
             if self._replicas is not None:
                 await self._replicas.close()
             if self._pool is not None:  # a pool given to the client is not closed with it
