@@ -267,19 +267,23 @@ def _core(value: str) -> str:
 
 def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     """(the amount in ``obj``, whether its form is distinctive, the amounts of that form in ``text``): the
-    form is a currency, a unit, an ordinal, a time of day or a month; a bare number is not distinctive."""
+    form is a currency, a unit, an ordinal, a time of day or a month; a bare number is distinctive by its
+    digits when it has three or more (a year, a code: "ends in 4411" -> "it ends in 4471"), and then meets
+    only numbers of as many digits."""
     m = _AMOUNT.search(obj)
     if m is None:
         return None
     pre, unit = _form(m)
+    bare, digits = (pre, unit) == ("", ""), len(re.sub(r"\D", "", m.group("num")))
     out = []
     for n in _AMOUNT.finditer(text):
         their_pre, their_unit = _form(n)
         # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit.
         same_unit = their_unit == unit or not unit and bool(n.group("space"))
-        if their_pre == pre and same_unit and n.group("num") != m.group("num"):
+        same_digits = not bare or digits < 3 or len(re.sub(r"\D", "", n.group("num"))) == digits
+        if their_pre == pre and same_unit and same_digits and n.group("num") != m.group("num"):
             out.append(_amount_text(n, bool(unit)))
-    return _amount_text(m, bool(unit)), (pre, unit) != ("", ""), out
+    return _amount_text(m, bool(unit)), not bare or digits >= 3, out
 
 
 def _amount_text(m: re.Match[str], with_unit: bool) -> str:
@@ -305,14 +309,17 @@ def _form(m: re.Match[str]) -> tuple[str, str]:
 
 def _names(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     """(the one name in ``obj``, False, the other names in ``text`` of its kind: a weekday or month, or not;
-    "Dr Nguyen" is another name than "Dr Patel", "Professor Adeyemi" the same as "Adeyemi")."""
+    "Dr Nguyen" is another name than "Dr Patel", "Professor Adeyemi" the same as "Adeyemi"). Of an object
+    with several names ("Spanish on Duolingo"), the one ``text`` names again is the one it changes."""
     mine = _name_runs(obj, first_is_name=True)
+    if len(mine) > 1:  # "Spanish on Duolingo": the one of its names the text says again is the one it changes
+        mine = [n for n in mine if object_words(n) <= object_words(text)]
     if len(mine) != 1:
         return None
     old, known = mine[0], object_words(mine[0])
     calendar = bool(known & _CALENDAR)
     out = [n for n in _name_runs(text) if bool(object_words(n) & _CALENDAR) == calendar
-           and not (object_words(n) <= known or known <= object_words(n))]
+           and not (object_words(n) <= known or known <= object_words(n)) and not object_words(n) <= object_words(obj)]
     return old, False, out
 
 

@@ -86,19 +86,24 @@ def reading_of(text: str) -> Reading:
 # Chat leaves out its first-person subject ("promoted to senior engineer today", "ditched the iPhone for a
 # Pixel", "loving the new flat"): the subject a root verb of that form stands for, said again for the parse.
 _ELIDED_SUBJECT = {"VBD": "I", "VBN": "I got", "VBG": "I am"}
-_SUBJECT_DEPENDENTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl", "auxpass", "aux"})
+_SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
+_AUXILIARIES = frozenset({"auxpass", "aux"})
 
 
 def with_elided_subjects(doc: Doc) -> str | None:
     """The text of ``doc`` with the first-person subject said where a sentence opens with a verb that has
-    none (past, participle or -ing: never an imperative, which has the plain form); None if none does."""
+    none (past, participle or -ing: never an imperative, which has the plain form), or with its auxiliary
+    ("got promoted to ward manager"); None if none does."""
     parts, changed = [], False
     for sent in doc.sents:
-        root = sent.root
-        elided = (root.i == sent.start and root.tag_ in _ELIDED_SUBJECT and not is_question(sent)
-                  and not any(c.dep_ in _SUBJECT_DEPENDENTS for c in root.children))
-        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if elided else sent.text)
-        changed |= elided
+        root, first = sent.root, sent[0]
+        subjectless = root.tag_ in _ELIDED_SUBJECT and not is_question(sent) \
+            and not any(c.dep_ in _SUBJECTS for c in root.children)
+        bare = subjectless and root == first and not any(c.dep_ in _AUXILIARIES for c in root.children)
+        helped = subjectless and first.head == root and first.dep_ == "auxpass"  # "got promoted", "was moved"
+        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if bare else f"I {sent.text}" if helped
+                     else sent.text)
+        changed |= bare or helped
     return " ".join(parts) if changed else None
 
 

@@ -266,8 +266,9 @@ class Mapper:
                 # is the same employer "in Berlin").
                 # A recurring time qualifies any value: "works at a bakery on weekends" is another slot
                 # than "works at the library on weekdays".
-                qualified = obj_tok.dep_ == "dobj" and not default_vocabulary().single_valued(predicate)
-                qualifiers = self._qualifiers(verb, None) if qualified else self._recurring_times(verb, obj_tok.head)
+                qualified = obj_tok.dep_ in ("dobj", "pobj") and not default_vocabulary().single_valued(predicate)
+                complement = obj_tok.head if obj_tok.dep_ == "pobj" else None  # the phrase the object is in
+                qualifiers = self._qualifiers(verb, complement) if qualified else self._recurring_times(verb, obj_tok.head)
                 for item, item_negated in self._objects(obj_tok, keep_dates=dated, qualifiers=qualifiers):
                     self._add(subject, predicate, item, negated != (obj_negated or item_negated), here,
                               None if dated else when)
@@ -629,6 +630,8 @@ class Mapper:
             tokens += _object_tokens(obj, False, self._dated)
         tokens += [t for q in self._qualifiers(verb, None, lx.ACTIVITY_QUALIFIERS) for t in _phrase(q)]
         head = verb.lower_ if verb.tag_ == "VBG" else verb.lemma_.lower()
+        if verb.text[:1].isupper() and verb.i != verb.sent.start:
+            head = verb.text  # capitalised mid-sentence: a name the tagger read as a verb ("I use Spotify")
         return self._render(sorted(set(tokens), key=lambda t: t.i), {verb.i: head})
 
     def _render(self, tokens: list[Token], words: dict[int, str] | None = None) -> str | None:
