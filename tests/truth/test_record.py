@@ -34,6 +34,18 @@ ROWS = [
      "when is the launch?", "May 17"),
     (("user's rent", "has_value", "$1,200 a month"), ("user", "landlord bumped the rent to $1,350"),
      "what is my rent?", "$1,350 a month"),
+    # of an object with several names, the one said again is the one changed
+    (("user", "learns", "German on Babbel"), ("user", "gave up Babbel, it's Busuu for me now"),
+     "which app do I learn German with?", "German on Busuu"),
+    # a description identified by a name has one holder at a time; a description is no name ("Python developer")
+    (("release manager", "is", "Ayesha"), ("user", "the release manager role went to Bilal this cycle"),
+     "who is the release manager?", "Bilal"),
+    (("Ana", "is_a", "Python developer"), ("user", "Ana picked up Rust this year"), "what is Ana?", None),
+    # a bare number of three digits or more is a value of its shape (a code, a year); of fewer, it is not
+    (("user's membership card", "ends_in", "3306"), ("user", "scratch that, it ends in 3366"),
+     "what does my membership card end in?", "3366"),
+    (("user's membership card", "ends_in", "3306"), ("user", "scratch that, it ends in 66"),
+     "what does my membership card end in?", None),
     # another rank of the same kind of role
     (("Maya", "is_a", "junior designer"), ("user", "Maya's lead designer now, well deserved."),
      "what is Maya's role?", "lead designer"),

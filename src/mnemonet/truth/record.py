@@ -206,8 +206,10 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
         asked -= set(terms(s.subject, question.asker))
     on_topic = mentions_old or bool(asked & set(terms(text, o.source or "user"))) or strong
     predicate = vocabulary.canonical(s.predicate)
+    # "the project owner is Luis" identifies one holder by its name: an identity has one value at a time.
+    identity = predicate in ("is", "is_a") and _name_runs(s.object, first_is_name=True) == [s.object]
     many = not vocabulary.single_valued(predicate) and rule_cardinality(predicate) == "multi" \
-        and vocabulary.spec(predicate).cardinality != "single_per_topic"
+        and vocabulary.spec(predicate).cardinality != "single_per_topic" and not identity
     # Two values of a many-valued relation may both hold: only naming the old one, an amount in the same
     # unit or another rank of the same kind of role ("lead designer" for "junior designer") replaces it.
     replaces = mentions_old or strong and (_AMOUNT.search(old) is not None or predicate == "is_a")
