@@ -152,3 +152,14 @@ async def test_an_asker_that_is_not_a_name_is_refused(service: MemoryService) ->
         await service.remember("where do I live?", source="")
     with pytest.raises(InvalidInput, match="source"):
         await service.remember("where do I live?", source="x" * 10_000)
+
+
+@pytest.mark.parametrize(("question", "lead"), [
+    ("which café do I go to?", "User goes to café on Elm Street."),  # what holds now, not the later event
+    ("which café did I go to?", "User used to switch café."),  # asked about the past, the event may answer
+])
+def test_asked_what_holds_now_a_later_event_does_not_lead(question: str, lead: str) -> None:
+    holds = _st("st-holds", "user", "goes_to", "café on Elm Street", at=1)
+    event = _st("st-event", "user", "switches", "café", at=2).model_copy(update={"tense": "past"})
+    composed = compose(Recall(query=question, statements=[holds, event]), 5, VOCABULARY, Settings())
+    assert composed.lead == lead

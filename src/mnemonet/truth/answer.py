@@ -200,7 +200,7 @@ def compose(
                 scores[new_id] = max(scores[new_id], scores[old.id])
     answering = _precise([s for s in live if scores[s.id] >= ANSWERS], vocabulary)
 
-    chosen = _choose(answering, scores, key)
+    chosen = _choose(answering, scores, key, now=not question.past)
     lead_st = _with_status(chosen, live, vocabulary) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
@@ -358,19 +358,22 @@ def accept_phrasing(composition: Composition, written: str, max_chars: int) -> s
 
 
 def _choose(statements: list[StatementView], scores: dict[str, float],
-            key: Callable[[StatementView], tuple[str, str]]) -> StatementView | None:
-    """The newest statement of the (subject, relation) group answering the question best."""
+            key: Callable[[StatementView], tuple[str, str]], now: bool = True) -> StatementView | None:
+    """The newest statement of the (subject, relation) group answering the question best; asked ``now``
+    (not about the past), a group that holds now before one of past events only."""
     if not statements:
         return None
     groups: dict[tuple[str, str], list[StatementView]] = {}
     for s in statements:
         groups.setdefault(key(s), []).append(s)
-    # Best answer; then the group said last (of equally good answers the latest word: "I quit smoking" over
-    # "I smoke ten a day"); then the most confident (a literal statement before the claims a worker inferred
-    # from it with it, "user lives in X" before "user located in X"); max() keeps the first of equals, so
-    # retrieval order breaks the remaining ties.
-    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g), max(s.created_at for s in g),
-                                               max(s.confidence for s in g)))
+    # Best answer; then, asked what holds now, a group that says what holds before one of past events ("I
+    # switched gyms" tells no gym); then the group said last (of equally good answers the latest word: "I quit
+    # smoking" over "I smoke ten a day"); then the most confident (a literal statement before the claims a
+    # worker inferred from it with it, "user lives in X" before "user located in X"); max() keeps the first
+    # of equals, so retrieval order breaks the remaining ties.
+    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g),
+                                               now and any(s.tense != "past" for s in g),
+                                               max(s.created_at for s in g), max(s.confidence for s in g)))
     # What holds now before what held once ("I used to work at Google" never answers where one works
     # if a present statement does); then the newest; of one observation's statements (same time), what
     # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.

@@ -37,6 +37,8 @@ ANSWERS = 0.5
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 _ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
 _QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how")
+# The auxiliaries of a question about the past ("where did I work?", "what was ...", "what did I use to ...").
+_PAST_AUXILIARIES = frozenset({"did", "was", "were", "used", "had"})
 # The question words that ask for a kind of answer (a place, a time, a person), and what a statement that
 # gives none of it keeps of its score: it may still answer, when nothing giving that kind does.
 _KINDS = frozenset({"where", "when", "who"})
@@ -52,6 +54,7 @@ class Question:
     words: frozenset[str]
     wh: str | None
     first_person: bool
+    past: bool = False  # asks what held once ("where did I work?"), not what holds now
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -59,7 +62,7 @@ class Question:
         raw = _WORD.findall(text.casefold().replace("_", " "))
         wh = next((w for w in raw if w in _QUESTION_WORDS), None)
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
-                   first_person=any(w in FIRST_PERSON for w in raw))
+                   first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)))
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
