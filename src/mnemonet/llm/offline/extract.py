@@ -84,7 +84,8 @@ def reading_of(text: str) -> Reading:
 
 
 # Chat leaves out its first-person subject ("promoted to senior engineer today", "ditched the iPhone for a
-# Pixel", "loving the new flat"): the subject a root verb of that form stands for, said again for the parse.
+# Pixel", "loving the new flat", "got engaged"): the subject a root verb of that form stands for, said again for
+# the parse.
 _ELIDED_SUBJECT = {"VBD": "I", "VBN": "I got", "VBG": "I am"}
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
 _AUXILIARIES = frozenset({"auxpass", "aux"})
@@ -93,7 +94,7 @@ _AUXILIARIES = frozenset({"auxpass", "aux"})
 def with_elided_subjects(doc: Doc) -> str | None:
     """The text of ``doc`` with the first-person subject said where a sentence opens with a verb that has
     none (past, participle or -ing: never an imperative, which has the plain form), or with its auxiliary
-    ("got promoted to ward manager"); None if none does."""
+    ("got engaged in Lisbon"); None if none does."""
     parts, changed = [], False
     for sent in doc.sents:
         root, first = sent.root, sent[0]
