@@ -64,6 +64,9 @@ async def test_forget_a_source_erases_its_text_everywhere_and_leaves_a_tombstone
                                                                     report.concepts)
     [node] = await service.graph.read_query("MATCH (t:Tombstone) RETURN properties(t) AS p")
     assert "zorbulon" not in repr(node).lower()
+    # Loaded by its id, it says it is a tombstone; what it records the erasure of is its own field.
+    [loaded] = await service.load([report.tombstone_id])
+    assert (loaded["kind"], loaded["tombstone_kind"], loaded["by"]) == ("tombstone", "source", "dpo")
 
     again = await service.forget(source="zorbulon", by="dpo")  # a retry erases nothing and writes no tombstone
     assert again.tombstone_id is None and again.observations == again.statements == 0

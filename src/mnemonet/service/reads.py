@@ -130,7 +130,10 @@ class Reads:
             else:
                 node = await graph.get_node(item_id)
                 if node is not None:
-                    items.append({"kind": str(node.get("label", "node")).lower(), **node})
+                    label = str(node.get("label", "node")).lower()
+                    # A node's own "kind" (a tombstone's: what was erased) never hides what the item is.
+                    own = {f"{label}_kind": node["kind"]} if "kind" in node else {}
+                    items.append({**node, "kind": label, **own})
         return items
 
     async def _full_id(self, item_id: str) -> str:
