@@ -34,6 +34,9 @@ ROWS = [
      "when is the launch?", "May 17"),
     (("user's rent", "has_value", "$1,200 a month"), ("user", "landlord bumped the rent to $1,350"),
      "what is my rent?", "$1,350 a month"),
+    # two names listed with "and" are two names, not one ("March and Mrs Grant")
+    (("user", "has_landlord", "Mr Osei"), ("user", "Mr Osei sold up in March and Mrs Grant is the landlord now"),
+     "who is my landlord?", "Mrs Grant"),
     # of an object with several names, the one said again is the one changed
     (("user", "learns", "German on Babbel"), ("user", "gave up Babbel, it's Busuu for me now"),
      "which app do I learn German with?", "German on Busuu"),

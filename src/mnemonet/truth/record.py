@@ -63,9 +63,10 @@ _NOT_UNITS = frozenset({
 })
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
 _CLOCK = frozenset({"am", "pm"})
-# A name: a word with a capital letter, joined to the next by a space, a dot or a connecting word.
+# A name: a word with a capital letter, joined to the next by a space, a dot or a connecting word; not by
+# "and", which lists two names more often than it joins one ("retired in May and Paulo replaced her").
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’.&-]*")
-_CONNECTORS = frozenset({"of", "de", "da", "van", "von", "the", "and"})
+_CONNECTORS = frozenset({"of", "de", "da", "van", "von", "the"})
 # A sentence ends at a stop that is not a title's ("Dr. Kowalczyk", "St. Ives").
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[A-Z])[.!?]+\s+|\n")
 # Words a name never is: the speaker's "I" and its contractions.
