@@ -138,7 +138,7 @@ def item_text(item: dict[str, Any]) -> str:
     if item.get("label") == "Retraction":
         return f"retracted by {item.get('source') or '?'}: {item.get('reason', '')}"
     if item.get("label") == "Tombstone":
-        erased = _ERASED.get(str(item.get("kind")), "items")
+        erased = _ERASED.get(str(item.get("tombstone_kind")), "items")
         return (f"{item.get('by') or '?'} erased {erased}: {item.get('observations', 0)} observations, "
                 f"{item.get('statements', 0)} statements")
     return str(item.get("text") or item.get("name") or item.get("id", ""))
