@@ -177,9 +177,11 @@ async def send(turns: list[Turn], client: HttpMemoryClient, settings: Settings, 
         if left <= 0:
             return sent, refused, turns[n:]
         try:
-            await asyncio.wait_for(client.observe(
-                turn.text, turn.source, idempotency_key=turn.key, metadata=turn.metadata, space=turn.space,
-                defer_extraction=settings.capture_defer_extraction), left)
+            # Not ``asyncio.wait_for``: on Python 3.11 it can swallow a Ctrl-C that meets the reply.
+            async with asyncio.timeout(left):
+                await client.observe(
+                    turn.text, turn.source, idempotency_key=turn.key, metadata=turn.metadata, space=turn.space,
+                    defer_extraction=settings.capture_defer_extraction)
             sent += 1
         except (Unavailable, Timeout, TimeoutError):
             return sent, refused, turns[n:]  # the node is down or slow: keep the rest for the next call
