@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,14 @@ async def bench(args: argparse.Namespace) -> None:
         # From the import on: joining and the workers' first passes before the store serves warn as they should.
         logged = {name: _warnings_since(tmp / f"{name}.log", since) for name, _ in NODES}
         warnings = {name: len(lines) for name, lines in logged.items()}
-        sample = next((f"{name}: {line}" for name, lines in logged.items() for line in lines), "")
+        # Each kind of warning once, with how often each node logged it ("store vector.read_unsettled" x20).
+        kinds: Counter[str] = Counter()
+        first: dict[str, str] = {}
+        for name, said in logged.items():
+            for line in said:
+                kind = f"{name} {line.split(' ', 1)[0]}"
+                kinds[kind] += 1
+                first.setdefault(kind, f"{name}: {line}")
     written = re.match(r"imported (\d+)", summary)
     lines = int(written.group(1)) if written else 0
     backlog = stats["backlog"]
@@ -173,8 +181,8 @@ async def bench(args: argparse.Namespace) -> None:
           f"{backlog['inference']} | {backlog['validation']} | {stats['vector_index_failures']} | "
           f"{workers['inference']}/{workers['validation']}/{workers['consolidation']} | "
           f"{'/'.join(str(warnings[name]) for name, _ in NODES)} | {load:.1f} |")
-    if sample:
-        print(f"\nfirst warning: {sample[:400]}")
+    for kind, count in kinds.most_common():
+        print(f"\nwarning x{count}, the first: {first[kind][:400]}")
 
 
 def main() -> None:
