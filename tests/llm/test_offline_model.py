@@ -60,6 +60,12 @@ TABLE: list[tuple[str, list[T]]] = [
     ("I swim at the pool at Kelvin Hall", [("user", "swims_at", "pool at Kelvin Hall", False)]),
     # a passive without its subject is the speaker's
     ("got engaged in Lisbon", [("user", "has_property", "engaged", False)]),
+    # a name given to the object is part of it
+    ("we keep a parrot called Kiwi", [("user", "keeps", "parrot called Kiwi", False)]),
+    # an opening past clause without a subject is the speaker's; what took a given-up thing's place fills
+    # the slot it held, which the words do not name
+    ("dropped Hinge, it's Bumble for me these days",
+     [("user", "drops", "Hinge", False), ("user", "has_value", "Bumble", False)]),
     ("Dave knows me", [("Dave", "knows", "user", False)]),
     ("My favourite colour is green", [("user", "has_favourite_colour", "green", False)]),
     ("Evenings are worse", [("user", "prefers", "evenings", True)]),

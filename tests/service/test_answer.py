@@ -10,7 +10,7 @@ from mnemonet.llm import make_language_model
 from mnemonet.model.api import InferredClaim, Recall
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.ids import short_id
-from mnemonet.model.views import ContradictionView, StatementView
+from mnemonet.model.views import ContradictionView, ObservationView, StatementView
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 from mnemonet.truth.answer import NOTHING, compose
@@ -123,6 +123,19 @@ def test_what_is_leads_before_what_is_not_in_one_observation() -> None:
     assert composed.lead == "User lives in Seville."
 
 
+@pytest.mark.parametrize(("said", "lead"), [
+    ("left Fitness First and signed up at Third Space", "User's gym is Third Space."),
+    ("left Fitness First, the fees went up", "Fitness First's status is cancelled."),
+])
+def test_a_value_that_ended_gives_way_to_the_value_said_in_its_place(said: str, lead: str) -> None:
+    gym = _st("st-gym", "user", "has_gym", "Fitness First", at=1)
+    ended = _st("st-end", "Fitness First", "has_status", "cancelled", at=2).model_copy(
+        update={"derived_from": ["obs-2"]})
+    recall = Recall(query="which gym do I go to?", statements=[gym, ended],
+                    observations=[ObservationView(id="obs-2", text=said, source="user", created_at=2)])
+    assert compose(recall, 5, VOCABULARY, Settings()).lead == lead
+
+
 async def test_the_answer_says_you_to_the_asker(service: MemoryService) -> None:
     await service.observe("I live in Paris", source="alice")
     await service.observe("I live in Rome", source="bob")
@@ -163,3 +176,12 @@ def test_asked_what_holds_now_a_later_event_does_not_lead(question: str, lead: s
     event = _st("st-event", "user", "switches", "café", at=2).model_copy(update={"tense": "past"})
     composed = compose(Recall(query=question, statements=[holds, event]), 5, VOCABULARY, Settings())
     assert composed.lead == lead
+
+
+def test_an_attribute_named_by_the_question_leads_before_a_later_event_naming_it_too() -> None:
+    # "what is my height?" names only the subject "user's height" (a thousandth below a full cover) and
+    # every word of "user grew height" (past): as good an answer, and what holds now leads.
+    holds = _st("st-holds", "user's height", "has_value", "170 cm", at=1)
+    event = _st("st-event", "user", "grows", "height", at=2).model_copy(update={"tense": "past"})
+    composed = compose(Recall(query="what is my height?", statements=[holds, event]), 5, VOCABULARY, Settings())
+    assert composed.lead_id == "st-holds"

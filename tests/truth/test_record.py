@@ -60,6 +60,26 @@ ROWS = [
      "who is my favourite author?", None),
     (("user", "weighs", "82 kg"), ("user", "bought 2 kg and 3 kg bags of rice"), "how much do I weigh?", None),
     (("user", "has", "cat"), ("user", "I have a dog too"), "what pets do I have?", None),
+    # of two new names, the one the words have act now holds the role; a place is gone to
+    (("ward sister", "is", "Moira"), ("user", "Moira retired to Cornwall, Bisi runs the ward as sister now"),
+     "who is the ward sister?", "Bisi"),
+    (("ward sister", "is", "Moira"), ("user", "Moira retired to Cornwall, Bisi is on the ward a lot"),
+     "who is the ward sister?", None),
+    # a name sharing a word with the old one (a title, a product line) is of its kind; unless the words
+    # were read as another of the subject's relations
+    (("user", "has_dentist", "Dr Moss"), ("user", "the practice moved me over to Dr Ferreira"),
+     "who is my dentist?", "Dr Ferreira"),
+    (("user", "has_dentist", "Dr Moss"), ("user", "I met Dr Ferreira at the conference"),
+     "who is my dentist?", None),
+    # the extraction saw a change to the value, not which slot changed: the slot asked about
+    (("user's laptop", "has_value", "ThinkPad"), ("user", "finally upgraded to a Framework 13"),
+     "what laptop do I have?", "Framework 13"),
+    (("user's laptop", "has_value", "ThinkPad"), ("user", "my brother upgraded to a Framework 13"),
+     "what laptop do I have?", None),
+    # a number of another length is the slot's when the words are about it
+    (("user's rent", "has_value", "950"), ("user", "the landlord put the rent up to 1,020"),
+     "how much is my rent?", "1,020"),
+    (("user's rent", "has_value", "950"), ("user", "paid 1,020 for the sofa"), "how much is my rent?", None),
     (("yara", "lives_in", "Haifa"), ("user", "Yara lives in Tel Aviv."), "where does Yara live?", None),
 ]
 
@@ -68,12 +88,20 @@ DRAWN = {
     "My wife's manager is Greg.": [("user's wife", "has_manager", "Greg")],
     "my favourite band is Wilco": [("user", "has_favourite_band", "Wilco")],
     "Yara lives in Tel Aviv.": [("yara", "lives_in", "Tel Aviv")],
+    "I met Dr Ferreira at the conference": [("user", "meets", "Dr Ferreira")],
+    "Moira retired to Cornwall, Bisi runs the ward as sister now": [
+        ("Moira", "retires_to", "Cornwall"), ("Bisi", "runs", "ward as sister")],
+    "Moira retired to Cornwall, Bisi is on the ward a lot": [("Moira", "retires_to", "Cornwall")],
+    "finally upgraded to a Framework 13": [("user", "has_value", "Framework", "change")],  # the name cut short
+    "my brother upgraded to a Framework 13": [("user's brother", "has_value", "Framework 13", "change")],
 }
 
 
-def _statement(id: str, subject: str, predicate: str, obj: str, at: int, derived: str = "") -> StatementView:
+def _statement(id: str, subject: str, predicate: str, obj: str, revision: str | None = None, *, at: int,
+               derived: str = "") -> StatementView:
     return StatementView(id=id, subject=subject, predicate=predicate, object=obj, confidence=0.9, created_at=at,
-                         source=subject.partition("'s ")[0], derived_from=[derived] if derived else [])
+                         source=subject.partition("'s ")[0], derived_from=[derived] if derived else [],
+                         revision=revision)
 
 
 @pytest.mark.parametrize(("stated", "later", "ask", "expected"), ROWS, ids=[r[1][1][:40] for r in ROWS])

@@ -201,7 +201,7 @@ def compose(
     answering = _precise([s for s in live if scores[s.id] >= ANSWERS], vocabulary)
 
     chosen = _choose(answering, scores, key, now=not question.past)
-    lead_st = _with_status(chosen, live, vocabulary) if chosen is not None else None
+    lead_st = _with_status(chosen, recall, live, question, vocabulary) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
         return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
@@ -371,8 +371,11 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
     # smoking" over "I smoke ten a day"); then the most confident (a literal statement before the claims a
     # worker inferred from it with it, "user lives in X" before "user located in X"); max() keeps the first
     # of equals, so retrieval order breaks the remaining ties.
-    best = max(groups.values(), key=lambda g: (max(scores[s.id] for s in g),
+    # Answers equally good to two places (a tie-break of a thousandth, as ``relevance.score`` gives) count
+    # as equal before what holds now: "user's weight is 90 kg" before "user lost weight".
+    best = max(groups.values(), key=lambda g: (round(max(scores[s.id] for s in g), 2),
                                                now and any(s.tense != "past" for s in g),
+                                               max(scores[s.id] for s in g),
                                                max(s.created_at for s in g), max(s.confidence for s in g)))
     # What holds now before what held once ("I used to work at Google" never answers where one works
     # if a present statement does); then the newest; of one observation's statements (same time), what
@@ -392,14 +395,23 @@ def _precise(statements: list[StatementView], vocabulary: Vocabulary) -> list[St
     return [s for s in statements if not any(narrows(t, s) for t in statements)]
 
 
-def _with_status(lead: StatementView, live: list[StatementView], vocabulary: Vocabulary) -> StatementView:
+def _with_status(lead: StatementView, recall: Recall, live: list[StatementView], question: Question,
+                 vocabulary: Vocabulary) -> StatementView:
     """The state of the lead's thing said after ``lead``, when there is one ("the offsite got cancelled" after
     "the offsite is on the 14th"; "my Halifax account" closed after "I have an account at Halifax"): whatever
-    is asked about a thing, that it is cancelled, closed or over comes first."""
+    is asked about a thing, that it is cancelled, closed or over comes first. Unless the thing is the lead's
+    value and the record names the value that took its place ("cancelled PureGym and joined David Lloyd"
+    for "which gym do I go to?"): the new value answers."""
     about = {object_words(lead.subject), object_words(lead.object)}
     later = [s for s in live if vocabulary.canonical(s.predicate) == STATUS_RELATION and not s.negated
              and _thing(s.subject) in about and s.created_at > lead.created_at]
-    return max(later, key=lambda s: s.created_at) if later else lead
+    if not later:
+        return lead
+    status = max(later, key=lambda s: s.created_at)
+    if _thing(status.subject) == object_words(lead.object) \
+            and said_since(lead, recall.observations, _drawn(recall), question, vocabulary) is not None:
+        return lead
+    return status
 
 
 def _thing(name: str) -> frozenset[str]:

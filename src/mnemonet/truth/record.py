@@ -128,10 +128,19 @@ def _new_holder(s: StatementView, o: ObservationView, drawn: list[StatementView]
         return None
     names = [n for n in dict.fromkeys(found[2]) if object_words(n) - object_words(question.text)
              - object_words(o.source or "")]
-    if len(names) != 1 or any(d.subject.casefold() == s.subject.casefold() and not d.negated
+    if len(_acting(names, drawn)) != 1 or any(d.subject.casefold() == s.subject.casefold() and not d.negated
                               and d.object.casefold() == s.object.casefold() for d in drawn):
         return None  # ambiguous, or the old holder said again to hold it
-    return names[0]
+    return _acting(names, drawn)[0]
+
+
+def _acting(names: list[str], drawn: list[StatementView]) -> list[str]:
+    """Of several names, those the words have do something now ("Marco left for Paris; Aiko runs the
+    kitchen as head chef": a holder acts, a place is gone to); one name stays as it is."""
+    if len(names) < 2:
+        return names
+    return [n for n in names if any(d.subject.casefold() == n.casefold() and d.tense == "present"
+                                    and not d.negated for d in drawn)]
 
 
 def value_since(said: ObservationView, observations: list[ObservationView]) -> tuple[str, ObservationView] | None:
@@ -199,14 +208,29 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     mentions_old = object_words(old) <= object_words(text)
     excluded = object_words(s.subject) | object_words(question.text) | object_words(o.source or "") \
         | object_words(question.asker) | object_words(old)
-    values = list(dict.fromkeys(v for v in values if object_words(v) - excluded))
+    values = _acting(list(dict.fromkeys(v for v in values if object_words(v) - excluded)), drawn)
     if len(values) != 1:
         return None
     asked = question.words - set(terms(question.asker, question.asker))
-    if _names_someone(s.subject, question.asker):
-        asked -= set(terms(s.subject, question.asker))
-    on_topic = mentions_old or bool(asked & set(terms(text, o.source or "user"))) or strong
+    if _names_someone(s.subject, question.asker):  # whom it is about is no topic; what of theirs is ("rent")
+        asked -= set(terms(s.subject.partition("'s ")[0], question.asker))
+    value, owner = values[0], s.subject.casefold().partition("'s ")[0]
+    # "Dr Lindqvist" where "Dr Okafor" was, "iPhone 15" where "iPhone 12" was: a name sharing a word with
+    # the old one, each with a word of its own, is a name of its kind.
+    kin = _shares_a_word(old, value)
+    # "upgraded to a Pixel 8": the extraction saw the subject change to the value but not which of its
+    # slots changed (a generic relation); the slot asked about is that slot.
+    unplaced = any(d.revision == "change" and vocabulary.canonical(d.predicate) in _GENERIC
+                   and d.subject.casefold() in (s.subject.casefold(), owner)
+                   and bool(object_words(value) & object_words(d.object)) for d in drawn)
+    linked = mentions_old or bool(asked & set(terms(text, o.source or "user"))) or unplaced
     predicate = vocabulary.canonical(s.predicate)
+    # A name of the old one's kind is not enough when the extraction put it in another of the subject's
+    # relations ("I met Dr Ferreira at the conference": meets, not the dentist).
+    elsewhere = any(d.subject.casefold() in (s.subject.casefold(), owner)
+                    and vocabulary.canonical(d.predicate) not in (*_GENERIC, predicate)
+                    and object_words(value) <= object_words(d.object) for d in drawn)
+    on_topic = linked or strong or kin and not elsewhere
     # "the project owner is Luis" identifies one holder by its name: an identity has one value at a time.
     identity = predicate in ("is", "is_a") and _name_runs(s.object, first_is_name=True) == [s.object]
     many = not vocabulary.single_valued(predicate) and rule_cardinality(predicate) == "multi" \
@@ -216,7 +240,6 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     replaces = mentions_old or strong and (_AMOUNT.search(old) is not None or predicate == "is_a")
     if not on_topic or many and not replaces:
         return None
-    value, owner = values[0], s.subject.casefold().partition("'s ")[0]
     for d in drawn:
         if d.subject.casefold() == s.subject.casefold() and vocabulary.canonical(d.predicate) == predicate:
             return None  # understood: the slot was written, and judged when it was
@@ -258,6 +281,12 @@ def _names_someone(subject: str, asker: str) -> bool:
     return owner.casefold() in (asker.casefold(), "user") or owner[:1].isupper()
 
 
+def _shares_a_word(old: str, new: str) -> bool:
+    """Whether two names share a word and each has one of its own ("Dr Okafor", "Dr Lindqvist")."""
+    a, b = object_words(old), object_words(new)
+    return bool(a & b) and bool(a - b) and bool(b - a)
+
+
 def _has_name(value: str) -> bool:
     """Whether a value holds a capitalised word: a name."""
     return any(any(c.isupper() for c in w) for w in value.split())
@@ -272,20 +301,28 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     """(the amount in ``obj``, whether its form is distinctive, the amounts of that form in ``text``): the
     form is a currency, a unit, an ordinal, a time of day or a month; a bare number is distinctive by its
     digits when it has three or more (a year, a code: "ends in 4411" -> "it ends in 4471"), and then meets
-    only numbers of as many digits."""
+    numbers of as many digits; failing those, numbers of three digits or more, not distinctive."""
     m = _AMOUNT.search(obj)
     if m is None:
         return None
     pre, unit = _form(m)
     bare, digits = (pre, unit) == ("", ""), len(re.sub(r"\D", "", m.group("num")))
-    out = []
+    out, longer_or_shorter = [], []
     for n in _AMOUNT.finditer(text):
         their_pre, their_unit = _form(n)
         # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit.
         same_unit = their_unit == unit or not unit and bool(n.group("space"))
-        same_digits = not bare or digits < 3 or len(re.sub(r"\D", "", n.group("num"))) == digits
-        if their_pre == pre and same_unit and same_digits and n.group("num") != m.group("num"):
+        their_digits = len(re.sub(r"\D", "", n.group("num")))
+        if their_pre != pre or not same_unit or n.group("num") == m.group("num"):
+            continue
+        if not bare or digits < 3 or their_digits == digits:
             out.append(_amount_text(n, bool(unit)))
+        elif their_digits >= 3:
+            longer_or_shorter.append(_amount_text(n, bool(unit)))
+    if not out and longer_or_shorter:
+        # "1,020" where "950" was: no code of the old one's shape, so no value by its shape alone; a value
+        # of the slot still when the words are about it (``_new_value`` asks for that when it is not strong).
+        return _amount_text(m, bool(unit)), False, longer_or_shorter
     return _amount_text(m, bool(unit)), not bare or digits >= 3, out
 
 

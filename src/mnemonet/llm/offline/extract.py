@@ -94,7 +94,8 @@ _AUXILIARIES = frozenset({"auxpass", "aux"})
 def with_elided_subjects(doc: Doc) -> str | None:
     """The text of ``doc`` with the first-person subject said where a sentence opens with a verb that has
     none (past, participle or -ing: never an imperative, which has the plain form), or with its auxiliary
-    ("got engaged in Lisbon"); None if none does."""
+    ("got engaged in Lisbon"), or whose opening clause is a past verb without one ("gave up coffee, it's
+    tea now"); None if none does."""
     parts, changed = [], False
     for sent in doc.sents:
         root, first = sent.root, sent[0]
@@ -102,9 +103,13 @@ def with_elided_subjects(doc: Doc) -> str | None:
             and not any(c.dep_ in _SUBJECTS for c in root.children)
         bare = subjectless and root == first and not any(c.dep_ in _AUXILIARIES for c in root.children)
         helped = subjectless and first.head == root and first.dep_ == "auxpass"  # "got promoted", "was moved"
-        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if bare else f"I {sent.text}" if helped
+        # "gave up coffee, it's green tea now": the opening clause's past verb has no subject, the sentence's has
+        opening = first.tag_ == "VBD" and first.dep_ in ("advcl", "ccomp") and first.head == root \
+            and not is_question(sent) \
+            and not any(c.dep_ in _SUBJECTS | _AUXILIARIES for c in first.children)
+        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if bare else f"I {sent.text}" if helped or opening
                      else sent.text)
-        changed |= bare or helped
+        changed |= bare or helped or opening
     return " ".join(parts) if changed else None
 
 

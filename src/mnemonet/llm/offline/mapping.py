@@ -48,6 +48,7 @@ Each clause (a verb with its subject) becomes triples:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
@@ -134,9 +135,12 @@ class Mapper:
             self._at = verb.i
             # Only a value of the same kind (part of speech) replaces it: "it's too noisy" after "I don't
             # like the office" is a reason, not another office.
-            for value in (v for v in _copula_values(verb) if before and v.pos_ == before[-1].pos_):
+            # What took the place of a thing given up is not given up: it fills the slot the thing held,
+            # which these words do not name ("gave up coffee, it's green tea now").
+            predicate = "has_value" if last.predicate in _ENDING_PREDICATES else last.predicate
+            for value in (v for v in _copula_values(verb) if before and _kind(v) == _kind(before[-1])):
                 for name, negated in self._objects(value, keep_dates=True):
-                    self._add(last.subject, last.predicate, name, negated, clause, None)
+                    self._add(last.subject, predicate, name, negated, clause, None)
 
     # -- clauses ---------------------------------------------------------------
 
@@ -774,18 +778,36 @@ def _glued(tok: Token) -> list[Token]:
 
 def _object_tokens(tok: Token, keep_dates: bool, dated: Callable[[Token], bool]) -> list[Token]:
     """The head, its name tokens and its phrases ("capital of France", "meetings on Fridays", not a date:
-    ``dated``), and a place's ", France"."""
+    ``dated``), the name it is given ("a cat named Pixel"), and a place's ", France"."""
     keep = set(_name_tokens(tok))
     for c in tok.children:
         if c.dep_ == "prep" and c.i > tok.i and (value := _pobj(c)) is not None and value.pos_ != "PRON" and (
             c.lower_ == "of" or c.lower_ in lx.QUALIFIER_PREPOSITIONS and not dated(c)
         ):
             keep.update(_phrase(c))
+        elif c.dep_ == "acl" and c.tag_ == "VBN" and (given := _given_name(c)):
+            keep.update([c, *given])  # "a cat named Pixel"
         elif c.dep_ == "appos" and tok.ent_type_ == "GPE" and c.ent_type_ == "GPE":
             keep.update([c, *(t for t in tok.doc[tok.i + 1 : c.i] if t.is_punct)])
         elif keep_dates and c.dep_ in ("nummod", "npadvmod", "compound") and c.ent_type_ in _TIME_LABELS:
             keep.update(c.subtree)
     return sorted(keep, key=lambda t: t.i)
+
+
+def _kind(tok: Token) -> str:
+    """A word's part of speech, a capitalised word inside a sentence being a name whatever the tagger
+    read ("it's Bumble" tagged an adjective)."""
+    return "PROPN" if tok.text[:1].isupper() and tok.i != tok.sent.start else tok.pos_
+
+
+def _given_name(participle: Token) -> list[Token]:
+    """The name a participle gives its noun ("a cat named Pixel", "a parrot called Kiwi"): its predicate
+    object, or the proper noun right after it where the parser hung that on the verb."""
+    named = [t for o in participle.children if o.dep_ == "oprd" and o.pos_ == "PROPN" for t in o.subtree]
+    if named or participle.n_rights:
+        return named
+    after = participle.doc[participle.i + 1:participle.sent.end]
+    return list(itertools.takewhile(lambda t: t.pos_ == "PROPN", after))
 
 
 def _misread_to(adjective: Token) -> Token | None:
@@ -1067,3 +1089,8 @@ def _one_named_person(doc: Doc) -> str | None:
     names = {e.text for e in doc.ents if e.label_ == "PERSON"}
     names |= {t.text for t in doc if t.dep_ in _SUBJECT_DEPS and t.pos_ == "PROPN" and not t.ent_type_}
     return names.pop() if len(names) == 1 else None
+
+
+# The predicates of verbs of ending, leaving or giving up ("gives_up", "quits", "ditches").
+_ENDING_PREDICATES = frozenset(_verb_predicate(*f"{verb} ".split(" ")[:2]) for verb in (
+    lx.ENDING_VERBS | lx.LEAVE_VERBS | lx.REPLACE_VERBS | lx.STATUS_TRANSITIVE))
