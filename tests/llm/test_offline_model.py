@@ -60,6 +60,9 @@ TABLE: list[tuple[str, list[T]]] = [
     ("I swim at the pool at Kelvin Hall", [("user", "swims_at", "pool at Kelvin Hall", False)]),
     # a passive without its subject is the speaker's
     ("got engaged in Lisbon", [("user", "has_property", "engaged", False)]),
+    # a verb of replacing with nothing given up switches; a "to" the tagger read as a verb's is a preposition
+    ("I swapped to decaf coffee", [("user", "uses", "decaf coffee", False)]),
+    ("switched to soy milk last month", [("user", "uses", "soy milk", False)]),
     # a name given to the object is part of it
     ("we keep a parrot called Kiwi", [("user", "keeps", "parrot called Kiwi", False)]),
     # an opening past clause without a subject is the speaker's; what took a given-up thing's place fills

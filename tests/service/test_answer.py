@@ -185,3 +185,10 @@ def test_an_attribute_named_by_the_question_leads_before_a_later_event_naming_it
     event = _st("st-event", "user", "grows", "height", at=2).model_copy(update={"tense": "past"})
     composed = compose(Recall(query="what is my height?", statements=[holds, event]), 5, VOCABULARY, Settings())
     assert composed.lead_id == "st-holds"
+
+
+def test_owning_a_thing_answers_what_one_has() -> None:
+    owned = _st("st-owned", "user", "owns", "rabbit named Clover", at=1)
+    had = _st("st-had", "user", "has", "goldfish named Bubbles", at=2)
+    composed = compose(Recall(query="what pets do I have?", statements=[owned, had]), 5, VOCABULARY, Settings())
+    assert {s.id for s in composed.evidence} == {"st-owned", "st-had"}

@@ -76,6 +76,15 @@ ROWS = [
      "what laptop do I have?", "Framework 13"),
     (("user's laptop", "has_value", "ThinkPad"), ("user", "my brother upgraded to a Framework 13"),
      "what laptop do I have?", None),
+    # what the words put in place of the old value, named, when the extraction could not place it
+    (("user", "drinks", "oat flat white"), ("user", "gave up the flat white, it's matcha for me now"),
+     "what do I drink?", "matcha"),
+    (("user", "drinks", "oat flat white"), ("user", "it's matcha for me these days"), "what do I drink?", None),
+    # the same kind of thing said as a change replaces a value of a many-valued relation; added, it does not
+    (("user", "cooks_with", "dairy butter"), ("user", "switched to vegan butter"),
+     "what butter do I cook with?", "vegan butter"),
+    (("user", "cooks_with", "dairy butter"), ("user", "I keep some vegan butter too"),
+     "what butter do I cook with?", None),
     # a number of another length is the slot's when the words are about it
     (("user's rent", "has_value", "950"), ("user", "the landlord put the rent up to 1,020"),
      "how much is my rent?", "1,020"),
@@ -89,6 +98,11 @@ DRAWN = {
     "my favourite band is Wilco": [("user", "has_favourite_band", "Wilco")],
     "Yara lives in Tel Aviv.": [("yara", "lives_in", "Tel Aviv")],
     "I met Dr Ferreira at the conference": [("user", "meets", "Dr Ferreira")],
+    "gave up the flat white, it's matcha for me now": [
+        ("user", "gives_up", "flat white"), ("user", "has_value", "matcha", "change")],
+    "it's matcha for me these days": [("user", "has_value", "matcha", "change")],
+    "switched to vegan butter": [("user", "uses", "vegan butter", "change")],
+    "I keep some vegan butter too": [("user", "keeps", "vegan butter")],
     "Moira retired to Cornwall, Bisi runs the ward as sister now": [
         ("Moira", "retires_to", "Cornwall"), ("Bisi", "runs", "ward as sister")],
     "Moira retired to Cornwall, Bisi is on the ward a lot": [("Moira", "retires_to", "Cornwall")],

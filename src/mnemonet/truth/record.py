@@ -106,7 +106,9 @@ def said_since(lead: StatementView, observations: list[ObservationView],
             changed = _new_holder(current, o, drawn.get(o.id, []), question)
             field = "subject"
         else:
-            changed, field = _new_value(current, o, drawn.get(o.id, []), question, vocabulary), "object"
+            said = drawn.get(o.id, [])
+            changed = _new_value(current, o, said, question, vocabulary) or _in_place_of(current, o, said, vocabulary)
+            field = "object"
         if changed is not None:
             current = current.model_copy(update={
                 field: changed, "created_at": o.created_at, "source": o.source, "negated": False,
@@ -220,9 +222,7 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     kin = _shares_a_word(old, value)
     # "upgraded to a Pixel 8": the extraction saw the subject change to the value but not which of its
     # slots changed (a generic relation); the slot asked about is that slot.
-    unplaced = any(d.revision == "change" and vocabulary.canonical(d.predicate) in _GENERIC
-                   and d.subject.casefold() in (s.subject.casefold(), owner)
-                   and bool(object_words(value) & object_words(d.object)) for d in drawn)
+    unplaced = any(_unplaced(d, s, vocabulary) and object_words(value) & object_words(d.object) for d in drawn)
     linked = mentions_old or bool(asked & set(terms(text, o.source or "user"))) or unplaced
     predicate = vocabulary.canonical(s.predicate)
     # A name of the old one's kind is not enough when the extraction put it in another of the subject's
@@ -236,8 +236,12 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     many = not vocabulary.single_valued(predicate) and rule_cardinality(predicate) == "multi" \
         and vocabulary.spec(predicate).cardinality != "single_per_topic" and not identity
     # Two values of a many-valued relation may both hold: only naming the old one, an amount in the same
-    # unit or another rank of the same kind of role ("lead designer" for "junior designer") replaces it.
-    replaces = mentions_old or strong and (_AMOUNT.search(old) is not None or predicate == "is_a")
+    # unit, another rank of the same kind of role ("lead designer" for "junior designer") or the same kind of
+    # thing said as a change ("swapped to oat milk" where "cow's milk" was; "I also take oat milk" adds one)
+    # replaces it.
+    said_as_change = any(d.revision == "change" and not d.negated and object_words(value) <= object_words(d.object)
+                         and d.subject.casefold() in (s.subject.casefold(), owner) for d in drawn)
+    replaces = mentions_old or strong and (_AMOUNT.search(old) is not None or predicate == "is_a" or said_as_change)
     if not on_topic or many and not replaces:
         return None
     for d in drawn:
@@ -248,6 +252,29 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
         if object_words(value) <= object_words(d.object) and _another_attribute(d.predicate, s):
             return None  # understood: another of the subject's attributes ("my favourite band is Wilco")
     return s.object.replace(old, value, 1)
+
+
+def _in_place_of(s: StatementView, o: ObservationView, drawn: list[StatementView],
+                 vocabulary: Vocabulary) -> str | None:
+    """The value ``o`` puts in place of the object of ``s``: it names the old value ("gave up coffee, it's
+    green tea for me now" of "drinks black coffee") and the extraction read one change of the subject's
+    that it could not place (a generic relation, "user has_value green tea"), to another value."""
+    if s.negated or not _by_or_about(s, o):
+        return None
+    old = _core(s.object)
+    head = fold(_WORD.findall(old.casefold())[-1]) if _WORD.search(old.casefold()) else ""
+    if not head or head not in {fold(w) for w in _WORD.findall(o.text.casefold())}:
+        return None
+    values = {d.object for d in drawn if _unplaced(d, s, vocabulary) and not d.negated and d.tense == "present"
+              and not object_words(d.object) & object_words(old)}
+    return s.object.replace(old, values.pop(), 1) if len(values) == 1 else None
+
+
+def _unplaced(d: StatementView, s: StatementView, vocabulary: Vocabulary) -> bool:
+    """Whether ``d`` is a change of the subject of ``s`` (or its owner's) that its extraction could not place:
+    a generic relation ("upgraded to a Pixel 8": user has_value Pixel 8)."""
+    return d.revision == "change" and vocabulary.canonical(d.predicate) in _GENERIC \
+        and d.subject.casefold() in (s.subject.casefold(), s.subject.casefold().partition("'s ")[0])
 
 
 def _by_or_about(s: StatementView, o: ObservationView) -> bool:

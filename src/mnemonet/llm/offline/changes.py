@@ -230,16 +230,26 @@ def moved_to(verb: Token) -> tuple[Token, Token | None] | None:
 
 def switched_to(verb: Token) -> tuple[Token, Token | None] | None:
     """(B, A) of "switched (from A) to B", "replaced A with B", "swapped A for B", "traded A in for B"."""
-    lemma = verb.lemma_.lower()
-    if lemma in lx.SWITCH_VERBS:
-        new = pobj(preposition(verb, frozenset({"to"})))
+    lemma, to = verb.lemma_.lower(), frozenset({"to"})
+    misread = _to_object(verb)
+    # "swapped to oat milk": a verb of replacing with no thing given up switches, as "switched to" does
+    if lemma in lx.SWITCH_VERBS or lemma in lx.REPLACE_VERBS and (
+            misread is not None or preposition(verb, to) is not None and _own_object(verb) is None):
+        new = pobj(preposition(verb, to)) or misread
         if new is None or is_time_value(new):
             return None
-        return new, pobj(preposition(verb, frozenset({"from"}))) or _own_object(verb)
+        return new, pobj(preposition(verb, frozenset({"from"}))) or (_own_object(verb) if misread is None else None)
     if lemma in lx.REPLACE_VERBS and (old := _own_object(verb)) is not None:
         new = pobj(preposition(verb, frozenset({"with", "for"})))
         return (new, old) if new is not None else None
     return None
+
+
+def _to_object(verb: Token) -> Token | None:
+    """The object after "to" that the small parser read as a verb's ("switched to oat milk": "to" an aux of
+    "oat", "milk" the direct object)."""
+    obj = direct_object(verb)
+    return obj if obj is not None and obj.left_edge.lower_ == "to" else None
 
 
 def _own_object(verb: Token) -> Token | None:

@@ -752,7 +752,9 @@ def _name_tokens(tok: Token) -> list[Token]:
         if (named or c.dep_ == "quantmod" and c.pos_ == "SYM") and c.i < tok.i and c.pos_ != "ADV":  # "$12"
             keep.update(
                 t for t in c.subtree
-                if (t.dep_ not in ("det", "advmod", "cc", "punct", "neg") or t.tag_ == "HYPH") and t.pos_ != "ADV"
+                # an aux inside a noun is a misread "to" ("switched to oat milk")
+                if (t.dep_ not in ("det", "advmod", "cc", "punct", "neg", "aux") or t.tag_ == "HYPH")
+                and t.pos_ != "ADV"
             )
     keep.update(_glued(tok))
     if tok.pos_ == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
