@@ -42,6 +42,7 @@ def _st(subject: str, predicate: str, obj: str, *, negated: bool = False, tense:
     (_st("alice", "has_favourite_colour", "blue"), "alice", "your favourite colour is blue"),
     # copulas and properties
     (_st("bob", "is_a", "doctor"), "bob", "you are a doctor"),
+    (_st("bob's aunt", "is_a", "engineer"), "bob", "your aunt is an engineer"),
     (_st("the room", "has_property", "quiet"), None, "the room is quiet"),
     (_st("launch", "is_on", "Monday"), None, "launch is on Monday"),
     (_st("alice", "married_to", "Sam", tense="past"), None, "alice was married to Sam"),

@@ -55,7 +55,8 @@ def realise(s: StatementView, asker: str | None = None) -> str:
     if s.predicate == "is_a" and obj[:1].isupper():  # a name is no kind: "your coach is Anneke"
         return f"{subject} {_be(second, s.tense, s.negated)} {obj}"
     if words[0] in _BE_PREDICATES:
-        return " ".join([subject, _be(second, s.tense, s.negated), *words[1:], obj])
+        rest = ["an" if w == "a" and obj[:1].casefold() in "aeiou" else w for w in words[1:]]  # "an associate"
+        return " ".join([subject, _be(second, s.tense, s.negated), *rest, obj])
     if words[0] in _COPULA_HEADS:
         return " ".join([subject, _be(second, s.tense, s.negated), *words, obj])
     return f"{subject} {_verb(words, second, s.tense, s.negated)} {obj}"
