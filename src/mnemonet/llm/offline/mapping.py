@@ -100,6 +100,8 @@ class Mapper:
         self.named = _one_named_person(doc)
         # Pronouns of a reported clause bound to the one who reports it (token index -> reporter).
         self._bound: dict[int, Token] = {}
+        # A name the parser made a second subject beside the noun it names (noun index -> name).
+        self._naming: dict[int, Token] = {}
         self.out: list[Triple] = []
         self._found: list[tuple[int, Triple]] = []
         self._at = 0
@@ -161,6 +163,10 @@ class Mapper:
                 and c.pos_ in ("PROPN", "PRON")
                 and c.ent_type_ not in _TIME_LABELS
             ][-1:]
+        if len(own) == 2 and own[0].pos_ == "NOUN" and own[1].pos_ == "PROPN" and own[1].left_edge.i == own[0].i + 1:
+            # "Hassan's cousin Omar lives in Doha", parsed as two subjects: the name names the noun.
+            self._naming[own[0].i] = own[1]
+            own = own[:1]
         subjects = _with_conjuncts(own[0]) if own else inherited.subjects
         tense = _tense(verb) or inherited.tense
         hedge = _min(inherited.hedge, hedge_confidence(_local_text(verb)))
@@ -549,7 +555,7 @@ class Mapper:
     # -- names -----------------------------------------------------------------
 
     def _subject(self, tok: Token) -> str | None:
-        appos = next((c for c in tok.children if c.dep_ == "appos" and c.pos_ == "PROPN"), None)
+        appos = next((c for c in tok.children if c.dep_ == "appos" and c.pos_ == "PROPN"), self._naming.get(tok.i))
         if appos is not None and tok.pos_ == "NOUN" and (owner := _possessor(tok)) is not None:
             # "my brother Sam lives in Denver": the subject is Sam, and Sam is the speaker's brother.
             owner_name = self._name(owner)
