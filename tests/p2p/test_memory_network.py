@@ -64,3 +64,24 @@ async def test_a_slow_answer_times_out_and_a_kill_drops_the_request_in_flight() 
         await server.stop(force=True)
         with pytest.raises(httpx.ReadError):
             await call
+
+
+async def test_a_graceful_stop_waits_for_a_hung_request_only_as_long_as_the_http_server_would() -> None:
+    net = MemoryNetwork()
+    arrived = asyncio.Event()
+
+    async def hang(request: Request) -> PlainTextResponse:
+        arrived.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    server = net.server(Starlette(routes=[Route("/hang", hang)]), "127.0.0.1", 0, ws_max_bytes=1024,
+                        graceful_timeout=0.2, idle_timeout=1.0, header_timeout=1.0)
+    port = await server.start()
+    async with net.http_client(timeout=httpx.Timeout(30.0), limits=LIMITS) as http:
+        call = asyncio.create_task(http.get(f"http://127.0.0.1:{port}/hang"))
+        await asyncio.wait_for(arrived.wait(), 5.0)
+        # Before, this waited for the request for ever; now past the grace the request is cancelled.
+        await asyncio.wait_for(server.stop(), 10.0)
+        with pytest.raises(httpx.ReadError):
+            await call

@@ -39,7 +39,7 @@ class MemoryNetwork:
 
     def server(self, app: ASGIApp, host: str, port: int, *, ws_max_bytes: int, graceful_timeout: float,
                idle_timeout: float, header_timeout: float) -> MemoryServer:
-        return MemoryServer(self, app, host, port)
+        return MemoryServer(self, app, host, port, graceful_timeout=graceful_timeout)
 
     def http_client(self, *, timeout: httpx.Timeout, limits: httpx.Limits) -> httpx.AsyncClient:
         return httpx.AsyncClient(transport=_HttpRouter(self), timeout=timeout)
@@ -62,8 +62,9 @@ class MemoryNetwork:
 class MemoryServer:
     """One node's app on the MemoryNetwork."""
 
-    def __init__(self, net: MemoryNetwork, app: ASGIApp, host: str, port: int) -> None:
+    def __init__(self, net: MemoryNetwork, app: ASGIApp, host: str, port: int, *, graceful_timeout: float) -> None:
         self._net = net
+        self._graceful_timeout = graceful_timeout
         self._http = httpx.ASGITransport(app=app)
         self.app = app
         self._host = host
@@ -82,11 +83,15 @@ class MemoryServer:
 
     async def stop(self, force: bool = False) -> None:
         self._net.servers.pop(self._key, None)
-        if force:
-            for task in list(self._tasks):
-                task.cancel()
-        # Links end when their app side returns; a graceful stop lets in-flight requests finish.
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        # Links end when their app side returns; a graceful stop lets in-flight requests finish, for as long
+        # as the HTTP server would wait for them; then (or at once, forced) they are cancelled, as a crash would.
+        if self._tasks and not force:
+            await asyncio.wait(set(self._tasks), timeout=self._graceful_timeout)
+        left = set(self._tasks)
+        for task in left:
+            task.cancel()
+        if left:
+            await asyncio.wait(left, timeout=self._graceful_timeout)
 
     def _track(self, task: asyncio.Task[Any]) -> asyncio.Task[Any]:
         self._tasks.add(task)
