@@ -43,6 +43,8 @@ def _st(subject: str, predicate: str, obj: str, *, negated: bool = False, tense:
     # copulas and properties
     (_st("bob", "is_a", "doctor"), "bob", "you are a doctor"),
     (_st("bob's aunt", "is_a", "engineer"), "bob", "your aunt is an engineer"),
+    (_st("bob", "puts", "honey in bob's tea"), "bob", "you put honey in your tea"),
+    (_st("bob", "puts", "honey in jacob's tea"), "bob", "you put honey in jacob's tea"),
     (_st("the room", "has_property", "quiet"), None, "the room is quiet"),
     (_st("launch", "is_on", "Monday"), None, "launch is on Monday"),
     (_st("alice", "married_to", "Sam", tense="past"), None, "alice was married to Sam"),

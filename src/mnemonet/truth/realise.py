@@ -19,6 +19,8 @@ verbs take their plain form.
 
 from __future__ import annotations
 
+import re
+
 from mnemonet.model.views import StatementView
 
 # Predicates read as "is <participle/adjective> <preposition>": the first word is no verb.
@@ -37,7 +39,7 @@ def realise(s: StatementView, asker: str | None = None) -> str:
     if s.summary:
         return s.summary
     subject, second = _subject(s.subject, asker)
-    obj = "you" if asker and s.object.casefold() == asker.casefold() else s.object
+    obj = "you" if asker and s.object.casefold() == asker.casefold() else _yours(s.object, asker)
     words = [w for w in s.predicate.split("_") if w]
     if not words:
         return f"{subject} {obj}"
@@ -60,6 +62,11 @@ def realise(s: StatementView, asker: str | None = None) -> str:
     if words[0] in _COPULA_HEADS:
         return " ".join([subject, _be(second, s.tense, s.negated), *words, obj])
     return f"{subject} {_verb(words, second, s.tense, s.negated)} {obj}"
+
+
+def _yours(obj: str, asker: str | None) -> str:
+    """The asker's possessions in an object said to them: "cow's milk in user's coffee" -> "... in your coffee"."""
+    return re.sub(rf"(?<![\w'’]){re.escape(asker)}'s\b", "your", obj, flags=re.IGNORECASE) if asker else obj
 
 
 def _subject(subject: str, asker: str | None) -> tuple[str, bool]:
