@@ -128,12 +128,12 @@ def _new_holder(s: StatementView, o: ObservationView, drawn: list[StatementView]
     thing = object_words(s.object) | set(question.words)
     if not thing & set(terms(o.text, o.source or "user")) - object_words(s.subject):
         return None
-    names = [n for n in dict.fromkeys(found[2]) if object_words(n) - object_words(question.text)
-             - object_words(o.source or "")]
-    if len(_acting(names, drawn)) != 1 or any(d.subject.casefold() == s.subject.casefold() and not d.negated
+    names = _acting([n for n in dict.fromkeys(found[2]) if object_words(n) - object_words(question.text)
+                     - object_words(o.source or "")], drawn)
+    if len(names) != 1 or any(d.subject.casefold() == s.subject.casefold() and not d.negated
                               and d.object.casefold() == s.object.casefold() for d in drawn):
         return None  # ambiguous, or the old holder said again to hold it
-    return _acting(names, drawn)[0]
+    return names[0]
 
 
 def _acting(names: list[str], drawn: list[StatementView]) -> list[str]:
