@@ -16,10 +16,18 @@ It speaks only when the reading is unambiguous:
   question's own words);
 - it is about the slot: it names the old value ("traded in the Corolla for a Tesla"), or a word the
   question asks with (besides whom it asks about), or the new value is of a strong shape (an amount in the
-  same unit, the same kind of thing by its head noun);
-- a many-valued relation (likes, has, uses) changes only when the old value is named with the new one,
-  and never when the observation's own statements wrote the slot (the write-time rules judged it then),
-  or gave the new value to someone else ("my wife's manager is Greg").
+  same unit, the same kind of thing by its head noun), or a name sharing a word with the old one ("Dr
+  Lindqvist" for "Dr Okafor", unless the extraction read it as another relation), or the extraction saw
+  the subject change to it without placing the change (a generic relation: "upgraded to a Pixel 8");
+- of several new names, the one the words have act now is the value ("Marco left for Paris; Aiko runs the
+  kitchen as head chef");
+- a many-valued relation (likes, has, uses) changes only when the old value is named with the new one
+  (or a thing of its kind is said as a change: "swapped to oat milk"), and never when the observation's
+  own statements wrote the slot (the write-time rules judged it then), or gave the new value to someone
+  else ("my wife's manager is Greg").
+
+Where the words name the old value and the extraction placed the value that took its place nowhere ("gave
+up coffee, it's green tea for me now"), that value is the slot's (``_in_place_of``).
 
 Asked for the holder of something ("who chairs the committee?" of "Carlos chairs committee"), the
 subject is the value: a later observation naming the old holder, the thing held and one other name
@@ -262,9 +270,9 @@ def _in_place_of(s: StatementView, o: ObservationView, drawn: list[StatementView
     if s.negated or not _by_or_about(s, o):
         return None
     old = _core(s.object)
-    head = fold(_WORD.findall(old.casefold())[-1]) if _WORD.search(old.casefold()) else ""
-    if not head or head not in {fold(w) for w in _WORD.findall(o.text.casefold())}:
-        return None
+    words = _WORD.findall(old.casefold())
+    if not words or fold(words[-1]) not in {fold(w) for w in _WORD.findall(o.text.casefold())}:
+        return None  # the old value's head noun is not named
     values = {d.object for d in drawn if _unplaced(d, s, vocabulary) and not d.negated and d.tense == "present"
               and not object_words(d.object) & object_words(old)}
     return s.object.replace(old, values.pop(), 1) if len(values) == 1 else None
