@@ -192,3 +192,10 @@ def test_owning_a_thing_answers_what_one_has() -> None:
     had = _st("st-had", "user", "has", "goldfish named Bubbles", at=2)
     composed = compose(Recall(query="what pets do I have?", statements=[owned, had]), 5, VOCABULARY, Settings())
     assert {s.id for s in composed.evidence} == {"st-owned", "st-had"}
+
+
+def test_who_is_answered_by_a_statement_naming_a_person_before_one_naming_none() -> None:
+    named = _st("st-named", "kai", "has_physio", "Dr Osei", at=1)
+    unnamed = _st("st-unnamed", "kai", "sees", "new physio", at=2)  # newer, and as many words of the question
+    composed = compose(Recall(query="who is Kai's physio?", statements=[named, unnamed]), 5, VOCABULARY, Settings())
+    assert composed.lead_id == "st-named"

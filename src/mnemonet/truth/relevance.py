@@ -124,6 +124,9 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     else:
         share = min(1.0, (len(covered) + 0.5 * kind) / len(q.words))
     # "Where", "when" and "who" ask for a place, a time, a person: a statement giving none of these (no
-    # relation they ask for, no time it holds at) tells of the subject without answering.
-    gives = q.wh in asked or (q.wh == "when" and s.valid_at is not None)
+    # relation they ask for, no time it holds at, no name) tells of the subject without answering.
+    # "Who" asks for a person: a statement naming one (a capitalised object: "therapist is Dr Alvarez")
+    # gives it, whatever its relation; "sees new therapist" does not.
+    gives = q.wh in asked or (q.wh == "when" and s.valid_at is not None) or (
+        q.wh == "who" and any(w[:1].isupper() for w in s.object.split()))
     return share * (1.0 if gives or q.wh not in _KINDS else WRONG_KIND)
