@@ -629,9 +629,15 @@ CREATE (r)-[:RETRACTS {created_at: $now}]->(t)"""
 RETRACT_STATEMENT = ("MATCH (t:Statement {id: $target_id})" + _RETRACT).strip()
 RETRACT_OBSERVATION = ("MATCH (t:Observation {id: $target_id})" + _RETRACT).strip()
 
+# Each target found by its label's id index: "MATCH (r:Retraction)-[:RETRACTS]->(t) WHERE t.id IN $ids"
+# was planned as a scan of every node for t (FalkorDB: 217 ms per search at a million statements).
 RETRACTIONS_OF = """
+UNWIND $ids AS target
+WITH DISTINCT target
+OPTIONAL MATCH (s:Statement {id: target})
+OPTIONAL MATCH (o:Observation {id: target})
+WITH coalesce(s, o) AS t WHERE t IS NOT NULL
 MATCH (r:Retraction)-[:RETRACTS]->(t)
-WHERE t.id IN $ids
 RETURN r.id AS id, t.id AS target_id, r.target_kind AS kind, r.reason AS reason, r.source AS source,
        r.created_at AS created_at, coalesce(t.sentence, t.summary, t.raw_content, '') AS target_text
 ORDER BY created_at, id""".strip()
