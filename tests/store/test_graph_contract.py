@@ -125,6 +125,12 @@ async def test_contradictions_are_never_duplicated(graph_store: GraphStore) -> N
     assert (await graph_store.counts())["CONTRADICTS"] == 2
     open_pairs = {frozenset((c.a.id, c.b.id)) for c in await graph_store.unresolved_contradictions()}
     assert open_pairs == {frozenset(("s1", "s2")), frozenset(("s1", "c1"))}
+    # Those touching given statements, from either side, each once.
+    touching = await graph_store.unresolved_contradictions_of(["s2", "c1", "s1"])
+    assert len(touching) == 2 and {frozenset((c.a.id, c.b.id)) for c in touching} == open_pairs
+    assert [frozenset((c.a.id, c.b.id)) for c in await graph_store.unresolved_contradictions_of(["c1"])] == [
+        frozenset(("s1", "c1"))]
+    assert await graph_store.unresolved_contradictions_of([]) == []
 
 
 async def test_concurrent_contradiction_links_make_one_edge(graph_store: GraphStore) -> None:
@@ -165,6 +171,7 @@ async def test_superseded_statements_are_excluded(graph_store: GraphStore) -> No
     assert s1.superseded_by == ["c1"] and s1.subject == "user" and s1.source == "alice"
     # s3 supersedes s4, so their contradiction is resolved.
     assert await graph_store.unresolved_contradictions() == []
+    assert await graph_store.unresolved_contradictions_of(["s3", "s4"]) == []
     assert [s.id for s in await graph_store.statements_about("user", limit=1)] == ["c1"]
 
 

@@ -26,7 +26,7 @@ async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit], *, 
 
     ``opened_hits`` concept and observation hits each are opened for their statements (hybrid+graph
     search folds an observation's extracted statements into it, so they come back through this); the
-    newest ``contradiction_scan`` open contradictions are scanned for those touching what was gathered.
+    newest ``contradiction_scan`` open contradictions touching what was gathered come with it.
     """
     statement_ids = [h.id for h in hits if h.kind in ("statement", "summary")]
     observation_ids = [h.id for h in hits if h.kind == "observation"]
@@ -49,8 +49,8 @@ async def build_recall(graph: GraphStore, query: str, hits: list[SearchHit], *, 
     superseded = [s for s in unique if s.superseded_by and not s.summary]
     ids = {s.id for s in unique}
     contradictions = [
-        c for c in await graph.unresolved_contradictions(contradiction_scan)
-        if (c.a.id in ids or c.b.id in ids) and not (c.a.withdrawn or c.b.withdrawn)
+        c for c in (await graph.unresolved_contradictions_of(sorted(ids)))[:contradiction_scan]
+        if not (c.a.withdrawn or c.b.withdrawn)
     ]
     observations = await graph.get_observations(observation_ids)
     targets = [s.id for s in withdrawn if s.retracted_by]

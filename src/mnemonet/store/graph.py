@@ -682,7 +682,22 @@ class GraphStore:
 
     async def unresolved_contradictions(self, limit: int = 50) -> list[ContradictionView]:
         """Contradictions where neither side is superseded, newest first."""
-        rows = await self.driver.read(q.UNRESOLVED_CONTRADICTIONS, {"limit": self._limit(limit)})
+        return await self._contradictions(await self.driver.read(q.UNRESOLVED_CONTRADICTIONS,
+                                                                 {"limit": self._limit(limit)}))
+
+    async def unresolved_contradictions_of(self, ids: list[str]) -> list[ContradictionView]:
+        """The contradictions touching any of the statements where neither side is superseded, newest first
+        (read a bounded chunk of ids at a time)."""
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, (list, tuple)):
+            raise InvalidInput("ids: must be a list of ids")
+        step, found = self.settings.graph_ids_per_read_max, {}
+        for at in range(0, len(ids), step):
+            for r in await self.driver.read(q.UNRESOLVED_CONTRADICTIONS_OF, {"ids": self._ids(ids[at:at + step])}):
+                found[r["a"], r["b"]] = r
+        newest_first = sorted(found.values(), key=lambda r: (-(r["created_at"] or 0), r["a"], r["b"]))
+        return await self._contradictions(newest_first)
+
+    async def _contradictions(self, rows: list[dict[str, Any]]) -> list[ContradictionView]:
         if not rows:
             return []
         ids = sorted({r["a"] for r in rows} | {r["b"] for r in rows})

@@ -315,16 +315,22 @@ WITH s""" + _STATEMENT_VIEW + _BY_RECENCY).strip()
 
 # Superseded ends are found by optional matches from a and b: FalkorDB evaluated
 # NOT (:Statement)-[:SUPERSEDES]->(a) ~5x slower (2,000 contradictions: 170 vs 35 ms).
-UNRESOLVED_CONTRADICTIONS = """
-MATCH (a:Statement)-[r:CONTRADICTS]->(b:Statement)
+_UNRESOLVED = """
 OPTIONAL MATCH (a)<-[sa:SUPERSEDES]-(la) WHERE NOT (la)<-[:RETRACTS]-(:Retraction)
 OPTIONAL MATCH (b)<-[sb:SUPERSEDES]-(lb) WHERE NOT (lb)<-[:RETRACTS]-(:Retraction)
 OPTIONAL MATCH (a)<-[ra:RETRACTS]-(:Retraction)
 OPTIONAL MATCH (b)<-[rb:RETRACTS]-(:Retraction)
 WITH a, r, b, sa, sb, ra, rb WHERE sa IS NULL AND sb IS NULL AND ra IS NULL AND rb IS NULL
-RETURN a.id AS a, b.id AS b, r.reason AS reason, r.created_at AS created_at
+RETURN a.id AS a, b.id AS b, r.reason AS reason, r.created_at AS created_at"""
+UNRESOLVED_CONTRADICTIONS = ("MATCH (a:Statement)-[r:CONTRADICTS]->(b:Statement)" + _UNRESOLVED + """
 ORDER BY created_at DESC, a, b
-LIMIT $limit""".strip()
+LIMIT $limit""").strip()
+# Those touching the given statements, each found through the id index from either side (unordered: a
+# UNION cannot be sorted here); the whole-graph query above scans every statement (at a million, ~0.7 s).
+UNRESOLVED_CONTRADICTIONS_OF = (
+    "UNWIND $ids AS sid MATCH (a:Statement {id: sid})-[r:CONTRADICTS]->(b:Statement)" + _UNRESOLVED
+    + "\nUNION\n"
+    + "UNWIND $ids AS sid MATCH (a:Statement)-[r:CONTRADICTS]->(b:Statement {id: sid})" + _UNRESOLVED).strip()
 
 CONCEPT_DECOMPOSITION = (_CONCEPT_BY_KEY + """
 MATCH (c)-[r:RELATED_TO]->(sub:Concept)
