@@ -93,7 +93,7 @@ ROWS = [
 ]
 
 # What the observation's extraction wrote (the write-time rules judged these already).
-DRAWN = {
+DRAWN: dict[str, list[tuple[str, ...]]] = {
     "My wife's manager is Greg.": [("user's wife", "has_manager", "Greg")],
     "my favourite band is Wilco": [("user", "has_favourite_band", "Wilco")],
     "Yara lives in Tel Aviv.": [("yara", "lives_in", "Tel Aviv")],
