@@ -368,7 +368,7 @@ class Settings(BaseSettings):
         10, ge=0, description="Concept hits and observation hits (each) whose statements remember/recall gathers.",
     )
     recall_contradiction_scan: int = Field(
-        500, ge=1, description="Newest open contradictions remember/recall scans for those touching its statements.",
+        500, ge=1, description="Most open contradictions touching its statements that remember reads, newest first.",
     )
     remember_context_chars: int = Field(6000, description="Character budget of retrieved memory given to the answer.")
     answer_evidence_max: int = Field(
