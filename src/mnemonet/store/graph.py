@@ -620,6 +620,7 @@ class GraphStore:
         """
         params = {
             "ids": self._ids(ids), "max_degree": self._limit(max_degree, "max_degree"),
+            "degree_cap": self._limit(max_degree, "max_degree") + 1,
             "limit": self._limit(limit), "per_seed": self._limit(per_seed, "per_seed"),
         }
         return await self.driver.read(q.SHARED_CONCEPT_NEIGHBOURS, params)

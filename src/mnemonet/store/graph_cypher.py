@@ -1,7 +1,8 @@
 """The one body of portable Cypher the graph store runs on Neo4j 5 and FalkorDB.
 
 Only the subset both engines accept is used: no ``EXISTS {}``/``COUNT {}``
-subqueries, no ``CALL {}``, no ``elementId``; times are epoch-ms integers
+subqueries, no ``elementId``, and ``CALL {}`` only where its ``LIMIT`` bounds
+the work (a hub's degree is counted to one past the cap, not to the end); times are epoch-ms integers
 passed as ``$now``. Everything is parameterised; the only composition is of
 the static fragments below, never of caller data.
 
@@ -509,8 +510,10 @@ ORDER BY name, id""".strip()
 # MENTIONS, statements by ABOUT_*), through at most $per_seed concepts of each
 # seed, skipping hub concepts of more than $max_degree links, and superseded
 # statements; rarest concepts first. Both caps bound the work per query.
-# The degree is counted with OPTIONAL MATCH ... count(): FalkorDB 4.16 runs the
-# equivalent pattern comprehension 5-10x slower on hubs of a few hundred links
+# The degree is counted in a subquery that stops one link past the cap
+# ($degree_cap = $max_degree + 1): counting every link of every hub took 13 of
+# a search's ~60 ms at a million statements, the capped count 4-5 ms; a pattern
+# comprehension, even sliced, walks all links and is 5-10x slower still
 # (bench/README.md, "Search latency"). Superseded statements are dropped by an
 # OPTIONAL MATCH from n for the same reason: NOT (:Statement)-[:SUPERSEDES]->(n)
 # took 3-4 ms for 257 candidates, the optional match 0.3 ms.
@@ -520,8 +523,13 @@ OPTIONAL MATCH (:Observation {id: sid})-[:MENTIONS]->(c1:Concept)
 OPTIONAL MATCH (:Statement {id: sid})-[:ABOUT_SUBJECT|ABOUT_OBJECT]->(c2:Concept)
 WITH sid, (collect(DISTINCT c1) + collect(DISTINCT c2))[..$per_seed] AS cs
 UNWIND cs AS c
-OPTIONAL MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(x)
-WITH sid, c, count(x) AS degree
+CALL {
+  WITH c
+  MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(x)
+  WITH x LIMIT $degree_cap
+  RETURN count(x) AS degree
+}
+WITH sid, c, degree
 WHERE degree <= $max_degree
 MATCH (c)<-[:MENTIONS|ABOUT_SUBJECT|ABOUT_OBJECT]-(n)
 WHERE (n:Observation OR n:Statement) AND NOT n.id IN $ids
