@@ -199,3 +199,21 @@ def test_who_is_answered_by_a_statement_naming_a_person_before_one_naming_none()
     unnamed = _st("st-unnamed", "kai", "sees", "new physio", at=2)  # newer, and as many words of the question
     composed = compose(Recall(query="who is Kai's physio?", statements=[named, unnamed]), 5, VOCABULARY, Settings())
     assert composed.lead_id == "st-named"
+
+
+async def test_a_yes_or_no_question_is_answered_yes_or_no_when_the_lead_settles_it(service: MemoryService) -> None:
+    await service.observe("I live in Berlin", source="user")
+    await service.observe("I moved to Munich last month", source="user")
+    await service.observe("I speak French", source="user")
+    await service.observe("I also speak a bit of Japanese", source="user")
+
+    still = (await service.remember("do I still live in Berlin?", source="user")).text.partition("\n")[0]
+    assert still.startswith("No. ") and "Munich" in still, still
+    now = (await service.remember("is Munich my home now?", source="user")).text.partition("\n")[0]
+    assert now.startswith("Yes. ") and "Munich" in now, now
+    where = (await service.remember("where do I live?", source="user")).text.partition("\n")[0]
+    assert not where.startswith(("Yes", "No")) and "Munich" in where, where
+    # Two languages hold at once: whichever leads, the other is no reason to say no.
+    for language in ("French", "Japanese"):
+        spoken = (await service.remember(f"do I speak {language}?", source="user")).text.partition("\n")[0]
+        assert not spoken.startswith("No"), spoken

@@ -32,6 +32,10 @@ the observation it was drawn from): the side it lets stand is current and the
 other a change; a contradiction it leaves open is a conflict the answer names,
 whichever side leads.
 
+A question asking yes or no ("do I still live in Berlin?") gets "Yes." or "No." before the lead when the
+lead statement settles it (``polar``): it gives the value named, denies it, or replaced it. A lead that is
+the record's words, or a conflict, gets none.
+
 Confidence: how well the lead answers (its relevance score) times its
 support: the lead's confidence, raised by statements that agree with it
 (``1 - prod(1 - c)``), and weighed down by the ones in open conflict with it
@@ -56,6 +60,7 @@ from mnemonet.model.api import Recall
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
 from mnemonet.truth.currency import Policy, standing
+from mnemonet.truth.polar import verdict, with_verdict
 from mnemonet.truth.realise import realise
 from mnemonet.truth.record import gives_kind, said_since, value_since
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
@@ -92,6 +97,8 @@ class Composition:
     related: list[StatementView] = field(default_factory=list)
     # The lead's statement as newer words restate it (``record``), when they do.
     restated: StatementView | None = None
+    # Yes (True) or no (False) to a question asking for one, when the lead statement settles it (``polar``).
+    verdict: bool | None = None
 
     @property
     def cited(self) -> list[str]:
@@ -122,7 +129,7 @@ class Composition:
         return lines + said
 
     def text(self, lead: str | None = None, *, degraded: bool = False) -> str:
-        parts = [lead or self.lead]
+        parts = [with_verdict(lead or self.lead, self.verdict)]
         if degraded:
             parts.append(DEGRADED)
         if self.evidence or self.observations:
@@ -246,6 +253,14 @@ def compose(
         composition.lead, composition.lead_id, composition.observations = _record_lead(
             missed, recall.observations, f"{_capital(_said(missed[0]))}.")
         composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
+    elif not lead_conflicts:
+        said = composition.restated or lead_st
+        replaced = [old for old, new, _ in composition.changed
+                    if key(old) == key(said) or (new is not None and new.id == said.id)]
+        # One value at a time: what the same speaker said earlier in the slot is replaced, superseded yet or not.
+        replaced += [s for s in evidence if key(s) == key(said) and s.created_at < said.created_at
+                     and s.source == said.source and vocabulary.single_valued(s.predicate)]
+        composition.verdict = verdict(question, said, replaced, vocabulary)
     return composition
 
 

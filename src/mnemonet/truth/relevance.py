@@ -39,6 +39,9 @@ _ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
 _QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how")
 # The auxiliaries of a question about the past ("where did I work?", "what was ...", "what did I use to ...").
 _PAST_AUXILIARIES = frozenset({"did", "was", "were", "used", "had"})
+# The first words of a question asking yes or no ("do I still smoke?", "is Marco my manager?").
+_POLAR_OPENERS = frozenset({"is", "are", "am", "do", "does", "can", "will", "has", "have"})
+_NOT_POLAR = frozenset({"not", "never", "or"})  # a negated question, or one offering a choice
 # The question words that ask for a kind of answer (a place, a time, a person), and what a statement that
 # gives none of it keeps of its score: it may still answer, when nothing giving that kind does.
 _KINDS = frozenset({"where", "when", "who"})
@@ -55,14 +58,17 @@ class Question:
     wh: str | None
     first_person: bool
     past: bool = False  # asks what held once ("where did I work?"), not what holds now
+    polar: bool = False  # asks yes or no of one fact ("don't I ...?", "is it not ...?", "... or ...?" do not)
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
         me = asker or "user"
         raw = _WORD.findall(text.casefold().replace("_", " "))
         wh = next((w for w in raw if w in _QUESTION_WORDS), None)
+        polar = bool(raw) and raw[0] in _POLAR_OPENERS and wh is None and not _NOT_POLAR & set(raw)
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
-                   first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)))
+                   first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
+                   polar=polar)
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
