@@ -79,6 +79,9 @@ CLASSES = (
     "correction", "self_authority", "other_person", "coexistence", "unanswerable", "retraction", "import",
     "multi_speaker",
 )
+# Yes-or-no questions (scenarios_polar.yaml): the verdict given, and none claimed where nothing settles it.
+POLAR_CLASSES = ("polar_yes", "polar_no", "polar_open")
+KNOWN_CLASSES = CLASSES + POLAR_CLASSES
 ACTIONS = ("retract", "retract-statements", "forget")
 _CASE_KEYS = {"name", "class", "lines", "ask", "asker", "expect", "abstain", "keep", "reject"}
 # An answer's sections after its lead line: a header line, then its items as "  - ...".
@@ -230,8 +233,8 @@ def load_corpus(path: Path = CORPUS) -> list[Case]:
             if name in names:
                 raise ValueError(f"the name {name!r} is used twice")
             kind = _text(_required(item, "class"), "class")
-            if kind not in CLASSES:
-                raise ValueError(f"class {kind!r} is not one of {', '.join(CLASSES)}")
+            if kind not in KNOWN_CLASSES:
+                raise ValueError(f"class {kind!r} is not one of {', '.join(KNOWN_CLASSES)}")
             raw_lines = _required(item, "lines")
             if not isinstance(raw_lines, list) or not raw_lines:
                 raise ValueError("lines must be a non-empty list")
@@ -263,7 +266,8 @@ def split(cases: list[Case]) -> dict[str, list[Case]]:
     for case in cases:
         by_class[case.kind].append(case)
     halves: dict[str, list[Case]] = {name: [] for name in SPLITS}
-    for kind in sorted(by_class, key=lambda k: (CLASSES.index(k) if k in CLASSES else len(CLASSES), k)):
+    order = {kind: i for i, kind in enumerate(KNOWN_CLASSES)}
+    for kind in sorted(by_class, key=lambda k: (order.get(k, len(order)), k)):
         group = sorted(by_class[kind], key=lambda c: c.name)
         random.Random(SPLIT_SEED).shuffle(group)
         half = (len(group) + 1) // 2
@@ -473,7 +477,7 @@ def _fraction(passed: int, total: int) -> str:
 
 def _classes(cases: list[Case] | list[Outcome]) -> list[str]:
     kinds = {c.scenario.kind if isinstance(c, Outcome) else c.kind for c in cases}
-    return [k for k in CLASSES if k in kinds] + sorted(kinds - set(CLASSES))
+    return [k for k in KNOWN_CLASSES if k in kinds] + sorted(kinds - set(KNOWN_CLASSES))
 
 
 def counts_table(halves: dict[str, list[Case]]) -> str:
@@ -610,8 +614,8 @@ async def main_corpus(args: argparse.Namespace) -> None:
     halves = split(load_corpus(args.corpus))
     print(f"corpus {args.corpus}: split with seed {SPLIT_SEED}\n")
     print(counts_table(halves))
-    if args.kind and args.kind not in CLASSES:
-        raise SystemExit(f"--class: {args.kind!r} is not one of {', '.join(CLASSES)}")
+    if args.kind and args.kind not in KNOWN_CLASSES:
+        raise SystemExit(f"--class: {args.kind!r} is not one of {', '.join(KNOWN_CLASSES)}")
     if args.counts:
         return
     chosen = SPLITS if args.split == "both" else (args.split,)

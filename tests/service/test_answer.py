@@ -217,3 +217,13 @@ async def test_a_yes_or_no_question_is_answered_yes_or_no_when_the_lead_settles_
     for language in ("French", "Japanese"):
         spoken = (await service.remember(f"do I speak {language}?", source="user")).text.partition("\n")[0]
         assert not spoken.startswith("No"), spoken
+
+
+async def test_asked_about_oneself_another_speakers_fact_is_no_answer(service: MemoryService) -> None:
+    await service.observe("I work at Shopify", source="dev")
+    await service.claim("Shopify employs dev", source="inference-agent")  # as a worker infers it
+
+    mine = (await service.remember("do I work at Shopify?", source="eve")).text.partition("\n")[0]
+    assert mine.startswith(NOTHING), mine
+    theirs = (await service.remember("where does dev work?", source="eve")).text.partition("\n")[0]
+    assert "Shopify" in theirs, theirs

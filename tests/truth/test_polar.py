@@ -34,6 +34,10 @@ TABLE: list[tuple[str, str, StatementView, list[StatementView], bool | None]] = 
     ("am I learning German?", "user", _st("user", "learns", "German", negated=True), [], False),
     ("do I like mornings?", "user", _st("user", "likes", "mornings", negated=True), [], False),
     ("do I enjoy jazz?", "user", _st("user", "likes", "jazz"), [], True),
+    ("am I a morning person?", "user", _st("user", "is_a", "morning person", negated=True), [], False),
+    ("is Ola a nurse?", "user", _st("Ola", "is_a", "nurse"), [], True),
+    ("does Ola work as a nurse?", "user", _st("Ola", "is_a", "nurse"), [], True),  # a job is asked for is_a
+    ("does Ola own a nurse?", "user", _st("Ola", "is_a", "nurse"), [], None),
     # Nothing settles it: another value with nothing replaced (many may hold), another relation, a question
     # about the past, a negated question, a choice, a question asking for a value.
     ("do I speak Japanese?", "user", _st("user", "speaks", "French"), [], None),
@@ -56,7 +60,16 @@ def test_verdict(question: str, asker: str, lead: StatementView, replaced: list[
 
 def test_the_verdict_goes_before_the_lead_once() -> None:
     assert with_verdict("You live in Munich.", True) == "Yes. You live in Munich."
-    assert with_verdict("From memory: you live in Munich [st-1].", False) == "No. From memory: you live in Munich [st-1]."
+    lead = "From memory: you live in Munich [st-1]."
+    assert with_verdict(lead, False) == f"No. {lead}"
     assert with_verdict("You live in Munich.", None) == "You live in Munich."
     assert with_verdict("No, you moved to Munich in May.", False) == "No, you moved to Munich in May."
     assert with_verdict("Nobody said.", False) == "No. Nobody said."
+
+
+def test_words_naming_the_value_again_leave_the_question_open() -> None:
+    taking = _st("user", "takes", "Spanish course")
+    question = Question.read("am I taking a Spanish course?", "user")
+    assert verdict(question, taking, [], VOCABULARY) is True
+    assert verdict(question, taking, [], VOCABULARY, ["I finished my Spanish course last week."]) is None
+    assert verdict(question, taking, [], VOCABULARY, ["I bought a new bike."]) is True

@@ -205,9 +205,13 @@ def compose(
         for new_id in old.superseded_by:
             if live_by_key.get(new_id) == key(old):
                 scores[new_id] = max(scores[new_id], scores[old.id])
+    if question.first_person:
+        for s in _of_others(live, recall, question):
+            scores[s.id] = 0.0
     answering = _precise([s for s in live if scores[s.id] >= ANSWERS], vocabulary)
 
-    chosen = _choose(answering, scores, key, now=not question.past)
+    chosen = _choose(answering, scores, key, now=not question.past,
+                     named=lambda s: question.polar and not vocabulary.single_valued(s.predicate))
     lead_st = _with_status(chosen, recall, live, question, vocabulary) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
@@ -260,7 +264,9 @@ def compose(
         # One value at a time: what the same speaker said earlier in the slot is replaced, superseded yet or not.
         replaced += [s for s in evidence if key(s) == key(said) and s.created_at < said.created_at
                      and s.source == said.source and vocabulary.single_valued(s.predicate)]
-        composition.verdict = verdict(question, said, replaced, vocabulary)
+        origin = min([o.created_at for o in recall.observations if o.id in said.derived_from] or [said.created_at])
+        since = [o.text for o in recall.observations if o.created_at > origin and o.id not in said.derived_from]
+        composition.verdict = verdict(question, said, replaced, vocabulary, since)
     return composition
 
 
@@ -373,9 +379,12 @@ def accept_phrasing(composition: Composition, written: str, max_chars: int) -> s
 
 
 def _choose(statements: list[StatementView], scores: dict[str, float],
-            key: Callable[[StatementView], tuple[str, str]], now: bool = True) -> StatementView | None:
+            key: Callable[[StatementView], tuple[str, str]], now: bool = True,
+            named: Callable[[StatementView], bool] = lambda s: False) -> StatementView | None:
     """The newest statement of the (subject, relation) group answering the question best; asked ``now``
-    (not about the past), a group that holds now before one of past events only."""
+    (not about the past), a group that holds now before one of past events only. Where the question names
+    the value it asks of (``named``: a yes-or-no question, a relation with many values at once), the
+    statement answering it best before the newest."""
     if not statements:
         return None
     groups: dict[tuple[str, str], list[StatementView]] = {}
@@ -395,7 +404,21 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
     # What holds now before what held once ("I used to work at Google" never answers where one works
     # if a present statement does); then the newest; of one observation's statements (same time), what
     # is before what is not: "I no longer live in Madrid, I live in Seville" answers Seville.
-    return max(best, key=lambda s: (s.tense != "past", s.created_at, not s.negated, s.confidence))
+    # Of values that hold together ("likes tennis", "likes chess"), the one asked about answers: "do I like
+    # tennis?" is not answered by the newer chess.
+    return max(best, key=lambda s: (s.tense != "past", round(scores[s.id], 2) if named(s) else 0.0,
+                                    s.created_at, not s.negated, s.confidence))
+
+
+def _of_others(statements: list[StatementView], recall: Recall, question: Question) -> list[StatementView]:
+    """The statements that tell of another speaker and not of the asker: asked about oneself, the thing asked
+    about may be their subject ("do I work at Shopify?"), yet "Shopify employs dev" is dev's fact."""
+    me = terms(question.asker, question.asker)
+    names = {o.source for o in recall.observations if o.source} | {s.source for s in statements if s.source}
+    others = set().union(*(terms(n, question.asker) for n in names if n.casefold() != question.asker.casefold()))
+    others -= me
+    return [s for s in statements if not terms(s.subject, question.asker) & me
+            and terms(s.object, question.asker) & others and not terms(s.object, question.asker) & me]
 
 
 def _precise(statements: list[StatementView], vocabulary: Vocabulary) -> list[StatementView]:
