@@ -39,19 +39,25 @@ async def test_nodes_join_link_call_and_a_killed_node_is_unreachable() -> None:
                            max_bytes=1024)
 
 
-async def test_a_slow_answer_times_out_and_a_kill_drops_the_request_in_flight() -> None:
-    net = MemoryNetwork()
-    arrived = asyncio.Event()
+def hanging_route(arrived: asyncio.Event) -> Route:
+    """``/hang``: sets ``arrived`` and never answers."""
 
     async def hang(request: Request) -> PlainTextResponse:
         arrived.set()
         await asyncio.Event().wait()
         raise AssertionError("unreachable")
 
+    return Route("/hang", hang)
+
+
+async def test_a_slow_answer_times_out_and_a_kill_drops_the_request_in_flight() -> None:
+    net = MemoryNetwork()
+    arrived = asyncio.Event()
+
     async def hello(request: Request) -> PlainTextResponse:
         return PlainTextResponse("hello")
 
-    server = net.server(Starlette(routes=[Route("/hang", hang), Route("/hello", hello)]), "127.0.0.1", 0,
+    server = net.server(Starlette(routes=[hanging_route(arrived), Route("/hello", hello)]), "127.0.0.1", 0,
                         ws_max_bytes=1024, graceful_timeout=1.0, idle_timeout=1.0, header_timeout=1.0)
     port = await server.start()
     async with net.http_client(timeout=httpx.Timeout(0.2), limits=LIMITS) as http:
@@ -69,13 +75,7 @@ async def test_a_slow_answer_times_out_and_a_kill_drops_the_request_in_flight() 
 async def test_a_graceful_stop_waits_for_a_hung_request_only_as_long_as_the_http_server_would() -> None:
     net = MemoryNetwork()
     arrived = asyncio.Event()
-
-    async def hang(request: Request) -> PlainTextResponse:
-        arrived.set()
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-    server = net.server(Starlette(routes=[Route("/hang", hang)]), "127.0.0.1", 0, ws_max_bytes=1024,
+    server = net.server(Starlette(routes=[hanging_route(arrived)]), "127.0.0.1", 0, ws_max_bytes=1024,
                         graceful_timeout=0.2, idle_timeout=1.0, header_timeout=1.0)
     port = await server.start()
     async with net.http_client(timeout=httpx.Timeout(30.0), limits=LIMITS) as http:
