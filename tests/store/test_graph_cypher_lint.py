@@ -109,13 +109,26 @@ async def test_linter_catches_errors(lint: Lint) -> None:
     assert all(_real(diags) for diags in result.values()), result
 
 
+# The one deprecation accepted, and where: FalkorDB parses only the importing-WITH form of a subquery
+# (``CALL { WITH c ... }``; ``CALL (c) { ... }`` is a syntax error there), which Neo4j 5 runs and marks as
+# deprecated. The shared-concept read needs a subquery to stop counting a hub's links at the cap.
+ACCEPTED_DEPRECATIONS = {"SHARED_CONCEPT_NEIGHBOURS": "CALL subquery without a variable scope clause is deprecated"}
+
+
 async def test_every_emitted_cypher_text_passes_neo4j_front_end(lint: Lint) -> None:
     texts = emitted_cypher()
     assert len(texts) > 35  # all distinct write variants, reads, DDL and clear
     result = await lint(texts)
     assert set(result) == set(texts)
-    failures = {name: _real(diags) for name, diags in result.items() if _real(diags)}
+
+    def failing(name: str, diags: list[dict[str, object]]) -> list[dict[str, object]]:
+        accepted = ACCEPTED_DEPRECATIONS.get(name)
+        return [d for d in _real(diags) if accepted is None or not str(d["message"]).startswith(accepted)]
+
+    failures = {name: failing(name, diags) for name, diags in result.items() if failing(name, diags)}
     assert failures == {}
+    for name, message in ACCEPTED_DEPRECATIONS.items():  # accepted only while it is still needed
+        assert any(str(d["message"]).startswith(message) for d in result[name]), name
 
 
 async def test_a_changed_text_is_linted_again(lint: Lint) -> None:
