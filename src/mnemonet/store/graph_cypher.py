@@ -2,8 +2,9 @@
 
 Only the subset both engines accept is used: no ``EXISTS {}``/``COUNT {}``
 subqueries, no ``elementId``, and ``CALL {}`` only where its ``LIMIT`` bounds
-the work (a hub's degree is counted to one past the cap, not to the end);
-times are epoch-ms integers passed as ``$now``. Everything is parameterised; the only composition is of
+the work (a hub's degree is counted to one past the cap, not to the end), in
+the importing-``WITH`` form: FalkorDB parses no ``CALL (x) {}``, and Neo4j 5
+runs the form it marks deprecated; times are epoch-ms integers passed as ``$now``. Everything is parameterised; the only composition is of
 the static fragments below, never of caller data.
 
 A write runs as one statement built from stages. Each stage UNWINDs a list
