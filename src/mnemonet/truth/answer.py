@@ -417,8 +417,12 @@ def _of_others(statements: list[StatementView], recall: Recall, question: Questi
     names = {o.source for o in recall.observations if o.source} | {s.source for s in statements if s.source}
     others = set().union(*(terms(n, question.asker) for n in names if n.casefold() != question.asker.casefold()))
     others -= me
-    return [s for s in statements if not terms(s.subject, question.asker) & me
-            and terms(s.object, question.asker) & others and not terms(s.object, question.asker) & me]
+
+    def tells_of_another(s: StatementView) -> bool:
+        named = terms(s.object, question.asker)
+        return bool(named & others) and not (named | terms(s.subject, question.asker)) & me
+
+    return [s for s in statements if tells_of_another(s)]
 
 
 def _precise(statements: list[StatementView], vocabulary: Vocabulary) -> list[StatementView]:

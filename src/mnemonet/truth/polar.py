@@ -33,9 +33,10 @@ def verdict(
     value = terms(lead.object, question.asker)
     if any(value <= terms(text, question.asker) for text in said_since):
         return None
-    relation = terms(lead.predicate, question.asker) | {fold(w) for w in vocabulary.asked_with(lead.predicate)}
+    own = terms(lead.predicate, question.asker)
+    relation = own | {fold(w) for w in vocabulary.asked_with(lead.predicate)}
     # A relation with no word of its own ("is_a") is the copula: "am I a morning person?" asks it.
-    copula = not terms(lead.predicate, question.asker) and question.text.split()[0].casefold() in _BE
+    copula = not own and question.text.split()[0].casefold() in _BE
     if not (relation & question.words or copula):
         return None  # the lead tells of another relation than the one asked
     if _names(question, lead):
