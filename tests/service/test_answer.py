@@ -168,8 +168,9 @@ async def test_an_asker_that_is_not_a_name_is_refused(service: MemoryService) ->
 
 
 @pytest.mark.parametrize(("question", "lead"), [
-    ("which café do I go to?", "User goes to café on Elm Street."),  # what holds now, not the later event
-    ("which café did I go to?", "User used to switch café."),  # asked about the past, the event may answer
+    # two statements covering the question alike ("user", "café"):
+    ("which café is mine?", "User goes to café on Elm Street."),  # what holds now, not the later event
+    ("which café was mine?", "User used to switch café."),  # asked about the past, the event may answer
 ])
 def test_asked_what_holds_now_a_later_event_does_not_lead(question: str, lead: str) -> None:
     holds = _st("st-holds", "user", "goes_to", "café on Elm Street", at=1)
@@ -185,6 +186,21 @@ def test_an_attribute_named_by_the_question_leads_before_a_later_event_naming_it
     event = _st("st-event", "user", "grows", "height", at=2).model_copy(update={"tense": "past"})
     composed = compose(Recall(query="what is my height?", statements=[holds, event]), 5, VOCABULARY, Settings())
     assert composed.lead_id == "st-holds"
+
+
+@pytest.mark.parametrize(("question", "lead_id"), [
+    ("which school does Mateo go to?", "st-goes"),  # "goes" and "go" are one verb
+    ("where does Mateo go on Saturdays?", "st-goes"),  # a relation "to" a place gives a place
+    ("where is Deepa working this week?", "st-from"),
+    ("where does Deepa teach?", "st-at"),  # not the newer "teaches from term": a time, no place
+])
+def test_a_relation_ending_in_a_preposition_of_place_answers_where(question: str, lead_id: str) -> None:
+    statements = [_st("st-goes", "Mateo", "goes_to", "Riverside Primary", at=1),
+                  _st("st-from", "deepa", "works_from", "home", at=2),
+                  _st("st-at", "deepa", "teaches_at", "Leeds", at=3),
+                  _st("st-term", "deepa", "teaches_from", "term", at=4)]
+    composed = compose(Recall(query=question, statements=statements), 5, VOCABULARY, Settings())
+    assert composed.lead_id == lead_id
 
 
 def test_owning_a_thing_answers_what_one_has() -> None:

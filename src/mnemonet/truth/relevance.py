@@ -29,7 +29,7 @@ import re
 from dataclasses import dataclass
 
 from mnemonet.model.views import StatementView
-from mnemonet.truth.text import FIRST_PERSON, fold, terms
+from mnemonet.truth.text import FIRST_PERSON, RECURRING_TIMES, fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 # The share of the question a statement must cover to answer it (see the module docstring).
@@ -46,6 +46,8 @@ _NOT_POLAR = frozenset({"not", "never", "or"})  # a negated question, or one off
 # gives none of it keeps of its score: it may still answer, when nothing giving that kind does.
 _KINDS = frozenset({"where", "when", "who"})
 WRONG_KIND = 0.6
+# The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
+_PLACE_PREPOSITIONS = frozenset({"in", "at", "from", "near", "to"})
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,20 @@ def about_subject(s: StatementView, q: Question) -> bool:
     return needed <= q.words
 
 
+def _place_asked(s: StatementView, vocabulary: Vocabulary) -> frozenset[str]:
+    """{"where"} for a relation the vocabulary does not declare that ends in a preposition of place, with an
+    object that is no time ("works from home", "goes to Riverside Primary"; not "teaches from term")."""
+    if vocabulary.known(s.predicate) or s.predicate.rpartition("_")[2] not in _PLACE_PREPOSITIONS \
+            or object_words(s.object) & RECURRING_TIMES:
+        return frozenset()
+    return frozenset({"where"})
+
+
 def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     """The share of ``q``'s content words that ``s`` covers; 0 when it is not about the subject asked."""
     if not q.words:
         return 0.0
-    asked = vocabulary.asked_with(s.predicate)
+    asked = vocabulary.asked_with(s.predicate) | _place_asked(s, vocabulary)
     subject = frozenset(terms(s.subject, q.asker))
     relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
     obj = frozenset(terms(s.object, q.asker))

@@ -8,7 +8,7 @@ _WORD_RE = re.compile(r"[a-z0-9]+")
 _OBJECT_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
 _QUALIFYING = re.compile(r"\s(?:on|in|during|at|every|over|through)\s")
 # Words of a recurring time that qualify a value: "works at a bar on weekends", "lives in Menorca in summer".
-_RECURRING_TIMES = frozenset({
+RECURRING_TIMES = frozenset({
     "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekday", "weekend", "morning",
     "afternoon", "evening", "night", "summer", "winter", "spring", "autumn", "fall", "holiday", "term", "semester",
     "vacation", "daytime", "nighttime",
@@ -23,7 +23,7 @@ def time_qualifiers(name: str) -> frozenset[str]:
         return frozenset()
     if name.casefold().partition(" during ")[1]:  # "during" names a span whatever its words: "the school year"
         return object_words(phrase)
-    return object_words(phrase) & _RECURRING_TIMES
+    return object_words(phrase) & RECURRING_TIMES
 
 
 def _qualifying_phrase(name: str) -> tuple[str, bool, str]:
@@ -78,7 +78,9 @@ def terms(text: str, me: str = "user") -> set[str]:
 def fold(word: str) -> str:
     """One casefolded word, synonyms folded together ("jobs" -> "work"), then stemmed ("smoking", "smokes"
     and "smoke" meet): what two words must share to match."""
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+    if len(word) > 3 and word.endswith("oes"):
+        word = word[:-2]  # "goes" -> "go", "heroes" -> "hero" ("shoes" -> "sho", as "shoe" stems)
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         word = word[:-1]
     return stem(_SAME.get(word, word))
 
