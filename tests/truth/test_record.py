@@ -52,6 +52,15 @@ ROWS = [
     # another rank of the same kind of role
     (("Maya", "is_a", "junior designer"), ("user", "Maya's lead designer now, well deserved."),
      "what is Maya's role?", "lead designer"),
+    # a number restated without its unit, when the words are about the slot
+    (("user's daily step goal", "has_value", "8000 steps"), ("user", "I raised my step goal to 10000"),
+     "what is my daily step goal?", "10000"),
+    (("user", "weighs", "82 kg"), ("user", "I bought 3 books today"), "how much do I weigh?", None),
+    # the same thing of the same owner said shorter; another owner's thing of that name is no restatement
+    (("user's car's MOT", "happens_on", "10 March"), ("user", "the garage rescheduled my MOT to 24 March"),
+     "when is my car's MOT?", "24 March"),
+    (("user's car's MOT", "happens_on", "10 March"), ("user", "my brother's MOT is on 24 March"),
+     "when is my car's MOT?", None),
     # nothing restated
     (("user", "drives", "Corolla"), ("user", "I met Anna at the Louvre"), "what car do I drive?", None),
     (("user", "likes", "Paris"), ("user", "Rome is lovely"), "what cities do I like?", None),
@@ -98,6 +107,9 @@ DRAWN: dict[str, list[tuple[str, ...]]] = {
     "my favourite band is Wilco": [("user", "has_favourite_band", "Wilco")],
     "Yara lives in Tel Aviv.": [("yara", "lives_in", "Tel Aviv")],
     "I met Dr Ferreira at the conference": [("user", "meets", "Dr Ferreira")],
+    "I raised my step goal to 10000": [("user", "has_step_goal", "10000", "change")],
+    "the garage rescheduled my MOT to 24 March": [("user's MOT", "happens_on", "24 March", "change")],
+    "my brother's MOT is on 24 March": [("user's brother's MOT", "happens_on", "24 March")],
     "gave up the flat white, it's matcha for me now": [
         ("user", "gives_up", "flat white"), ("user", "has_value", "matcha", "change")],
     "it's matcha for me these days": [("user", "has_value", "matcha", "change")],
@@ -133,6 +145,23 @@ def test_a_later_utterance_restates_the_slot_by_the_shape_of_its_value(
         assert update is not None, "not restated"
         assert update.statement.object == expected
         assert update.observation.id == "obs-2" and update.earlier.id == "st-1"
+
+
+@pytest.mark.parametrize(("speaker", "drawn", "expected"), [
+    ("user", [("user", "uses", "GitHub Actions", "change")], "GitHub Actions"),
+    ("bob", [("bob", "uses", "GitHub Actions", "change")], None),  # another speaker's team
+    ("user", [("user", "likes", "GitHub Actions")], None),  # no change read in the words
+])
+def test_the_teller_of_a_value_naming_it_replaced_restates_it(
+    speaker: str, drawn: list[tuple[str, str, str, str]], expected: str | None,
+) -> None:
+    lead = StatementView(id="st-1", subject="CI", predicate="runs_on", object="Jenkins", confidence=0.9,
+                         created_at=1, source="user")
+    said = ObservationView(id="obs-2", text="we replaced Jenkins with GitHub Actions", source=speaker, created_at=2)
+    update = said_since(lead, [said], {said.id: [_statement(f"st-d{i}", *t, at=2, derived=said.id)
+                                                 for i, t in enumerate(drawn)]},
+                        Question.read("what does our CI run on?", "user"), default_vocabulary())
+    assert (update.statement.object if update else None) == expected
 
 
 def test_a_value_changed_twice_ends_at_the_last() -> None:

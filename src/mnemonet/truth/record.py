@@ -88,8 +88,9 @@ _DETERMINERS = frozenset({
 })
 
 
-# The relations of any value (not attributes naming one): "has_property" says nothing of which slot.
-_GENERIC = frozenset({"has_property", "has_value", "has_status"})
+# The relations of any value (not attributes naming one): "has_property" says nothing of which slot, nor
+# does a habit taken up or given up ("gave up coffee, it's green tea for me now").
+_GENERIC = frozenset({"has_property", "has_value", "has_status", "has_habit"})
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def gives_kind(text: str, question: Question) -> bool:
 def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView], question: Question,
                vocabulary: Vocabulary) -> str | None:
     """The object of ``s`` as ``o`` restates it, or None."""
-    if s.negated or not _by_or_about(s, o):
+    if s.negated:
         return None
     found = _amounts(s.object, o.text) or _names(s.object, o.text) or _kinds(s.object, o.text)
     if found is None:
@@ -216,6 +217,8 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     old, strong, values = found
     text = o.text
     mentions_old = object_words(old) <= object_words(text)
+    if not (_by_or_about(s, o) or mentions_old and _retold(s, o, drawn)):
+        return None
     excluded = object_words(s.subject) | object_words(question.text) | object_words(o.source or "") \
         | object_words(question.asker) | object_words(old)
     values = _acting(list(dict.fromkeys(v for v in values if object_words(v) - excluded)), drawn)
@@ -294,10 +297,21 @@ def _by_or_about(s: StatementView, o: ObservationView) -> bool:
     return bool(named & object_words(o.text))
 
 
+def _retold(s: StatementView, o: ObservationView, drawn: list[StatementView]) -> bool:
+    """Whether ``o``, naming the old value of ``s`` without its subject, is its teller saying it changed:
+    the same speaker, and the extraction read a change ("our CI runs on Jenkins", then "we replaced Jenkins
+    with GitHub Actions")."""
+    return (o.source or "user").casefold() == (s.source or "user").casefold() \
+        and any(d.revision == "change" for d in drawn)
+
+
 def _someone_else(subject: str, lead_subject: str, owner: str) -> bool:
     """Whether ``subject`` names another person or thing than the lead's (a name or a possession)."""
     if subject.casefold() in (lead_subject.casefold(), owner):
         return False
+    mine, _, thing = subject.casefold().partition("'s ")
+    if mine == owner and thing and object_words(thing) <= object_words(lead_subject):
+        return False  # the same thing of the same owner, said shorter: "my MOT" for "my car's MOT"
     return "'s " in subject or subject[:1].isupper()
 
 
@@ -336,7 +350,8 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     """(the amount in ``obj``, whether its form is distinctive, the amounts of that form in ``text``): the
     form is a currency, a unit, an ordinal, a time of day or a month; a bare number is distinctive by its
     digits when it has three or more (a year, a code: "ends in 4411" -> "it ends in 4471"), and then meets
-    numbers of as many digits; failing those, numbers of three digits or more, not distinctive."""
+    numbers of as many digits; failing those, numbers of three digits or more, or bare numbers where ``obj``
+    has a unit, not distinctive."""
     m = _AMOUNT.search(obj)
     if m is None:
         return None
@@ -348,15 +363,20 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
         # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit.
         same_unit = their_unit == unit or not unit and bool(n.group("space"))
         their_digits = len(re.sub(r"\D", "", n.group("num")))
-        if their_pre != pre or not same_unit or n.group("num") == m.group("num"):
+        if their_pre != pre or n.group("num") == m.group("num"):
+            continue
+        if not same_unit:
+            if unit and not their_unit:  # "raised my step goal to 10000" where "8000 steps" was: the unit dropped
+                longer_or_shorter.append(_amount_text(n, False))
             continue
         if not bare or digits < 3 or their_digits == digits:
             out.append(_amount_text(n, bool(unit)))
         elif their_digits >= 3:
             longer_or_shorter.append(_amount_text(n, bool(unit)))
     if not out and longer_or_shorter:
-        # "1,020" where "950" was: no code of the old one's shape, so no value by its shape alone; a value
-        # of the slot still when the words are about it (``_new_value`` asks for that when it is not strong).
+        # "1,020" where "950" was, "10000" where "8000 steps" was: no amount of the old one's shape, so no
+        # value by its shape alone; a value of the slot still when the words are about it (``_new_value`` asks
+        # for that when it is not strong).
         return _amount_text(m, bool(unit)), False, longer_or_shorter
     return _amount_text(m, bool(unit)), not bare or digits >= 3, out
 
