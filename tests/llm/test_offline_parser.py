@@ -123,6 +123,30 @@ async def test_changes_read_as_the_state_they_leave(offline: OfflineLanguageMode
     assert _rows(extraction.statements) == expected
 
 
+# A present passive is a state: its own preposition names what it binds to, a thing set for a day happens
+# then; a past passive tells of an event. A name given to a noun keeps all its words; a possessor is named once.
+# What a person gives up ends as a habit, as an activity does.
+STATES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
+    ("I'm subscribed to Spotify", [("Sam", "subscribe_to", "Spotify", False, "present", None)]),
+    ("we're registered with Octopus", [("Sam", "register_with", "Octopus", False, "present", None)]),
+    ("the party is planned for Saturday", [("party", "happens_on", "Saturday", False, "present", None)]),
+    ("my car's MOT is booked for 10 March",
+     [("Sam's car's MOT", "happens_on", "10 March", False, "present", None)]),
+    ("I was injured in March", [("Sam", "has_property", "injured", False, "past", "2026-03")]),
+    ("I'm reading a book called Atomic Habits",
+     [("Sam", "reads", "book called Atomic Habits", False, "present", None)]),
+    ("I quit Acme", [("Sam", "works_at", "Acme", True, "present", None)]),
+    ("I gave up the keto diet after two months", [("Sam", "has_habit", "keto diet", True, "present", None)]),
+    ("I quit smoking", [("Sam", "has_habit", "smoking", True, "present", None)]),
+]
+
+
+@pytest.mark.parametrize(("sentence", "expected"), STATES, ids=[s for s, _ in STATES])
+async def test_states_names_and_what_is_given_up(offline: OfflineLanguageModel, sentence: str, expected: list) -> None:
+    extraction = await offline.extract_observation(sentence, "Sam")
+    assert _rows(extraction.statements) == expected
+
+
 @pytest.mark.parametrize(("text", "revision"), [
     ("Sorry, Tom's birthday is July 5th", "correction"),
     ("Correction: the launch is on Wednesday", "correction"),

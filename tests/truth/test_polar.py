@@ -38,6 +38,10 @@ TABLE: list[tuple[str, str, StatementView, list[StatementView], bool | None]] = 
     ("is Ola a nurse?", "user", _st("Ola", "is_a", "nurse"), [], True),
     ("does Ola work as a nurse?", "user", _st("Ola", "is_a", "nurse"), [], True),  # a job is asked for is_a
     ("does Ola own a nurse?", "user", _st("Ola", "is_a", "nurse"), [], None),
+    # a habit is whatever one does or is on: given up, it answers any relation naming it
+    ("am I on a keto diet?", "user", _st("user", "has_habit", "keto diet", negated=True), [], False),
+    ("do I still smoke?", "user", _st("user", "has_habit", "smoking", negated=True), [], False),
+    ("do I go running?", "user", _st("user", "has_habit", "running"), [], True),
     # Nothing settles it: another value with nothing replaced (many may hold), another relation, a question
     # about the past, a negated question, a choice, a question asking for a value.
     ("do I speak Japanese?", "user", _st("user", "speaks", "French"), [], None),

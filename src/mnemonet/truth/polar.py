@@ -17,6 +17,7 @@ from mnemonet.truth.text import fold, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 YES, NO = "Yes.", "No."
+HABIT_RELATION = "has_habit"
 _BE = frozenset({"is", "are", "am"})
 
 
@@ -35,9 +36,11 @@ def verdict(
         return None
     own = terms(lead.predicate, question.asker)
     relation = own | {fold(w) for w in vocabulary.asked_with(lead.predicate)}
-    # A relation with no word of its own ("is_a") is the copula: "am I a morning person?" asks it.
+    # A relation with no word of its own ("is_a") is the copula: "am I a morning person?" asks it. A habit
+    # is whatever one does or is on: "am I on a keto diet?" is asked of "I gave up the keto diet".
     copula = not own and question.text.split()[0].casefold() in _BE
-    if not (relation & question.words or copula):
+    habit = vocabulary.canonical(lead.predicate) == HABIT_RELATION
+    if not (relation & question.words or copula or habit):
         return None  # the lead tells of another relation than the one asked
     if _names(question, lead):
         return not lead.negated

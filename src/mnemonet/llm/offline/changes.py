@@ -393,10 +393,13 @@ def status_of_clause(verb: Token, subject: Token) -> tuple[Token, str] | None:
 
 def ended_activity(verb: Token) -> Token | None:
     """The activity of "stopped going to the gym", "quit smoking", "gave up playing chess": an -ing
-    verb (or an -ing noun the small parser makes of it) after a verb of ending."""
+    verb (or an -ing noun the small parser makes of it) after a verb of ending; or the thing a person gives
+    up ("I gave up the keto diet"), not a job nor a name ("quit Acme": a change of work, read elsewhere)."""
     if _lemma_with_particle(verb) not in lx.ENDING_VERBS and verb.lemma_.lower() not in lx.ENDING_VERBS:
         return None
     for c in verb.children:
         if c.dep_ in ("xcomp", "dobj", "ccomp") and c.tag_ in ("VBG", "NN") and c.lower_.endswith("ing"):
             return c
-    return None
+    person = any(c.dep_ == "nsubj" and is_person(c) for c in verb.children)
+    return next((c for c in verb.children if person and c.dep_ == "dobj" and c.pos_ == "NOUN"
+                 and c.lemma_.lower() not in lx.JOB_NOUNS), None)

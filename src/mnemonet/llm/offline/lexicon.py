@@ -194,6 +194,9 @@ RESCHEDULE_VERBS = frozenset({"move", "reschedule", "postpone", "push", "shift",
                               "bump", "extend", "defer"})
 RESCHEDULE_PREPOSITIONS = frozenset({"to", "for", "until", "till"})
 TIME_PREPOSITIONS = frozenset({"on", "at", "in"})
+# The prepositions whose object a passive participle binds to ("subscribed to Spotify", "booked for 10
+# March", "registered with a GP"), unlike those qualifying it ("injured in March", "hired by Acme").
+PASSIVE_OBJECT_PREPOSITIONS = frozenset({"to", "for", "with", "on", "onto", "into"})
 WHEN_PREDICATE = "happens_on"
 WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
 MONTHS = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september",

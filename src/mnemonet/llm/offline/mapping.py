@@ -224,10 +224,11 @@ class Mapper:
         if activity.pos_ == "VERB" and any(c.dep_ in ("dobj", "prep", "attr", "dative") for c in activity.children):
             self._clause(activity, ended)
             return
+        name = activity.lower_ if activity.pos_ == "VERB" else self._name(activity)
         for subj_tok in clause.subjects:
-            if (subject := self._subject(subj_tok)) is not None:
+            if name is not None and (subject := self._subject(subj_tok)) is not None:
                 self._at = activity.i
-                self._add(subject, lx.HABIT_PREDICATE, activity.lower_, ended.negated, ended, None)
+                self._add(subject, lx.HABIT_PREDICATE, name, ended.negated, ended, None)
 
     def _bind(self, clause_verb: Token, reporters: list[Token]) -> None:
         """A third-person pronoun in a reported clause is the one who reports it ("user said they ...",
@@ -391,7 +392,7 @@ class Mapper:
             if employer is not None and employer.pos_ == "PROPN" and employer.ent_type_ not in lx.NOT_EMPLOYER_LABELS:
                 return [("works_at", employer, lemma in lx.LEAVE_VERBS)]
         if any(c.dep_ == "auxpass" for c in children):
-            return self._passive(verb, lemma, children)
+            return self._passive(verb, lemma, children, subj_tok)
         phrase = _phrase_verb(verb)
         if phrase in lx.VERB_PHRASES:
             predicate, flips = lx.VERB_PHRASES[phrase]
@@ -444,14 +445,27 @@ class Mapper:
                 out.append((lx.HABIT_PREDICATE, verb, False))  # "I smoke", "I don't drink"
         return out
 
-    def _passive(self, verb: Token, lemma: str, children: list[Token]) -> list[tuple[str, Token, bool]]:
-        """ "I am called Sam" (has_name), "I was born in Lagos" (born_in), "they are married" (has_property)."""
+    def _passive(self, verb: Token, lemma: str, children: list[Token],
+                 subj_tok: Token) -> list[tuple[str, Token, bool]]:
+        """ "I am called Sam" (has_name), "I was born in Lagos" (born_in), "the MOT is booked for 10 March"
+        (happens_on), "I'm subscribed to Spotify" (subscribe_to), "they are married" (has_property)."""
         oprd = next((c for c in children if c.dep_ in ("oprd", "attr", "dobj")), None)
         if lemma in ("call", "name") and oprd is not None:
             return [("has_name", oprd, False)]
         for c in children:
             if c.dep_ == "prep" and (pobj := _pobj(c)) is not None and f"{lemma} {c.lower_}" in lx.VERBS:
                 return [(lx.VERBS[f"{lemma} {c.lower_}"], pobj, False)]
+        if oprd is None and _stative(verb):
+            # A state said in the present ("is booked", "am subscribed"; "was reassigned to" tells of an
+            # event): a thing set for a day happens then; a participle's own preposition names what it binds
+            # to (one of place or time, "in", "at", "by", qualifies it instead).
+            if changes.is_thing(subj_tok) and (day := _time_value(verb, lx.PASSIVE_OBJECT_PREPOSITIONS)) is not None:
+                return [(lx.WHEN_PREDICATE, day, False)]
+            for c in children:
+                if c.dep_ == "prep" and c.lower_ in lx.PASSIVE_OBJECT_PREPOSITIONS and (pobj := _pobj(c)) is not None:
+                    return [(f"{lemma}_{c.lower_}", pobj, False)]
+            if (to := _misread_to(verb)) is not None:
+                return [(f"{lemma}_to", to, False)]  # "subscribed to Spotify", the name read as a verb
         if oprd is None and not any(c.dep_ == "agent" for c in children):
             return [("has_property", verb, False)]
         return []
@@ -585,7 +599,10 @@ class Mapper:
             return None
         kept: list[Token] = []
         words: list[str] = []
+        owned = {t.i for p in _name_tokens(tok) if p.dep_ == "poss" and p != tok for t in p.subtree if t != p}
         for t in _name_tokens(tok):
+            if t.i in owned and t.dep_ != "case":
+                continue  # named with its possessor: "my car's MOT" is "user's car's MOT", not "user's user's car's"
             if t.dep_ == "poss" and t != tok:
                 owner = self._name(t)
                 if owner is None:
@@ -811,11 +828,11 @@ def _kind(tok: Token) -> str:
 def _given_name(participle: Token) -> list[Token]:
     """The name a participle gives its noun ("a cat named Pixel", "a parrot called Kiwi"): its predicate
     object, or the proper noun right after it where the parser hung that on the verb."""
-    named = [t for o in participle.children if o.dep_ == "oprd" and o.pos_ == "PROPN" for t in o.subtree]
+    named = [t for o in participle.children if o.dep_ == "oprd" and _kind(o) == "PROPN" for t in o.subtree]
     if named or participle.n_rights:
         return named
     after = participle.doc[participle.i + 1:participle.sent.end]
-    return list(itertools.takewhile(lambda t: t.pos_ == "PROPN", after))
+    return list(itertools.takewhile(lambda t: _kind(t) == "PROPN", after))
 
 
 def _misread_to(adjective: Token) -> Token | None:
@@ -1006,6 +1023,13 @@ def _is_time(tok: Token) -> bool:
     return tok.dep_ in ("npadvmod", "advmod", "tmod") and (
         tok.ent_type_ in _TIME_LABELS or tok.lower_ in lx.TIME_ADVERBS
     )
+
+
+def _stative(participle: Token) -> bool:
+    """Whether a passive participle says a present state: its only auxiliary a present "be" ("I'm
+    subscribed", "the MOT is booked"; not "was booked", "have been reassigned", "will be moved")."""
+    aux = [c for c in participle.children if c.dep_ in ("aux", "auxpass")]
+    return len(aux) == 1 and aux[0].tag_ in ("VBZ", "VBP")
 
 
 def _time_value(verb: Token, prepositions: frozenset[str]) -> Token | None:
