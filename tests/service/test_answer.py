@@ -203,6 +203,17 @@ def test_a_relation_ending_in_a_preposition_of_place_answers_where(question: str
     assert composed.lead_id == lead_id
 
 
+@pytest.mark.parametrize(("question", "said", "answers"), [
+    ("what is Oluwaseun's job title?", ("Oluwaseun", "starts_at", "company"), False),  # no title given
+    ("what is Oluwaseun's job title?", ("Oluwaseun", "is_a", "data analyst"), True),  # is_a is asked by "title"
+    ("what is my locker number at the pool?", ("user", "has_locker_number", "241"), True),
+    ("what is my daily step goal?", ("user's daily step goal", "has_value", "8000 steps"), True),
+])
+def test_asked_for_an_attribute_an_answer_gives_it(question: str, said: tuple[str, str, str], answers: bool) -> None:
+    composed = compose(Recall(query=question, statements=[_st("st-1", *said, at=1)]), 5, VOCABULARY, Settings())
+    assert (composed.lead_id == "st-1") is answers
+
+
 def test_owning_a_thing_answers_what_one_has() -> None:
     owned = _st("st-owned", "user", "owns", "rabbit named Clover", at=1)
     had = _st("st-had", "user", "has", "goldfish named Bubbles", at=2)

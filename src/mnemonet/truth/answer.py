@@ -325,6 +325,9 @@ def _missed_observations(
             continue  # understood: its statements answer (they lead, were replaced or were taken back)
         if any(terms(s.predicate, question.asker) & question.words for s in drawn):
             continue  # understood: about someone or something else ("my sister lives in Madrid")
+        if question.attribute and drawn and not any(question.attribute in terms(s.sentence(), question.asker)
+                                                    for s in drawn):
+            continue  # understood: not the attribute asked ("Ola started at the company" for her job title)
         if question.first_person and drawn and not FIRST_PERSON & set(_WORDS.findall(o.text.casefold())) \
                 and not any(about_subject(s, question) for s in drawn):
             continue  # understood: the asker's words about someone else ("Helen's boss is Tariq")

@@ -46,6 +46,11 @@ _NOT_POLAR = frozenset({"not", "never", "or"})  # a negated question, or one off
 # gives none of it keeps of its score: it may still answer, when nothing giving that kind does.
 _KINDS = frozenset({"where", "when", "who"})
 WRONG_KIND = 0.6
+# "what is Ola's job title?", "which is my favourite band", "what is my locker number at the pool?": the
+# possessed noun phrase's last word names the attribute asked for (``Question.attribute``), which an answer
+# must give.
+_ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:[\w-]+'s|my|your|our|his|her|their)"
+                        r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|now|these|this|today)\b.*)?\??$")
 # The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "from", "near", "to"})
 
@@ -61,6 +66,7 @@ class Question:
     first_person: bool
     past: bool = False  # asks what held once ("where did I work?"), not what holds now
     polar: bool = False  # asks yes or no of one fact ("don't I ...?", "is it not ...?", "... or ...?" do not)
+    attribute: str | None = None  # the head noun of "what is X's <attribute>?" ("title" of "Ola's job title")
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -68,9 +74,11 @@ class Question:
         raw = _WORD.findall(text.casefold().replace("_", " "))
         wh = next((w for w in raw if w in _QUESTION_WORDS), None)
         polar = bool(raw) and raw[0] in _POLAR_OPENERS and wh is None and not _NOT_POLAR & set(raw)
+        m = _ATTRIBUTE.match(text.casefold().strip())
+        attribute = fold(m.group(1).split()[-1].removesuffix("'s")) if m else None
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
                    first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
-                   polar=polar)
+                   polar=polar, attribute=attribute)
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
@@ -123,6 +131,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     subject = frozenset(terms(s.subject, q.asker))
     relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
     obj = frozenset(terms(s.object, q.asker))
+    if q.attribute and q.attribute not in subject | relation | obj:
+        return 0.0  # "what is Ola's job title?" is not answered by "Ola started at the company"
     if about_subject(s, q):
         covered = q.words & (subject | relation | obj)
     elif q.wh in ("who", "what", "which") and obj and obj <= q.words and relation & q.words:
