@@ -11,7 +11,8 @@ evidence is the observation, cited; the older statement shows as changed).
 It speaks only when the reading is unambiguous:
 
 - the observation is newer than the statement and by its subject (or whoever spoke for the asker), or
-  names the subject;
+  names the subject, or is by the statement's teller naming the old value as a change ("our CI runs on
+  Jenkins", then "we replaced Jenkins with GitHub Actions");
 - it names exactly one new value of the slot's shape (none of the subject's, the asker's or the
   question's own words);
 - it is about the slot: it names the old value ("traded in the Corolla for a Tesla"), or a word the

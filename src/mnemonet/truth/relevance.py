@@ -20,7 +20,10 @@ when the relation matches too.
 
 The score of a statement is the share of the question's content words it
 covers (subject, relation and object together), 0 when its subject is not the
-one asked about; it answers at ``ANSWERS`` or more.
+one asked about, or when the question asks for an attribute ("what is Ola's
+job title?") it does not name; it answers at ``ANSWERS`` or more. A relation
+the vocabulary does not declare that ends in a preposition of place gives a
+place ("works from home" answers "where").
 """
 
 from __future__ import annotations
