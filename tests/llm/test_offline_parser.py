@@ -113,6 +113,9 @@ CHANGES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     # not a change of job or schedule: a team is not an employer, a person moving goes to a place
     ("Dave joined the team", [("Dave", "joins", "team", False, "past", None)]),
     ("I moved to Lisbon", [("Sam", "lives_in", "Lisbon", False, "present", None)]),
+    # joined as a job's role, a common noun is the employer; joined as a member, it is not
+    ("Priya joined a small agency as a designer", [("Priya", "works_at", "small agency", False, "present", None)]),
+    ("I joined the gym as a member", [("Sam", "joins", "gym", False, "past", None)]),
 ]
 
 
@@ -138,6 +141,10 @@ STATES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     ("I quit Acme", [("Sam", "works_at", "Acme", True, "present", None)]),
     ("I gave up the keto diet after two months", [("Sam", "has_habit", "keto diet", True, "present", None)]),
     ("I quit smoking", [("Sam", "has_habit", "smoking", True, "present", None)]),
+    # a word between two hyphens stays in its word
+    ("I'm captain of the five-a-side team", [("Sam", "is_a", "captain of five-a-side team", False, "present", None)]),
+    ("my brother plays in a five-a-side league",
+     [("Sam's brother", "plays_in", "five-a-side league", False, "present", None)]),
 ]
 
 

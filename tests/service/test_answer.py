@@ -214,6 +214,20 @@ def test_asked_for_an_attribute_an_answer_gives_it(question: str, said: tuple[st
     assert (composed.lead_id == "st-1") is answers
 
 
+@pytest.mark.parametrize(("revision", "question", "lead_id"), [
+    ("change", "who is the captain of my five-a-side team?", "st-new"),  # a new holder said as a change
+    (None, "who is the captain of my five-a-side team?", "st-old"),  # a captain, maybe of another team
+    ("change", "who is a captain?", None),  # not the one holder: the copula answers no "who" alone, as before
+])
+def test_asked_for_the_one_holder_of_a_role_a_new_holder_said_as_a_change_holds_it(
+    revision: str | None, question: str, lead_id: str | None,
+) -> None:
+    old = _st("st-old", "Ines", "is_a", "captain of user's five-a-side team", at=1)
+    new = _st("st-new", "Kwame", "is_a", "captain", at=2).model_copy(update={"revision": revision})
+    composed = compose(Recall(query=question, statements=[old, new]), 5, VOCABULARY, Settings())
+    assert composed.lead_id == lead_id
+
+
 def test_owning_a_thing_answers_what_one_has() -> None:
     owned = _st("st-owned", "user", "owns", "rabbit named Clover", at=1)
     had = _st("st-had", "user", "has", "goldfish named Bubbles", at=2)

@@ -63,8 +63,8 @@ from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.polar import verdict, with_verdict
 from mnemonet.truth.realise import realise
 from mnemonet.truth.record import gives_kind, said_since, value_since
-from mnemonet.truth.relevance import ANSWERS, Question, about_subject, score
-from mnemonet.truth.text import FIRST_PERSON, object_words, terms
+from mnemonet.truth.relevance import ANSWERS, Question, about_subject, holds_role, score
+from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -195,9 +195,17 @@ def compose(
     live = [s for s in facts if s.id not in earlier]
 
     def key(s: StatementView) -> tuple[str, str]:
+        if holds_role(s, question):  # asked for the one holder of a role, the role is the slot
+            return f"the {_role(s.object)}", vocabulary.canonical(s.predicate)
         return s.subject.casefold(), vocabulary.canonical(s.predicate)
 
     scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
+    # A new holder said as a change ("Kwame is captain now") answers what the role's holder answered ("Ines
+    # is captain of our five-a-side team"), though it does not repeat whose role it is.
+    for s in live:
+        if s.revision and holds_role(s, question):
+            slot = [t.id for t in live if key(t) == key(s) and t.created_at < s.created_at]
+            scores[s.id] = max([scores[s.id], *(scores[t] for t in slot)])
     # A correction answers what the statement it replaced in the same slot answered: "afternoon is better"
     # replacing "I prefer morning meetings" answers a question about meetings though it does not name them.
     live_by_key = {s.id: key(s) for s in live}
@@ -457,6 +465,12 @@ def _with_status(lead: StatementView, recall: Recall, live: list[StatementView],
             and said_since(lead, recall.observations, _drawn(recall), question, vocabulary) is not None:
         return lead
     return status
+
+
+def _role(name: str) -> str:
+    """A role's head noun, without what it is of: "captain of user's team" -> "captain"."""
+    words = name.casefold().partition(" of ")[0].split()
+    return fold(words[-1]) if words else ""
 
 
 def _thing(name: str) -> frozenset[str]:

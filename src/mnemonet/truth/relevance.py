@@ -54,6 +54,8 @@ WRONG_KIND = 0.6
 # must give.
 _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:[\w-]+'s|my|your|our|his|her|their)"
                         r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|now|these|this|today)\b.*)?\??$")
+# "who is the captain of my team?", "who's our GP?": the one holder of something (not "who is a nurse?").
+_THE_HOLDER = re.compile(r"who(?:'s|\s+is|\s+are)\s+(?:the|my|our|your|his|her|their|[\w-]+'s)\s")
 # The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "from", "near", "to"})
 
@@ -70,6 +72,7 @@ class Question:
     past: bool = False  # asks what held once ("where did I work?"), not what holds now
     polar: bool = False  # asks yes or no of one fact ("don't I ...?", "is it not ...?", "... or ...?" do not)
     attribute: str | None = None  # the head noun of "what is X's <attribute>?" ("title" of "Ola's job title")
+    the_holder: bool = False  # asks who is the one holder of something ("who is the captain?", "who's my GP?")
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -78,10 +81,11 @@ class Question:
         wh = next((w for w in raw if w in _QUESTION_WORDS), None)
         polar = bool(raw) and raw[0] in _POLAR_OPENERS and wh is None and not _NOT_POLAR & set(raw)
         m = _ATTRIBUTE.match(text.casefold().strip())
+        holder = _THE_HOLDER.match(text.casefold().strip()) is not None
         attribute = fold(m.group(1).split()[-1].removesuffix("'s")) if m else None
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
                    first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
-                   polar=polar, attribute=attribute)
+                   polar=polar, attribute=attribute, the_holder=holder)
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
@@ -105,6 +109,12 @@ def _owner_words(name: str, asker: str) -> frozenset[str]:
     if name == asker.casefold():
         return frozenset(terms(asker, asker)) or frozenset({"user"})
     return frozenset(terms(name, asker))
+
+
+def holds_role(s: StatementView, q: Question) -> bool:
+    """Whether ``s`` names a holder of the role ``q`` asks the one holder of, by the copula ("Kwame is
+    captain" for "who is the captain of my team?"; "is_a" has no words of its own)."""
+    return q.the_holder and bool(s.object) and not terms(s.predicate, q.asker) and not about_subject(s, q)
 
 
 def about_subject(s: StatementView, q: Question) -> bool:
@@ -140,6 +150,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
         covered = q.words & (subject | relation | obj)
     elif q.wh in ("who", "what", "which") and obj and obj <= q.words and relation & q.words:
         covered = q.words & (relation | obj)  # the holder of something: "who manages QA?"
+    elif holds_role(s, q) and q.words <= relation | obj:
+        covered = q.words  # the one holder of a role, by the copula: "Ines is captain of our team"
     else:
         return 0.0
     # The question word asking for the relation ("where" for lives_in) counts as half a word it covers when
@@ -158,5 +170,5 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     # "Who" asks for a person: a statement naming one (a capitalised object: "therapist is Dr Alvarez")
     # gives it, whatever its relation; "sees new therapist" does not.
     gives = q.wh in asked or (q.wh == "when" and s.valid_at is not None) or (
-        q.wh == "who" and any(w[:1].isupper() for w in s.object.split()))
+        q.wh == "who" and any(w[:1].isupper() for w in s.object.split())) or holds_role(s, q)
     return share * (1.0 if gives or q.wh not in _KINDS else WRONG_KIND)

@@ -154,13 +154,14 @@ class Mapper:
         if not own and (
             verb.tag_ in ("VBZ", "VBP", "VBD") or verb.tag_ == "NNS" and any(c.dep_ == "dobj" for c in verb.children)
         ):
-            # ... or tags a sentence-initial name as a compound of the verb ("In 2019 Jenna works at Acme").
+            # ... or tags a sentence-initial name as a compound of the verb ("In 2019 Jenna works at Acme"), or
+            # a noun before it ("the 42 bus runs through our village": "bus runs" read as one noun).
             own = [
                 c
                 for c in verb.children
                 if c.i < verb.i
-                and c.dep_ in ("compound", "npadvmod", "dep")
-                and c.pos_ in ("PROPN", "PRON")
+                and (c.dep_ in ("compound", "npadvmod", "dep") and c.pos_ in ("PROPN", "PRON")
+                     or c.dep_ == "compound" and c.pos_ == "NOUN" and c.i == verb.i - 1)
                 and c.ent_type_ not in _TIME_LABELS
             ][-1:]
         if len(own) == 2 and own[0].pos_ == "NOUN" and own[1].pos_ == "PROPN" and own[1].left_edge.i == own[0].i + 1:
@@ -389,7 +390,10 @@ class Mapper:
             return out
         if lemma in lx.JOIN_VERBS | lx.LEAVE_VERBS:
             employer = next((c for c in children if c.dep_ == "dobj"), None)
-            if employer is not None and employer.pos_ == "PROPN" and employer.ent_type_ not in lx.NOT_EMPLOYER_LABELS:
+            organisation = employer is not None and employer.pos_ == "PROPN" \
+                and employer.ent_type_ not in lx.NOT_EMPLOYER_LABELS
+            # "joined a startup called Fernwood as their finance lead": joined as a job's role, not as a member
+            if employer is not None and (organisation or lemma in lx.JOIN_VERBS and _as_job_role(verb) is not None):
                 return [("works_at", employer, lemma in lx.LEAVE_VERBS)]
         if any(c.dep_ == "auxpass" for c in children):
             return self._passive(verb, lemma, children, subj_tok)
@@ -776,14 +780,21 @@ def _name_tokens(tok: Token) -> list[Token]:
             keep.update(
                 t for t in c.subtree
                 # an aux inside a noun is a misread "to" ("switched to oat milk")
-                if (t.dep_ not in ("det", "advmod", "cc", "punct", "neg", "aux") or t.tag_ == "HYPH")
-                and t.pos_ != "ADV"
+                if (t.dep_ not in ("det", "advmod", "cc", "punct", "neg", "aux") or t.tag_ == "HYPH"
+                    or _hyphenated(t)) and t.pos_ != "ADV"
             )
     keep.update(_glued(tok))
     if tok.pos_ == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
         # "Tomorrow Alice works": the parser may make "Tomorrow" a compound of a name ("morning meetings" stay)
         keep = {t for t in keep if t == tok or (t.ent_type_ not in _TIME_LABELS and t.lower_ not in lx.TIME_ADVERBS)}
     return sorted(keep, key=lambda t: t.i)
+
+
+def _hyphenated(tok: Token) -> bool:
+    """Whether a word sits between two hyphens inside one word ("the "a" of "five-a-side")."""
+    doc = tok.doc
+    return 0 < tok.i < len(doc) - 1 and doc[tok.i - 1].text == "-" and doc[tok.i + 1].text == "-" \
+        and not doc[tok.i - 1].whitespace_ and not tok.whitespace_
 
 
 def _glued(tok: Token) -> list[Token]:
@@ -856,7 +867,8 @@ def _phrase(prep: Token) -> list[Token]:
     clauses = {t.i for r in prep.subtree if r.dep_ in ("relcl", "acl") for t in r.subtree}
     return [
         t for t in prep.subtree
-        if t.i not in clauses and t.dep_ != "det" and (t.dep_ != "punct" or t.tag_ == "HYPH") and t.pos_ != "ADV"
+        if t.i not in clauses and (t.dep_ != "det" or _hyphenated(t)) and (t.dep_ != "punct" or t.tag_ == "HYPH")
+        and t.pos_ != "ADV"
     ]
 
 
@@ -1023,6 +1035,17 @@ def _is_time(tok: Token) -> bool:
     return tok.dep_ in ("npadvmod", "advmod", "tmod") and (
         tok.ent_type_ in _TIME_LABELS or tok.lower_ in lx.TIME_ADVERBS
     )
+
+
+def _as_job_role(verb: Token) -> Token | None:
+    """The role of "joined Acme as a designer" ("as" a preposition, or the mark of a clause the small parser
+    makes of it: "as their finance lead"), unless it is no job ("as a member", "as a volunteer")."""
+    for c in verb.children:
+        role = _pobj(c) if c.dep_ == "prep" and c.lower_ == "as" else c if c.dep_ == "advcl" and any(
+            m.dep_ == "mark" and m.lower_ == "as" for m in c.children) else None
+        if role is not None and role.pos_ == "NOUN" and role.lemma_.lower() not in lx.NOT_JOB_ROLES:
+            return role
+    return None
 
 
 def _stative(participle: Token) -> bool:
