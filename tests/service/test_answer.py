@@ -228,6 +228,23 @@ def test_asked_for_the_one_holder_of_a_role_a_new_holder_said_as_a_change_holds_
     assert composed.lead_id == lead_id
 
 
+@pytest.mark.parametrize(("sibling", "origin", "lead_id"), [
+    (("Diego", "drives_for", "DHL"), "obs-1", "st-instead"),  # what he does instead, unplaced
+    (("Diego", "lives_in", "Leeds"), "obs-1", "st-ended"),  # a relation of its own: not the slot asked
+    (("Diego", "drives_for", "DHL"), "obs-2", "st-ended"),  # said elsewhere
+    (("Diego", "drives_for", "delivery van"), "obs-1", "st-ended"),  # no name
+])
+def test_an_ended_value_gives_way_to_what_the_same_words_say_instead(
+    sibling: tuple[str, str, str], origin: str, lead_id: str,
+) -> None:
+    ended = _st("st-ended", "Diego", "works_at", "Nando's", at=2).model_copy(
+        update={"negated": True, "revision": "change", "derived_from": ["obs-1"]})
+    instead = _st("st-instead", *sibling, at=2).model_copy(update={"derived_from": [origin]})
+    composed = compose(Recall(query="where does Diego work?", statements=[ended, instead]), 5, VOCABULARY,
+                       Settings())
+    assert composed.lead_id == lead_id
+
+
 def test_owning_a_thing_answers_what_one_has() -> None:
     owned = _st("st-owned", "user", "owns", "rabbit named Clover", at=1)
     had = _st("st-had", "user", "has", "goldfish named Bubbles", at=2)

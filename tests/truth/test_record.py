@@ -61,6 +61,12 @@ ROWS = [
      "when is my car's MOT?", "24 March"),
     (("user's car's MOT", "happens_on", "10 March"), ("user", "my brother's MOT is on 24 March"),
      "when is my car's MOT?", None),
+    # a value of one shape the words do not give leaves another shape to read ("Deloitte" is not said
+    # again, "senior analyst" is); the old thing said again with a verb is no new kind
+    (("user", "is_a", "junior analyst at Deloitte"), ("user", "got promoted today!! senior analyst now"),
+     "what is my job title?", "senior analyst at Deloitte"),
+    (("user", "puts", "oat milk in user's coffee"), ("user", "my husband still has oat milk"),
+     "what milk do I put in my coffee?", None),
     # nothing restated
     (("user", "drives", "Corolla"), ("user", "I met Anna at the Louvre"), "what car do I drive?", None),
     (("user", "likes", "Paris"), ("user", "Rome is lovely"), "what cities do I like?", None),

@@ -220,6 +220,8 @@ def compose(
 
     chosen = _choose(answering, scores, key, now=not question.past,
                      named=lambda s: question.polar and not vocabulary.single_valued(s.predicate))
+    if chosen is not None and (instead := _said_instead(chosen, live, question, vocabulary)) is not None:
+        scores[instead.id], chosen = scores[chosen.id], instead
     lead_st = _with_status(chosen, recall, live, question, vocabulary) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
     if lead_st is None:
@@ -419,6 +421,19 @@ def _choose(statements: list[StatementView], scores: dict[str, float],
     # tennis?" is not answered by the newer chess.
     return max(best, key=lambda s: (s.tense != "past", round(scores[s.id], 2) if named(s) else 0.0,
                                     s.created_at, not s.negated, s.confidence))
+
+
+def _said_instead(lead: StatementView, live: list[StatementView], question: Question,
+                  vocabulary: Vocabulary) -> StatementView | None:
+    """What the words that ended the lead's value said its subject does instead, when the extraction could
+    not place it in the slot asked ("Diego quit Nando's, he drives for DHL now" for "where does Diego
+    work?"): a statement of the same subject from the same observation, present, naming a name, in a
+    relation the vocabulary does not declare. None for a lead that is no ended value, or a yes-or-no question."""
+    if not lead.negated or question.polar or question.wh is None or not lead.derived_from:
+        return None
+    return next((s for s in live if s.subject.casefold() == lead.subject.casefold() and not s.negated
+                 and s.tense != "past" and set(s.derived_from) & set(lead.derived_from)
+                 and not vocabulary.known(s.predicate) and any(w[:1].isupper() for w in s.object.split())), None)
 
 
 def _of_others(statements: list[StatementView], recall: Recall, question: Question) -> list[StatementView]:

@@ -212,7 +212,10 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     """The object of ``s`` as ``o`` restates it, or None."""
     if s.negated:
         return None
-    found = _amounts(s.object, o.text) or _names(s.object, o.text) or _kinds(s.object, o.text)
+    # The first shape the old value has that the words give a new value of ("senior analyst now" for a
+    # "junior analyst at Deloitte" names no new employer, but a new rank).
+    found = next((f for f in (_amounts(s.object, o.text), _names(s.object, o.text), _kinds(s.object, o.text))
+                  if f is not None and f[2]), None)
     if found is None:
         return None
     old, strong, values = found
@@ -461,17 +464,19 @@ def _kinds(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     words = _WORD.findall(old.casefold())
     if len(words) < 2:
         return None
-    head = fold(words[-1])
-    tokens = _WORD.findall(text.casefold())
+    head, known = fold(words[-1]), object_words(old)
     out = []
-    for i, tok in enumerate(tokens):
-        if fold(tok) != head:
-            continue
-        before: list[str] = []
-        for w in reversed(tokens[max(0, i - 2):i]):
-            if w in _DETERMINERS or w.endswith("'s") or w in FIRST_PERSON:
-                break
-            before.insert(0, w)
-        if before:
-            out.append(" ".join([*before, tok]))
+    for sentence in _SENTENCE_END.split(text):
+        tokens = _WORD.findall(sentence.casefold())
+        for i, tok in enumerate(tokens):
+            if fold(tok) != head:
+                continue
+            before: list[str] = []
+            for w in reversed(tokens[max(0, i - 2):i]):
+                if w in _DETERMINERS or w.endswith("'s") or w in FIRST_PERSON or w in _TIMES:
+                    break
+                before.insert(0, w)
+            # the old thing said again with another word ("still has oat milk") is no new kind
+            if before and not known <= object_words(" ".join(before + [tok])):
+                out.append(" ".join([*before, tok]))
     return old, True, out
