@@ -132,6 +132,16 @@ async def test_several_values_from_one_source_teach_multi(service: MemoryService
     assert (await service.graph.counts())["CONTRADICTS"] == 0
 
 
+async def test_values_said_together_both_hold(service: MemoryService, agent_settings: Settings) -> None:
+    # "my kids are Amara and Tobi": has_kid is one-valued by its name, but one sentence gave both.
+    await service.observe("my kids are Amara and Tobi", source="user")
+    await service.observe("my manager is Tom. Sorry, my manager is Priya", source="user")  # a correction
+    agent = ValidationAgent(service, agent_settings, Ownership.solo("v1"), make_language_model(agent_settings))
+    await agent.drain()
+    open_pairs, superseded = await _open_and_superseded(service)
+    assert superseded == {"Tom"} and not open_pairs
+
+
 async def test_my_manager_changes_supersede_and_two_sources_conflict(service: MemoryService,
                                                                     agent_settings: Settings) -> None:
     await service.claim("alice has_manager: Tom", source="alice", idempotency_key="m1")

@@ -59,6 +59,15 @@ def test_prefers_within_a_topic_is_left_to_the_model() -> None:
     assert classify(_st("user", "dislikes", "mornings"), _st("user", "likes", "mornings", True), schema).kind == "none"
 
 
+def test_values_said_together_conflict_only_with_a_revision_cue() -> None:
+    schema = Vocabulary.load()
+    amara, tobi = (_st("al", "has_manager", name).model_copy(update={"derived_from": ["obs-1"]})
+                   for name in ("Amara", "Tobi"))
+    assert classify(tobi, amara, schema).kind == "none"  # "my managers are Amara and Tobi" (co-managers)
+    assert classify(tobi.model_copy(update={"derived_from": ["obs-2"]}), amara, schema).kind == "contradicts"
+    assert classify(tobi.model_copy(update={"revision": "correction"}), amara, schema).kind == "contradicts"
+
+
 def test_a_contradiction_needs_the_same_qualified_slot() -> None:
     # Issue 32, item 4: "a bar on weekends" and "a bookshop on weekdays" are two jobs; a narrower value beside
     # a broader one never conflicts with it; the same slot, qualified alike or not at all, does.

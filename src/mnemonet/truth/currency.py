@@ -1,7 +1,8 @@
 """Which statement is current: the one policy, applied at write (the validation worker) and at read.
 
 Two statements conflict (``classify``) by the vocabulary: the same relation
-with another value where it has one value at a time (and the same qualified
+with another value where it has one value at a time (not said together in one
+observation with no revision cue: "my kids are Amara and Tobi"; and the same qualified
 slot: "a bar on weekends" and "a bookshop on weekdays" both hold, and a
 narrower value never conflicts with a broader one it does not repeat), a
 negation of the same claim, sides of an exclusivity group, opposite feelings
@@ -95,6 +96,9 @@ def classify(
             return Verdict("none", "the same statement")
         if new.negated or old.negated:
             return Verdict("none", "a negation of another value")
+        if set(new.derived_from) & set(old.derived_from) and not (new.revision or old.revision):
+            # "my kids are Amara and Tobi": values said together, with nothing saying one replaces the other
+            return Verdict("none", "said together in one observation")
         qualified = time_qualifiers(new.object)
         if qualified and qualified != time_qualifiers(old.object):
             # Another qualified slot ("a bar on weekends" beside "a bookshop on weekdays"), or a narrower one
@@ -184,12 +188,13 @@ def _outweighs(winner: StatementView, loser: StatementView, w_winner: float, w_l
 
 
 def standing(a: StatementView, b: StatementView, vocabulary: Vocabulary, settings: Policy) -> Resolution:
-    """``resolve`` for a contradicting pair in either order: the later one is the new one, and the
-    relation is temporal when both sides give the same relation and the vocabulary says it changes.
+    """``resolve`` for a contradicting pair in either order: the later one is the new one (of two said at
+    once, the one with a revision cue), and the relation is temporal when both sides give the same relation
+    and the vocabulary says it changes.
 
     The one policy: the validation worker writes its outcome, and answers and summaries read an open
     contradiction by it, so a pair the worker left open is never read as settled, nor the reverse."""
-    old, new = sorted((a, b), key=lambda s: (s.created_at, s.id))
+    old, new = sorted((a, b), key=lambda s: (s.created_at, s.revision is not None, s.id))
     same = vocabulary.canonical(new.predicate) == vocabulary.canonical(old.predicate)
     return resolve(new, old, same and vocabulary.spec(new.predicate).temporal, settings)
 

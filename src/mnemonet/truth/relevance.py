@@ -55,6 +55,7 @@ WRONG_KIND = 0.6
 _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:[\w-]+'s|my|your|our|his|her|their)"
                         r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|now|these|this|today)\b.*)?\??$")
 # "who is the captain of my team?", "who's our GP?": the one holder of something (not "who is a nurse?").
+_NAME = fold("name")  # the attribute a value that is a name gives ("what are my kids' names?": "Tobi")
 _THE_HOLDER = re.compile(r"who(?:'s|\s+is|\s+are)\s+(?:the|my|our|your|his|her|their|[\w-]+'s)\s")
 # The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "from", "near", "to"})
@@ -144,8 +145,9 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     subject = frozenset(terms(s.subject, q.asker))
     relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
     obj = frozenset(terms(s.object, q.asker))
-    if q.attribute and q.attribute not in subject | relation | obj:
-        return 0.0  # "what is Ola's job title?" is not answered by "Ola started at the company"
+    if q.attribute and q.attribute not in subject | relation | obj and not (
+            q.attribute == _NAME and any(w[:1].isupper() for w in s.object.split())):
+        return 0.0  # "what is Ola's job title?" is not answered by "Ola started at the company"; a name is
     if about_subject(s, q):
         covered = q.words & (subject | relation | obj)
     elif q.wh in ("who", "what", "which") and obj and obj <= q.words and relation & q.words:
