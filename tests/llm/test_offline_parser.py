@@ -141,6 +141,8 @@ STATES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     ("I quit Acme", [("Sam", "works_at", "Acme", True, "present", None)]),
     ("I gave up the keto diet after two months", [("Sam", "has_habit", "keto diet", True, "present", None)]),
     ("I quit smoking", [("Sam", "has_habit", "smoking", True, "present", None)]),
+    # a noun's own "to" complement is part of what it names
+    ("we booked a trip to Lisbon", [("Sam", "books", "trip to Lisbon", False, "past", None)]),
     # a word between two hyphens stays in its word
     ("I'm captain of the five-a-side team", [("Sam", "is_a", "captain of five-a-side team", False, "present", None)]),
     ("my brother plays in a five-a-side league",

@@ -152,6 +152,8 @@ RELATION_NOUNS = frozenset({
 # off its clause: "I hate meetings on Fridays" -> (speaker, dislikes, meetings on Fridays), a narrower
 # fact than "meetings"; an activity keeps its purpose too ("waking up early for meetings").
 QUALIFIER_PREPOSITIONS = frozenset({"on", "in", "at", "during", "before", "after", "until", "near", "around"})
+# A noun's own complement, part of what it names: "capital of France", "subscriptions to Netflix and Spotify".
+COMPLEMENT_PREPOSITIONS = frozenset({"of", "to"})
 ACTIVITY_QUALIFIERS = QUALIFIER_PREPOSITIONS | {"for", "without"}
 # Nouns for people (kin and company): a move puts them in a home, not a place of business.
 PERSON_NOUNS = RELATION_NOUNS - {"dog", "cat", "pet"} | {

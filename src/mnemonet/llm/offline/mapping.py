@@ -818,7 +818,7 @@ def _object_tokens(tok: Token, keep_dates: bool, dated: Callable[[Token], bool])
     keep = set(_name_tokens(tok))
     for c in tok.children:
         if c.dep_ == "prep" and c.i > tok.i and (value := _pobj(c)) is not None and value.pos_ != "PRON" and (
-            c.lower_ == "of" or c.lower_ in lx.QUALIFIER_PREPOSITIONS and not dated(c)
+            c.lower_ in lx.COMPLEMENT_PREPOSITIONS or c.lower_ in lx.QUALIFIER_PREPOSITIONS and not dated(c)
         ):
             keep.update(_phrase(c))
         elif c.dep_ == "acl" and c.tag_ == "VBN" and (given := _given_name(c)):
