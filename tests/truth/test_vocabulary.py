@@ -65,6 +65,8 @@ def test_values_said_together_conflict_only_with_a_revision_cue() -> None:
                    for name in ("Amara", "Tobi"))
     assert classify(tobi, amara, schema).kind == "none"  # "my managers are Amara and Tobi" (co-managers)
     assert classify(tobi.model_copy(update={"derived_from": ["obs-2"]}), amara, schema).kind == "contradicts"
+    on_basis = {"derived_from": ["st-basis"]}  # claims on one basis statement were not said together
+    assert classify(tobi.model_copy(update=on_basis), amara.model_copy(update=on_basis), schema).kind == "contradicts"
     assert classify(tobi.model_copy(update={"revision": "correction"}), amara, schema).kind == "contradicts"
 
 

@@ -48,6 +48,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
+from mnemonet.model.ids import is_observation_id
 from mnemonet.model.records import normalise_name
 from mnemonet.model.views import ContradictionView, StatementView
 from mnemonet.truth.text import object_words, time_qualifiers
@@ -96,7 +97,7 @@ def classify(
             return Verdict("none", "the same statement")
         if new.negated or old.negated:
             return Verdict("none", "a negation of another value")
-        if set(new.derived_from) & set(old.derived_from) and not (new.revision or old.revision):
+        if _observations(new) & _observations(old) and not (new.revision or old.revision):
             # "my kids are Amara and Tobi": values said together, with nothing saying one replaces the other
             return Verdict("none", "said together in one observation")
         qualified = time_qualifiers(new.object)
@@ -185,6 +186,11 @@ def speaks_for_self(s: StatementView) -> bool:
 
 def _outweighs(winner: StatementView, loser: StatementView, w_winner: float, w_loser: float) -> str:
     return f"{winner.source} outweighs {loser.source} (trust x confidence {w_winner:.2f} vs {w_loser:.2f})"
+
+
+def _observations(s: StatementView) -> set[str]:
+    """The observations a statement was drawn from (a claim's basis statements aside)."""
+    return {i for i in s.derived_from if is_observation_id(i)}
 
 
 def standing(a: StatementView, b: StatementView, vocabulary: Vocabulary, settings: Policy) -> Resolution:
