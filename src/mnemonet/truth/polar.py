@@ -14,10 +14,9 @@ from collections.abc import Sequence
 from mnemonet.model.views import StatementView
 from mnemonet.truth.relevance import Question
 from mnemonet.truth.text import fold, terms
-from mnemonet.truth.vocabulary import Vocabulary
+from mnemonet.truth.vocabulary import HABIT_RELATION, Vocabulary
 
 YES, NO = "Yes.", "No."
-HABIT_RELATION = "has_habit"
 _BE = frozenset({"is", "are", "am"})
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 
 from mnemonet.model.views import StatementView
+from mnemonet.truth.vocabulary import HABIT_RELATION
 
 # Predicates read as "is <participle/adjective> <preposition>": the first word is no verb.
 _COPULA_HEADS = frozenset({
@@ -48,7 +49,7 @@ def realise(s: StatementView, asker: str | None = None) -> str:
         return f"{subject} {phrase.replace('was ', 'was not ', 1) if s.negated else phrase} {obj}"
     if s.predicate == "has_property":
         return f"{subject} {_be(second, s.tense, s.negated)} {obj}"
-    if s.predicate == "has_habit":  # "I smoke" / "I quit smoking"
+    if s.predicate == HABIT_RELATION:  # "I smoke" / "I quit smoking"
         if s.negated:
             return f"{subject} {'have' if second else 'has'} {'quit' if s.revision else 'no habit of'} {obj}"
         return f"{subject} {'have' if second else 'has'} a habit of {obj}"

@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from mnemonet.model.views import ObservationView, StatementView
 from mnemonet.truth.relevance import Question, about_subject
 from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
-from mnemonet.truth.vocabulary import Vocabulary, rule_cardinality
+from mnemonet.truth.vocabulary import HABIT_RELATION, Vocabulary, rule_cardinality
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _CALENDAR = frozenset({
@@ -91,7 +91,7 @@ _DETERMINERS = frozenset({
 
 # The relations of any value (not attributes naming one): "has_property" says nothing of which slot, nor
 # does a habit taken up or given up ("gave up coffee, it's green tea for me now").
-_GENERIC = frozenset({"has_property", "has_value", "has_status", "has_habit"})
+_GENERIC = frozenset({"has_property", "has_value", "has_status", HABIT_RELATION})
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 DEFAULT_VOCABULARY = Path(str(resources.files("mnemonet.truth") / "relations.yaml"))
 MAX_SCHEMA_BYTES = 1_000_000
+# A habit: whatever one does or is on ("I smoke", "I gave up the keto diet"), ended when negated.
+HABIT_RELATION = "has_habit"
 
 Cardinality = Literal["single", "single_per_topic", "multi"]
 
