@@ -116,6 +116,8 @@ CHANGES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     # joined as a job's role, a common noun is the employer; joined as a member, it is not
     ("Priya joined a small agency as a designer", [("Priya", "works_at", "small agency", False, "present", None)]),
     ("I joined the gym as a member", [("Sam", "joins", "gym", False, "past", None)]),
+    # a role no one's, taken over: its new holder is what the role names
+    ("Marek took over as chair after the vote", [("Marek", "is_a", "chair", False, "present", None)]),
 ]
 
 
@@ -147,6 +149,14 @@ STATES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     ("I'm captain of the five-a-side team", [("Sam", "is_a", "captain of five-a-side team", False, "present", None)]),
     ("my brother plays in a five-a-side league",
      [("Sam's brother", "plays_in", "five-a-side league", False, "present", None)]),
+    # a model's or a code's number stays with its name
+    ("my laptop is a ThinkPad 14", [("Sam's laptop", "has_value", "ThinkPad 14", False, "present", None)]),
+    # a passive with its agent says what the agent does
+    ("the choir is led by Amara", [("Amara", "leads", "choir", False, "present", None)]),
+    # a phrase set off by a comma before the subject is none
+    ("sad news, Harbour Books closed down", [("Harbour Books", "has_status", "closed", False, "present", None)]),
+    # chat leaves out "I" before adverbs too; a participle with a particle is an active past
+    ("finally signed up for Pilates", [("Sam", "signs_up_for", "Pilates", False, "past", None)]),
 ]
 
 

@@ -89,6 +89,15 @@ def reading_of(text: str) -> Reading:
 _ELIDED_SUBJECT = {"VBD": "I", "VBN": "I got", "VBG": "I am"}
 _SUBJECTS = frozenset({"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"})
 _AUXILIARIES = frozenset({"auxpass", "aux"})
+_BEFORE_ELIDED = frozenset({"ADV", "INTJ", "CCONJ", "PUNCT"})
+
+
+def _elided_subject(root: Token) -> str:
+    """What a subjectless root verb stands after: a participle taking a particle or an object is an active past
+    tense the tagger misread ("signed up for Audible", "booked the flights"), not a passive ("promoted to ...")."""
+    if root.tag_ == "VBN" and any(c.dep_ in ("prt", "dobj") for c in root.children):
+        return "I"
+    return _ELIDED_SUBJECT[root.tag_]
 
 
 def with_elided_subjects(doc: Doc) -> str | None:
@@ -101,13 +110,15 @@ def with_elided_subjects(doc: Doc) -> str | None:
         root, first = sent.root, sent[0]
         subjectless = root.tag_ in _ELIDED_SUBJECT and not is_question(sent) \
             and not any(c.dep_ in _SUBJECTS for c in root.children)
-        bare = subjectless and root == first and not any(c.dep_ in _AUXILIARIES for c in root.children)
+        # "just signed up for Audible": only adverbs, interjections or a conjunction come before the verb
+        opens = all(t.pos_ in _BEFORE_ELIDED for t in sent[: root.i - sent.start])
+        bare = subjectless and opens and not any(c.dep_ in _AUXILIARIES for c in root.children)
         helped = subjectless and first.head == root and first.dep_ == "auxpass"  # "got promoted", "was moved"
         # "gave up coffee, it's green tea now": the opening clause's past verb has no subject, the sentence's has
         opening = first.tag_ == "VBD" and first.dep_ in ("advcl", "ccomp") and first.head == root \
             and not is_question(sent) \
             and not any(c.dep_ in _SUBJECTS | _AUXILIARIES for c in first.children)
-        parts.append(f"{_ELIDED_SUBJECT[root.tag_]} {sent.text}" if bare else f"I {sent.text}" if helped or opening
+        parts.append(f"{_elided_subject(root)} {sent.text}" if bare else f"I {sent.text}" if helped or opening
                      else sent.text)
         changed |= bare or helped or opening
     return " ".join(parts) if changed else None

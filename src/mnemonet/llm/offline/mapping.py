@@ -168,6 +168,8 @@ class Mapper:
             # "Hassan's cousin Omar lives in Doha", parsed as two subjects: the name names the noun.
             self._naming[own[0].i] = own[1]
             own = own[:1]
+        if len(own) == 2 and any(t.text == "," for t in verb.doc[own[0].i + 1:own[1].left_edge.i]):
+            own = own[1:]  # "sad news, Café Lindqvist closed ...": a phrase set off by a comma is no subject
         subjects = _with_conjuncts(own[0]) if own else inherited.subjects
         tense = _tense(verb) or inherited.tense
         hedge = _min(inherited.hedge, hedge_confidence(_local_text(verb)))
@@ -255,6 +257,11 @@ class Mapper:
         for subj_tok in clause.subjects:
             if not negated and not _modal(verb) and self._change(verb, subj_tok, clause, when):
                 continue  # "can become part of our lives" says no change
+            if (doer := _passive_agent(verb)) is not None and (agent := self._subject(doer)) is not None:
+                # "the under-12s are now managed by Tomasz": what the agent does (Tomasz manages the under-12s)
+                for item, item_negated in self._objects(subj_tok):
+                    self._add(agent, _verb_predicate(lemma, ""), item, negated != item_negated, clause, when)
+                continue
             values = _copula_values(verb) if lemma == "be" else []
             if values and _is_attribute(subj_tok, values):
                 self._attribute(subj_tok, values, negated, clause, when)
@@ -313,6 +320,9 @@ class Mapper:
         if (role := changes.role_as(verb, subj_tok)) is not None:
             holder, noun = role
             self._role(holder, noun, False, changed, when)
+            return True
+        if (role := changes.took_role(verb, subj_tok)) is not None:  # "Ingrid took over as treasurer"
+            self._state(*role, changed, when, rank=True)
             return True
         if (title := changes.appointed(verb, subj_tok)) is not None:  # "they made Omar head of sales"
             self._state(*title, changed, when, rank=True)
@@ -784,6 +794,9 @@ def _name_tokens(tok: Token) -> list[Token]:
                     or _hyphenated(t)) and t.pos_ != "ADV"
             )
     keep.update(_glued(tok))
+    if _kind(tok) == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
+        # a model's or a code's number after its name: "Pixel 7", "KQ 101", "Windows 11"
+        keep.update(c for c in tok.children if c.dep_ == "nummod" and c.i == tok.i + 1)
     if tok.pos_ == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
         # "Tomorrow Alice works": the parser may make "Tomorrow" a compound of a name ("morning meetings" stay)
         keep = {t for t in keep if t == tok or (t.ent_type_ not in _TIME_LABELS and t.lower_ not in lx.TIME_ADVERBS)}
@@ -1123,6 +1136,13 @@ def _phrase_verb(verb: Token) -> str:
     parts = ["would" if p == "'d" else "can" if p == "ca" else p for p in parts]
     rather = [c.lower_ for c in verb.children if c.lower_ == "rather"]
     return " ".join([*parts[:1], *rather, verb.lemma_.lower()])
+
+
+def _passive_agent(verb: Token) -> Token | None:
+    """Who does what a passive verb says ("managed by Tomasz"): the object of its "by"; None if it has none."""
+    if verb.pos_ != "VERB" or not any(c.dep_ == "auxpass" for c in verb.children):
+        return None
+    return next((_pobj(c) for c in verb.children if c.dep_ == "agent"), None)
 
 
 def _verb_predicate(base: str, preposition: str) -> str:
