@@ -125,7 +125,7 @@ def test_what_is_leads_before_what_is_not_in_one_observation() -> None:
 
 @pytest.mark.parametrize(("said", "lead"), [
     ("left Fitness First and signed up at Third Space", "User's gym is Third Space."),
-    ("left Fitness First, the fees went up", "Fitness First's status is cancelled."),
+    ("left Fitness First, the fees went up", "Fitness First is cancelled."),
 ])
 def test_a_value_that_ended_gives_way_to_the_value_said_in_its_place(said: str, lead: str) -> None:
     gym = _st("st-gym", "user", "has_gym", "Fitness First", at=1)
@@ -208,6 +208,11 @@ def test_a_relation_ending_in_a_preposition_of_place_answers_where(question: str
     ("what is Oluwaseun's job title?", ("Oluwaseun", "is_a", "data analyst"), True),  # is_a is asked by "title"
     ("what is my locker number at the pool?", ("user", "has_locker_number", "241"), True),
     ("what is my daily step goal?", ("user's daily step goal", "has_value", "8000 steps"), True),
+    # the name of someone's someone must be that someone's: a school's name is no teacher's
+    ("what is Ravi's coach's name?", ("Ravi", "trains_at", "Northside Boxing Club"), False),
+    ("what is Ravi's coach's name?", ("Ravi", "has_coach", "Mehmet"), True),
+    # an owner of two words is an owner ("Dr Lee's"), and what is asked of them must be given
+    ("what is Dr Lee's email?", ("user", "has_dentist", "Dr Lee"), False),
 ])
 def test_asked_for_an_attribute_an_answer_gives_it(question: str, said: tuple[str, str, str], answers: bool) -> None:
     composed = compose(Recall(query=question, statements=[_st("st-1", *said, at=1)]), 5, VOCABULARY, Settings())
@@ -243,6 +248,36 @@ def test_an_ended_value_gives_way_to_what_the_same_words_say_instead(
     composed = compose(Recall(query="where does Diego work?", statements=[ended, instead]), 5, VOCABULARY,
                        Settings())
     assert composed.lead_id == lead_id
+
+
+@pytest.mark.parametrize(("question", "said", "answers"), [
+    # "for a living" asks for work, "each week" asks nothing of its own
+    ("what does Anil do for a living?", ("Anil", "works_as", "electrician"), True),
+    ("how far do I cycle each week?", ("user", "cycles", "60 km"), True),
+    # a statement the question already says tells nothing: "my cousin Bea" does not answer what Bea does
+    ("what does my cousin Bea do for work?", ("user", "has_cousin", "Bea"), False),
+    ("who is my cousin?", ("user", "has_cousin", "Bea"), True),
+])
+def test_what_a_question_asks_with_set_phrases_and_what_it_already_says(
+    question: str, said: tuple[str, str, str], answers: bool,
+) -> None:
+    composed = compose(Recall(query=question, statements=[_st("st-1", *said, at=1)]), 5, VOCABULARY, Settings())
+    assert (composed.lead_id == "st-1") is answers
+
+
+@pytest.mark.parametrize(("turn", "source", "shown"), [
+    ("oh and wasps too", "user", True),  # an addition nothing could be extracted from
+    ("we fly to Crete on Friday", "user", False),  # no addition
+    ("wasps too", "bob", False),  # another speaker's turn
+])
+def test_the_next_turn_adding_to_the_lead_is_shown_beside_it(turn: str, source: str, shown: bool) -> None:
+    lead = _st("st-lead", "user", "allergic_to", "bees", at=1).model_copy(update={"derived_from": ["obs-1"]})
+    said = [ObservationView(id="obs-1", text="I'm allergic to bees", source="user", created_at=1),
+            ObservationView(id="obs-2", text=turn, source=source, created_at=2)]
+    composed = compose(Recall(query="what am I allergic to?", statements=[lead], observations=said), 5, VOCABULARY,
+                       Settings())
+    assert composed.lead_id == "st-lead"
+    assert any(o.id == "obs-2" for o in composed.observations) is shown
 
 
 def test_owning_a_thing_answers_what_one_has() -> None:
@@ -285,3 +320,17 @@ async def test_asked_about_oneself_another_speakers_fact_is_no_answer(service: M
     assert mine.startswith(NOTHING), mine
     theirs = (await service.remember("where does dev work?", source="eve")).text.partition("\n")[0]
     assert "Shopify" in theirs, theirs
+
+
+@pytest.mark.parametrize(("question", "answers"), [
+    ("what's Noor's teacher's name?", False),  # the name of her teacher: her school's name is none
+    ("what's Mr Brandt's phone number?", False),  # an owner of two words, and nothing gives a number
+    ("which school does Noor go to?", True),
+])
+async def test_a_name_or_number_asked_of_someone_is_theirs_or_nothing(
+    service: MemoryService, question: str, answers: bool,
+) -> None:
+    await service.observe("my daughter Noor goes to Oakfield primary school", source="user")
+    await service.observe("our landlord is Mr Brandt", source="user")
+    lead = (await service.remember(question, source="user")).text.partition("\n")[0]
+    assert lead.startswith(NOTHING) is not answers, lead

@@ -105,6 +105,17 @@ ROWS = [
      "how much is my rent?", "1,020"),
     (("user's rent", "has_value", "950"), ("user", "paid 1,020 for the sofa"), "how much is my rent?", None),
     (("yara", "lives_in", "Haifa"), ("user", "Yara lives in Tel Aviv."), "where does Yara live?", None),
+    # a day and a month where a day and another month were: one form of date
+    (("graduation", "happens_on", "21 June"), ("user", "they brought graduation forward to 30 May"),
+     "when is graduation?", "30 May"),
+    # a number glued to letters is part of a name, no amount ("Galaxy S23" is no "23" for "Pixel 7")
+    (("user's phone", "has_value", "Pixel 7"), ("user", "cracked the screen, so I'm on an old Galaxy S9 now"),
+     "what phone do I have?", "Galaxy S9"),
+    (("user's phone", "has_value", "Pixel 7"), ("user", "my sister is on a Galaxy S9 now"),
+     "what phone do I have?", None),
+    # a change the extraction could not place: a copula with a preposition, or a switch written as "uses"
+    (("user", "trains_at", "PureGym"), ("user", "cancelled that and signed up with Anytime Fitness instead"),
+     "which gym do I train at?", "Anytime Fitness"),
 ]
 
 # What the observation's extraction wrote (the write-time rules judged these already).
@@ -120,6 +131,9 @@ DRAWN: dict[str, list[tuple[str, ...]]] = {
         ("user", "gives_up", "flat white"), ("user", "has_value", "matcha", "change")],
     "it's matcha for me these days": [("user", "has_value", "matcha", "change")],
     "switched to vegan butter": [("user", "uses", "vegan butter", "change")],
+    "cracked the screen, so I'm on an old Galaxy S9 now": [("user", "is_on", "old Galaxy S9", "change")],
+    "my sister is on a Galaxy S9 now": [("user's sister", "is_on", "Galaxy S9", "change")],
+    "cancelled that and signed up with Anytime Fitness instead": [("user", "uses", "Anytime Fitness", "change")],
     "I keep some vegan butter too": [("user", "keeps", "vegan butter")],
     "Moira retired to Cornwall, Bisi runs the ward as sister now": [
         ("Moira", "retires_to", "Cornwall"), ("Bisi", "runs", "ward as sister")],

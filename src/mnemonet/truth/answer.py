@@ -24,7 +24,9 @@ never lead and never count as evidence.
 The observation is the record: when a newer observation by or about the
 subject touches what is asked and nothing extracted from it answers (the
 extraction missed it), the lead says what was said, by whom and when, and the
-older statement follows as evidence.
+older statement follows as evidence. The speaker's next turn after the lead's own words, when it adds to them
+("I'm allergic to penicillin", then "oh and shellfish as well") and nothing drawn from it is about anyone else,
+is shown beside the lead: an addition the extraction could not complete.
 
 Contradictions: an open one is read by the same policy the validation worker
 applies (``currency.standing``; a worker's inference speaks for the speaker of
@@ -78,6 +80,9 @@ MISSED_CONFIDENCE = 0.5
 RESTATED_CONFIDENCE = 0.7
 CONTESTED = "Unresolved: "
 _WORDS = re.compile(r"[a-z]+")
+# A turn adding to what its speaker said before: "also", or "too" / "as well" closing a clause ("oh and
+# shellfish as well"; not "too expensive").
+_ADDITIVE = re.compile(r"\balso\b|\b(?:too|as well)\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
 
@@ -267,7 +272,9 @@ def compose(
         composition.lead, composition.lead_id, composition.observations = _record_lead(
             missed, recall.observations, f"{_capital(_said(missed[0]))}.")
         composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
-    elif not lead_conflicts:
+    elif update is None and (more := _continued(lead_st, recall)) is not None:
+        composition.observations = [*composition.observations, more][:max_evidence]
+    if not missed and not lead_conflicts:
         said = composition.restated or lead_st
         replaced = [old for old, new, _ in composition.changed
                     if key(old) == key(said) or (new is not None and new.id == said.id)]
@@ -278,6 +285,24 @@ def compose(
         since = [o.text for o in recall.observations if o.created_at > origin and o.id not in said.derived_from]
         composition.verdict = verdict(question, said, replaced, vocabulary, since)
     return composition
+
+
+def _continued(lead: StatementView, recall: Recall) -> ObservationView | None:
+    """The next turn of the lead's speaker after the words the lead was drawn from, when it adds to them ("I'm
+    allergic to penicillin", then "oh and shellfish as well") and what was drawn from it, if anything, is about
+    the lead's subject: an addition the extraction could not complete or place, shown beside the lead."""
+    origins = [o for o in recall.observations if o.id in lead.derived_from]
+    if not origins:
+        return None
+    origin = max(origins, key=lambda o: o.created_at)
+    later = [o for o in recall.observations if o.source == origin.source and o.created_at > origin.created_at]
+    if not later:
+        return None
+    turn = min(later, key=lambda o: o.created_at)
+    drawn = _drawn(recall).get(turn.id, [])
+    if not _ADDITIVE.search(turn.text) or any(s.subject.casefold() != lead.subject.casefold() for s in drawn):
+        return None
+    return turn
 
 
 def _record_lead(missed: list[ObservationView], observations: list[ObservationView],

@@ -19,7 +19,8 @@ It speaks only when the reading is unambiguous:
   question asks with (besides whom it asks about), or the new value is of a strong shape (an amount in the
   same unit, the same kind of thing by its head noun), or a name sharing a word with the old one ("Dr
   Lindqvist" for "Dr Okafor", unless the extraction read it as another relation), or the extraction saw
-  the subject change to it without placing the change (a generic relation: "upgraded to a Pixel 8");
+  the subject change to it without placing the change (a generic relation: "upgraded to a Pixel 8"; a copula
+  with only a preposition: "now I'm on a Samsung"; the "uses" a switch is written as);
 - of several new names, the one the words have act now is the value ("Marco left for Paris; Aiko runs the
   kitchen as head chef");
 - a many-valued relation (likes, has, uses) changes only when the old value is named with the new one
@@ -61,10 +62,11 @@ _NUMBER_WORDS = frozenset({
     "thirty", "forty", "fifty", "hundred", "thousand", "dozen", "half", "once", "twice", "daily", "weekly",
 })
 # An amount: an optional currency sign or month name before a number, an optional unit after it (glued, as
-# in "8pm" and "12th", or a word after a space, as in "76 kg").
+# in "8pm" and "12th", or a word after a space, as in "76 kg"); not a number glued to letters before it, which
+# is part of a name ("Galaxy S23", "v2").
 _AMOUNT = re.compile(
     r"(?P<pre>[$£€¥]|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+)?"
-    r"(?P<num>\d+(?:[.,:]\d+)*)(?P<space>\s?)(?P<unit>%|[a-z]+\b)?", re.IGNORECASE)
+    r"(?<![a-z\d])(?P<num>\d+(?:[.,:]\d+)*)(?P<space>\s?)(?P<unit>%|[a-z]+\b)?", re.IGNORECASE)
 # Words after a number that are no unit of it ("$10.99 a month", "7 because ...").
 _NOT_UNITS = frozenset({
     "a", "an", "the", "per", "and", "or", "to", "for", "of", "in", "on", "at", "by", "because", "but", "with",
@@ -92,6 +94,7 @@ _DETERMINERS = frozenset({
 # The relations of any value (not attributes naming one): "has_property" says nothing of which slot, nor
 # does a habit taken up or given up ("gave up coffee, it's green tea for me now").
 _GENERIC = frozenset({"has_property", "has_value", "has_status", HABIT_RELATION})
+_SWITCHED = "uses"  # what the extraction writes a switch as when it cannot tell the slot ("moved my account to Monzo")
 
 
 @dataclass(frozen=True)
@@ -287,8 +290,11 @@ def _in_place_of(s: StatementView, o: ObservationView, drawn: list[StatementView
 
 def _unplaced(d: StatementView, s: StatementView, vocabulary: Vocabulary) -> bool:
     """Whether ``d`` is a change of the subject of ``s`` (or its owner's) that its extraction could not place:
-    a generic relation ("upgraded to a Pixel 8": user has_value Pixel 8)."""
-    return d.revision == "change" and vocabulary.canonical(d.predicate) in _GENERIC \
+    a generic relation ("upgraded to a Pixel 8": user has_value Pixel 8), a copula with a preposition and no
+    word of its own ("now I'm on a Samsung": is_on), or the "uses" a switch is written as ("switched to Monzo")."""
+    predicate = vocabulary.canonical(d.predicate)
+    placeless = predicate in (*_GENERIC, _SWITCHED) or not terms(predicate)
+    return d.revision == "change" and placeless \
         and d.subject.casefold() in (s.subject.casefold(), s.subject.casefold().partition("'s ")[0])
 
 
@@ -397,7 +403,9 @@ def _form(m: re.Match[str]) -> tuple[str, str]:
     unit = (m.group("unit") or "").casefold()
     if m.group("space") and unit in _NOT_UNITS:
         unit = ""
-    if unit in _ORDINAL:
+    if unit in _MONTHS or unit[:3] in _MONTHS and unit in _CALENDAR:  # "14 June" and "3 May": one form
+        unit = "month"
+    elif unit in _ORDINAL:
         unit = "ordinal"
     elif unit in _CLOCK:
         unit = "clock"

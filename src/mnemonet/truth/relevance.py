@@ -23,7 +23,9 @@ covers (subject, relation and object together), 0 when its subject is not the
 one asked about, or when the question asks for an attribute ("what is Ola's
 job title?") it does not name; it answers at ``ANSWERS`` or more. A relation
 the vocabulary does not declare that ends in a preposition of place gives a
-place ("works from home" answers "where").
+place ("works from home" answers "where"). Asked for a name of someone's someone ("what is Sakura's teacher's
+name?"), an answer must name that someone (the teacher), not only give a name. A statement whose every word
+the question already says ("my sister is Chiara" for "what does my sister Chiara do?") answers nothing.
 """
 
 from __future__ import annotations
@@ -52,9 +54,11 @@ WRONG_KIND = 0.6
 # "what is Ola's job title?", "which is my favourite band", "what is my locker number at the pool?": the
 # possessed noun phrase's last word names the attribute asked for (``Question.attribute``), which an answer
 # must give.
-_ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?(?:[\w-]+'s|my|your|our|his|her|their)"
+_ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?"
+                        r"(?:[\w-]+'s|my|your|our|his|her|their|[\w.-]+\s+[\w-]+'s)"  # "Mr Petrov's" too
                         r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|now|these|this|today)\b.*)?\??$")
 # "who is the captain of my team?", "who's our GP?": the one holder of something (not "who is a nurse?").
+_HAVE = frozenset({fold("has")})  # the verb of an attribute relation ("has_sister"), no word of its own
 _NAME = fold("name")  # the attribute a value that is a name gives ("what are my kids' names?": "Tobi")
 _THE_HOLDER = re.compile(r"who(?:'s|\s+is|\s+are)\s+(?:the|my|our|your|his|her|their|[\w-]+'s)\s")
 # The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
@@ -74,6 +78,7 @@ class Question:
     polar: bool = False  # asks yes or no of one fact ("don't I ...?", "is it not ...?", "... or ...?" do not)
     attribute: str | None = None  # the head noun of "what is X's <attribute>?" ("title" of "Ola's job title")
     the_holder: bool = False  # asks who is the one holder of something ("who is the captain?", "who's my GP?")
+    named: str | None = None  # whose name "what is X's <noun>'s name?" asks for ("teacher" of "Sakura's teacher's")
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -83,10 +88,13 @@ class Question:
         polar = bool(raw) and raw[0] in _POLAR_OPENERS and wh is None and not _NOT_POLAR & set(raw)
         m = _ATTRIBUTE.match(text.casefold().strip())
         holder = _THE_HOLDER.match(text.casefold().strip()) is not None
-        attribute = fold(m.group(1).split()[-1].removesuffix("'s")) if m else None
+        possessed = m.group(1).split() if m else []
+        attribute = fold(possessed[-1].removesuffix("'s")) if possessed else None
+        named = fold(possessed[-2].removesuffix("'s")) if attribute == _NAME and len(possessed) > 1 \
+            and possessed[-2].endswith("'s") else None
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
                    first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
-                   polar=polar, attribute=attribute, the_holder=holder)
+                   polar=polar, attribute=attribute, the_holder=holder, named=named)
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
@@ -148,6 +156,11 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     if q.attribute and q.attribute not in subject | relation | obj and not (
             q.attribute == _NAME and any(w[:1].isupper() for w in s.object.split())):
         return 0.0  # "what is Ola's job title?" is not answered by "Ola started at the company"; a name is
+    if q.named and q.named not in subject | relation | obj:
+        return 0.0  # "what is Sakura's teacher's name?": a name, but her teacher's (not her school's)
+    said = subject | frozenset(terms(s.predicate, q.asker)) | obj
+    if q.wh and not q.polar and not s.negated and said <= q.words | _HAVE:
+        return 0.0  # it says nothing the question does not: "my sister is Chiara" for "what does my sister Chiara do?"
     if about_subject(s, q):
         covered = q.words & (subject | relation | obj)
     elif q.wh in ("who", "what", "which") and obj and obj <= q.words and relation & q.words:

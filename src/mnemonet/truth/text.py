@@ -46,8 +46,12 @@ _STOP = frozenset({
     "what", "who", "whom", "whose", "where", "when", "which", "why", "how", "do", "does", "did", "is", "are",
     "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
     "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
-    "currently", "current", "still", "not", "it", "that", "this", "be",
+    "currently", "current", "still", "not", "it", "that", "this", "be", "each", "every",
 })
+# Set phrases a question asks with, read as the one word they mean: "what does Chiara do for a living?" asks
+# for her work (not where she lives), "these days" is "now".
+_IDIOMS = re.compile(r"\bfor a living\b|\bthese days\b|\bnowadays\b")
+_IDIOM_WORD = {"for a living": "for work", "these days": "now", "nowadays": "now"}
 # Different words for one idea, so "job" meets "works at" (first person is the asker: ``terms``).
 _SAME = {
     "preference": "prefer", "preferred": "prefer", "favourite": "prefer", "favorite": "prefer",
@@ -64,7 +68,8 @@ def terms(text: str, me: str = "user") -> set[str]:
     (the asker's name, casefolded words of it)."""
     out = set()
     mine = {fold(w) for w in _WORD_RE.findall(me.casefold())} or {"user"}
-    for word in _WORD_RE.findall(text.casefold().replace("_", " ")):
+    text = _IDIOMS.sub(lambda m: _IDIOM_WORD[m.group(0)], text.casefold().replace("_", " "))
+    for word in _WORD_RE.findall(text):
         if word in _STOP:
             continue
         if word in FIRST_PERSON:
