@@ -149,6 +149,9 @@ STATES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     ("I'm captain of the five-a-side team", [("Sam", "is_a", "captain of five-a-side team", False, "present", None)]),
     ("my brother plays in a five-a-side league",
      [("Sam's brother", "plays_in", "five-a-side league", False, "present", None)]),
+    # set for a day through the verb it is set to; a version of letters and digits is a thing
+    ("the recital is set to begin at 6pm", [("recital", "happens_on", "6pm", False, "present", None)]),
+    ("v3.1 is scheduled to launch on Monday", [("v3.1", "happens_on", "Monday", False, "present", None)]),
     # a model's or a code's number stays with its name
     ("my laptop is a ThinkPad 14", [("Sam's laptop", "has_value", "ThinkPad 14", False, "present", None)]),
     # a passive with its agent says what the agent does

@@ -59,6 +59,7 @@ _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?"
                         r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|now|these|this|today)\b.*)?\??$")
 # "who is the captain of my team?", "who's our GP?": the one holder of something (not "who is a nurse?").
 _HAVE = frozenset({fold("has")})  # the verb of an attribute relation ("has_sister"), no word of its own
+_NUMBER = fold("number")  # the attribute a value with digits gives ("what's my flight number?": "KQ 101")
 _NAME = fold("name")  # the attribute a value that is a name gives ("what are my kids' names?": "Tobi")
 _THE_HOLDER = re.compile(r"who(?:'s|\s+is|\s+are)\s+(?:the|my|our|your|his|her|their|[\w-]+'s)\s")
 # The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
@@ -153,9 +154,11 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     subject = frozenset(terms(s.subject, q.asker))
     relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
     obj = frozenset(terms(s.object, q.asker))
-    if q.attribute and q.attribute not in subject | relation | obj and not (
-            q.attribute == _NAME and any(w[:1].isupper() for w in s.object.split())):
-        return 0.0  # "what is Ola's job title?" is not answered by "Ola started at the company"; a name is
+    if q.attribute == _NAME and any(w[:1].isupper() for w in s.object.split()) \
+            or q.attribute == _NUMBER and any(c.isdigit() for c in s.object):
+        obj |= {q.attribute}  # the value is of the kind asked: a name, a number ("my booking is BK 4471")
+    if q.attribute and q.attribute not in subject | relation | obj:
+        return 0.0  # "what is Ola's job title?" is not answered by "Ola started at the company"
     if q.named and q.named not in subject | relation | obj:
         return 0.0  # "what is Sakura's teacher's name?": a name, but her teacher's (not her school's)
     said = subject | frozenset(terms(s.predicate, q.asker)) | obj

@@ -85,8 +85,8 @@ def fold(word: str) -> str:
     and "smoke" meet): what two words must share to match."""
     if len(word) > 3 and word.endswith("oes"):
         word = word[:-2]  # "goes" -> "go", "heroes" -> "hero" ("shoes" -> "sho", as "shoe" stems)
-    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        word = word[:-1]
+    elif (len(word) > 3 or word[:-1].isdigit()) and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]  # "under-12s" meets "under-12"
     return stem(_SAME.get(word, word))
 
 

@@ -121,7 +121,10 @@ def is_person(tok: Token) -> bool:
 
 
 def is_thing(tok: Token) -> bool:
-    """A noun or a name that is not a person: what can have a status or a value."""
+    """A noun or a name that is not a person, or a version or model of letters and digits ("v2.3", "A320"): what
+    can have a status or a value."""
+    if tok.pos_ in ("X", "NUM"):
+        return any(ch.isalpha() for ch in tok.text) and any(ch.isdigit() for ch in tok.text)
     return tok.pos_ in ("NOUN", "PROPN") and not is_person(tok)
 
 

@@ -1069,11 +1069,14 @@ def _stative(participle: Token) -> bool:
 
 
 def _time_value(verb: Token, prepositions: frozenset[str]) -> Token | None:
-    """The day or time of "on Friday", "to Thursday", "at 3pm" hanging off ``verb``, or None."""
+    """The day or time of "on Friday", "to Thursday", "at 3pm" hanging off ``verb``, or off the verb it is set to
+    ("scheduled to ship on Tuesday"), or None."""
     for c in verb.children:
         if c.dep_ == "prep" and c.lower_ in prepositions and (pobj := _pobj(c)) is not None:
             if pobj.ent_type_ in _TIME_LABELS or pobj.lower_ in lx.WEEKDAYS:
                 return pobj
+        if c.dep_ == "xcomp" and c.pos_ == "VERB" and (day := _time_value(c, prepositions | lx.TIME_PREPOSITIONS)):
+            return day
     return None
 
 
