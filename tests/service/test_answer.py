@@ -337,3 +337,19 @@ async def test_a_name_or_number_asked_of_someone_is_theirs_or_nothing(
     await service.observe("our landlord is Mr Brandt", source="user")
     lead = (await service.remember(question, source="user")).text.partition("\n")[0]
     assert lead.startswith(NOTHING) is not answers, lead
+
+
+@pytest.mark.parametrize(("later", "drawn", "lead_id"), [
+    ("my brother still has soy milk", ("user's brother", "has", "soy milk"), "st-1"),  # about him: understood
+    ("I have it with soy milk now", ("user", "has", "it"), "obs-2"),  # about me, no answer drawn: the words lead
+])
+def test_the_askers_words_about_someone_else_are_understood_not_missed(
+    later: str, drawn: tuple[str, str, str], lead_id: str,
+) -> None:
+    mine = _st("st-1", "user", "puts", "oat milk in user's tea", at=1).model_copy(update={"derived_from": ["obs-1"]})
+    other = _st("st-2", *drawn, at=2).model_copy(update={"derived_from": ["obs-2"]})
+    said = [ObservationView(id="obs-1", text="I put oat milk in my tea", source="user", created_at=1),
+            ObservationView(id="obs-2", text=later, source="user", created_at=2)]
+    composed = compose(Recall(query="what milk do I put in my tea?", statements=[mine, other], observations=said), 5,
+                       VOCABULARY, Settings())
+    assert composed.lead_id == lead_id

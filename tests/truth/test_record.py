@@ -116,6 +116,11 @@ ROWS = [
     # a change the extraction could not place: a copula with a preposition, or a switch written as "uses"
     (("user", "trains_at", "PureGym"), ("user", "cancelled that and signed up with Anytime Fitness instead"),
      "which gym do I train at?", "Anytime Fitness"),
+    # the owner's thing moved from the old value to the new is the owner's change; another's thing is not
+    (("user", "insures_with", "Aviva"), ("user", "moved both cars from Aviva to Direct Line"),
+     "who do I insure with?", "Direct Line"),
+    (("user", "insures_with", "Aviva"), ("user", "my sister's van went over to Direct Line"),
+     "who do I insure with?", None),
 ]
 
 # What the observation's extraction wrote (the write-time rules judged these already).
@@ -131,6 +136,9 @@ DRAWN: dict[str, list[tuple[str, ...]]] = {
         ("user", "gives_up", "flat white"), ("user", "has_value", "matcha", "change")],
     "it's matcha for me these days": [("user", "has_value", "matcha", "change")],
     "switched to vegan butter": [("user", "uses", "vegan butter", "change")],
+    "moved both cars from Aviva to Direct Line": [
+        ("user's cars", "located_in", "Aviva"), ("user's cars", "located_in", "Direct Line", "change")],
+    "my sister's van went over to Direct Line": [("user's sister's van", "goes_to", "Direct Line", "change")],
     "cracked the screen, so I'm on an old Galaxy S9 now": [("user", "is_on", "old Galaxy S9", "change")],
     "my sister is on a Galaxy S9 now": [("user's sister", "is_on", "Galaxy S9", "change")],
     "cancelled that and signed up with Anytime Fitness instead": [("user", "uses", "Anytime Fitness", "change")],

@@ -66,7 +66,7 @@ from mnemonet.truth.polar import verdict, with_verdict
 from mnemonet.truth.realise import realise
 from mnemonet.truth.record import gives_kind, said_since, value_since
 from mnemonet.truth.relevance import ANSWERS, Question, about_subject, holds_role, score
-from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
+from mnemonet.truth.text import fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -80,6 +80,7 @@ MISSED_CONFIDENCE = 0.5
 RESTATED_CONFIDENCE = 0.7
 CONTESTED = "Unresolved: "
 _WORDS = re.compile(r"[a-z]+")
+_SELF = frozenset({"i", "me", "myself", "we", "us", "ourselves"})  # the first person as who is spoken of
 # A turn adding to what its speaker said before: "also", or "too" / "as well" closing a clause ("oh and
 # shellfish as well"; not "too expensive").
 _ADDITIVE = re.compile(r"\balso\b|\b(?:too|as well)\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
@@ -363,9 +364,10 @@ def _missed_observations(
         if question.attribute and drawn and not any(question.attribute in terms(s.sentence(), question.asker)
                                                     for s in drawn):
             continue  # understood: not the attribute asked ("Ola started at the company" for her job title)
-        if question.first_person and drawn and not FIRST_PERSON & set(_WORDS.findall(o.text.casefold())) \
+        if question.first_person and drawn and not _SELF & set(_WORDS.findall(o.text.casefold())) \
                 and not any(about_subject(s, question) for s in drawn):
-            continue  # understood: the asker's words about someone else ("Helen's boss is Tariq")
+            continue  # understood: the asker's words about someone else ("Helen's boss is Tariq", "my husband
+            # still has oat milk"); words with an "I" in them may be about the asker, whatever was drawn
         out.append(o)
     return sorted(out, key=lambda o: -o.created_at)
 

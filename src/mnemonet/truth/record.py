@@ -265,7 +265,9 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     for d in drawn:
         if d.subject.casefold() == s.subject.casefold() and vocabulary.canonical(d.predicate) == predicate:
             return None  # understood: the slot was written, and judged when it was
-        if object_words(value) <= object_words(d.object) and _someone_else(d.subject, s.subject, owner):
+        # "moved all my accounts from Barclays to Monzo": the owner's thing went from the old value to the new
+        moved = any(e.subject == d.subject and object_words(old) <= object_words(e.object) for e in drawn)
+        if object_words(value) <= object_words(d.object) and _someone_else(d.subject, s.subject, owner) and not moved:
             return None  # understood: someone else's value ("my wife's manager is Greg")
         if object_words(value) <= object_words(d.object) and _another_attribute(d.predicate, s):
             return None  # understood: another of the subject's attributes ("my favourite band is Wilco")
