@@ -57,6 +57,9 @@ WRONG_KIND = 0.6
 _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?"
                         r"(?:[\w-]+'s|my|your|our|his|her|their|[\w.-]+\s+[\w-]+'s)"  # "Mr Petrov's" too
                         r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|now|these|this|today)\b.*)?\??$")
+# "what's the name of the bakery Lena works at?": the name of a thing, which an answer must name in that thing.
+_NAME_OF = re.compile(r"(?:what|which)(?:'s|\s+is|\s+was)\s+the\s+names?\s+of\s+(?:the|my|your|our|his|her|their|"
+                      r"[\w-]+'s)?\s*(?:[\w-]+'s\s+)?([\w-]+)")
 # "who is the captain of my team?", "who's our GP?": the one holder of something (not "who is a nurse?").
 _HAVE = frozenset({fold("has")})  # the verb of an attribute relation ("has_sister"), no word of its own
 _NUMBER = fold("number")  # the attribute a value with digits gives ("what's my flight number?": "KQ 101")
@@ -64,6 +67,7 @@ _NAME = fold("name")  # the attribute a value that is a name gives ("what are my
 _THE_HOLDER = re.compile(r"who(?:'s|\s+is|\s+are)\s+(?:the|my|our|your|his|her|their|[\w-]+'s)\s")
 # The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "from", "near", "to"})
+_AFTER_HEAD = re.compile(r"\s(?:in|at|from|near|on|for|with|by)\s")
 
 
 @dataclass(frozen=True)
@@ -93,6 +97,8 @@ class Question:
         attribute = fold(possessed[-1].removesuffix("'s")) if possessed else None
         named = fold(possessed[-2].removesuffix("'s")) if attribute == _NAME and len(possessed) > 1 \
             and possessed[-2].endswith("'s") else None
+        if (of := _NAME_OF.match(text.casefold().strip())) is not None:  # "what's the name of the bakery ...?"
+            attribute, named = _NAME, fold(of.group(1))
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
                    first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
                    polar=polar, attribute=attribute, the_holder=holder, named=named)
@@ -146,6 +152,11 @@ def _place_asked(s: StatementView, vocabulary: Vocabulary) -> frozenset[str]:
     return frozenset({"where"})
 
 
+def _head_phrase(name: str) -> str:
+    """A value without the phrases after its head ("bakery" of "bakery in Hamburg"): what a name it holds names."""
+    return _AFTER_HEAD.split(name, maxsplit=1)[0]
+
+
 def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     """The share of ``q``'s content words that ``s`` covers; 0 when it is not about the subject asked."""
     if not q.words:
@@ -154,7 +165,7 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     subject = frozenset(terms(s.subject, q.asker))
     relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
     obj = frozenset(terms(s.object, q.asker))
-    if q.attribute == _NAME and any(w[:1].isupper() for w in s.object.split()) \
+    if q.attribute == _NAME and any(w[:1].isupper() for w in _head_phrase(s.object).split()) \
             or q.attribute == _NUMBER and any(c.isdigit() for c in s.object):
         obj |= {q.attribute}  # the value is of the kind asked: a name, a number ("my booking is BK 4471")
     if q.attribute and q.attribute not in subject | relation | obj:
