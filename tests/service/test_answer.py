@@ -219,6 +219,9 @@ def test_a_relation_ending_in_a_preposition_of_place_answers_where(question: str
     # a number is given by a value with digits, as a name is by a capitalised one
     ("what is my booking number?", ("user's booking", "has_reference", "BK 4471"), True),
     ("what is my booking number?", ("user's booking", "has_reference", "online"), False),
+    ("what's my booking number to Oslo?", ("user's booking", "has_reference", "BK 4471"), True),  # "to Oslo" qualifies
+    # a version's every part names it ("v4.2" is not "v4")
+    ("when does v4.2 launch?", ("v4.2", "happens_on", "Monday"), True),
 ])
 def test_asked_for_an_attribute_an_answer_gives_it(question: str, said: tuple[str, str, str], answers: bool) -> None:
     composed = compose(Recall(query=question, statements=[_st("st-1", *said, at=1)]), 5, VOCABULARY, Settings())
@@ -356,3 +359,10 @@ def test_the_askers_words_about_someone_else_are_understood_not_missed(
     composed = compose(Recall(query="what milk do I put in my tea?", statements=[mine, other], observations=said), 5,
                        VOCABULARY, Settings())
     assert composed.lead_id == lead_id
+
+
+def test_a_contracted_question_word_asks_for_its_kind() -> None:
+    place = _st("st-place", "offsite", "located_in", "Lisbon", at=1)
+    day = _st("st-day", "offsite", "happens_on", "Friday", at=2)
+    composed = compose(Recall(query="where's the offsite?", statements=[place, day]), 5, VOCABULARY, Settings())
+    assert composed.lead_id == "st-place"

@@ -56,7 +56,7 @@ WRONG_KIND = 0.6
 # must give.
 _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?"
                         r"(?:[\w-]+'s|my|your|our|his|her|their|[\w.-]+\s+[\w-]+'s)"  # "Mr Petrov's" too
-                        r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|now|these|this|today)\b.*)?\??$")
+                        r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|to|now|these|this|today)\b.*)?\??$")
 # "what's the name of the bakery Lena works at?": the name of a thing, which an answer must name in that thing.
 _NAME_OF = re.compile(r"(?:what|which)(?:'s|\s+is|\s+was)\s+the\s+names?\s+of\s+(?:the|my|your|our|his|her|their|"
                       r"[\w-]+'s)?\s*(?:[\w-]+'s\s+)?([\w-]+)")
@@ -89,7 +89,7 @@ class Question:
     def read(cls, text: str, asker: str | None) -> Question:
         me = asker or "user"
         raw = _WORD.findall(text.casefold().replace("_", " "))
-        wh = next((w for w in raw if w in _QUESTION_WORDS), None)
+        wh = next((w.removesuffix("'s") for w in raw if w.removesuffix("'s") in _QUESTION_WORDS), None)  # "where's"
         polar = bool(raw) and raw[0] in _POLAR_OPENERS and wh is None and not _NOT_POLAR & set(raw)
         m = _ATTRIBUTE.match(text.casefold().strip())
         holder = _THE_HOLDER.match(text.casefold().strip()) is not None

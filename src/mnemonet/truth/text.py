@@ -75,7 +75,7 @@ def terms(text: str, me: str = "user") -> set[str]:
         if word in FIRST_PERSON:
             out |= mine
             continue
-        if len(word) > 1:  # not the "s" of "alice's"
+        if len(word) > 1 or word.isdigit():  # not the "s" of "alice's"; the "3" of "v2.3"
             out.add(fold(word))
     return out
 
