@@ -366,3 +366,12 @@ def test_a_contracted_question_word_asks_for_its_kind() -> None:
     day = _st("st-day", "offsite", "happens_on", "Friday", at=2)
     composed = compose(Recall(query="where's the offsite?", statements=[place, day]), 5, VOCABULARY, Settings())
     assert composed.lead_id == "st-place"
+
+
+@pytest.mark.parametrize(("revision", "lead_id"), [("change", "st-new"), (None, "st-old")])
+def test_asked_who_holds_a_thing_a_new_holder_said_as_a_change_holds_it(revision: str | None, lead_id: str) -> None:
+    old = _st("st-old", "Mrs Obi", "coaches", "under-9 netball team", at=1)
+    new = _st("st-new", "Priya", "coaches", "under-9s", at=2).model_copy(update={"revision": revision})
+    composed = compose(Recall(query="who coaches the under-9 netball team?", statements=[old, new]), 5, VOCABULARY,
+                       Settings())
+    assert composed.lead_id == lead_id

@@ -65,7 +65,7 @@ from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.polar import verdict, with_verdict
 from mnemonet.truth.realise import realise
 from mnemonet.truth.record import gives_kind, said_since, value_since
-from mnemonet.truth.relevance import ANSWERS, Question, about_subject, holds_role, score
+from mnemonet.truth.relevance import ANSWERS, Question, about_subject, holds_role, holds_thing, score
 from mnemonet.truth.text import fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
@@ -203,13 +203,15 @@ def compose(
     def key(s: StatementView) -> tuple[str, str]:
         if holds_role(s, question):  # asked for the one holder of a role, the role is the slot
             return f"the {_role(s.object)}", vocabulary.canonical(s.predicate)
+        if holds_thing(s, question, vocabulary):  # asked who holds a thing, holding it is the slot
+            return "the holder", vocabulary.canonical(s.predicate)
         return s.subject.casefold(), vocabulary.canonical(s.predicate)
 
     scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
-    # A new holder said as a change ("Kwame is captain now") answers what the role's holder answered ("Ines
-    # is captain of our five-a-side team"), though it does not repeat whose role it is.
+    # A new holder said as a change ("Kwame is captain now", "the under-12s are now managed by Tomasz") answers
+    # what the holder before answered ("Ines is captain of our five-a-side team"), though it says less of it.
     for s in live:
-        if s.revision and holds_role(s, question):
+        if s.revision and (holds_role(s, question) or holds_thing(s, question, vocabulary)):
             slot = [t.id for t in live if key(t) == key(s) and t.created_at < s.created_at]
             scores[s.id] = max([scores[s.id], *(scores[t] for t in slot)])
     # A correction answers what the statement it replaced in the same slot answered: "afternoon is better"

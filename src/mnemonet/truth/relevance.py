@@ -133,6 +133,16 @@ def holds_role(s: StatementView, q: Question) -> bool:
     return q.the_holder and bool(s.object) and not terms(s.predicate, q.asker) and not about_subject(s, q)
 
 
+def holds_thing(s: StatementView, q: Question, vocabulary: Vocabulary) -> bool:
+    """Whether ``s`` names who holds the thing ``q`` asks the holder of, by its relation and object ("who
+    manages the under-12 team?" of "Coach Alvarez manages the under-12 team", "Tomasz manages the under-12s")."""
+    if q.wh != "who" or not s.object or about_subject(s, q):
+        return False
+    relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in vocabulary.asked_with(s.predicate))
+    obj = frozenset(terms(s.object, q.asker))
+    return bool(obj) and obj <= q.words and bool(relation & q.words)
+
+
 def about_subject(s: StatementView, q: Question) -> bool:
     """Whether ``s`` is about whoever or whatever ``q`` asks about."""
     needed = subject_words(s.subject, q.asker)
