@@ -216,6 +216,7 @@ def test_a_relation_ending_in_a_preposition_of_place_answers_where(question: str
     # the name of a thing is a name the thing's own phrase holds ("gym in Leeds" names the city, not the gym)
     ("what's the name of the gym Ola goes to?", ("Ola", "goes_to", "gym in Leeds"), False),
     ("what's the name of the gym Ola goes to?", ("Ola", "goes_to", "Iron Works gym"), True),
+    ("what's the name of the gym Ola goes to?", ("gym in Leeds", "has_member", "Ola"), False),  # the member's name
     # a number is given by a value with digits, as a name is by a capitalised one
     ("what is my booking number?", ("user's booking", "has_reference", "BK 4471"), True),
     ("what is my booking number?", ("user's booking", "has_reference", "online"), False),

@@ -162,9 +162,14 @@ def _place_asked(s: StatementView, vocabulary: Vocabulary) -> frozenset[str]:
     return frozenset({"where"})
 
 
-def _head_phrase(name: str) -> str:
-    """A value without the phrases after its head ("bakery" of "bakery in Hamburg"): what a name it holds names."""
-    return _AFTER_HEAD.split(name, maxsplit=1)[0]
+def _names(s: StatementView, q: Question) -> bool:
+    """Whether ``s`` gives the name ``q`` asks for: a capitalised word in its object's head phrase, or in the head
+    phrase of the part naming the thing whose name is asked ("bakery" of "what is the name of the bakery?")."""
+    part = s.object  # "Ravi has_coach Mehmet": the relation names whose name the object is
+    if q.named and q.named not in terms(f"{s.predicate} {s.object}", q.asker):
+        part = s.subject if q.named in terms(s.subject, q.asker) else ""
+    head = _AFTER_HEAD.split(part, maxsplit=1)[0]  # "bakery" of "bakery in Hamburg": a name it holds names it
+    return any(w[:1].isupper() for w in head.split())
 
 
 def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
@@ -175,8 +180,7 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     subject = frozenset(terms(s.subject, q.asker))
     relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in asked)
     obj = frozenset(terms(s.object, q.asker))
-    if q.attribute == _NAME and any(w[:1].isupper() for w in _head_phrase(s.object).split()) \
-            or q.attribute == _NUMBER and any(c.isdigit() for c in s.object):
+    if q.attribute == _NAME and _names(s, q) or q.attribute == _NUMBER and any(c.isdigit() for c in s.object):
         obj |= {q.attribute}  # the value is of the kind asked: a name, a number ("my booking is BK 4471")
     if q.attribute and q.attribute not in subject | relation | obj:
         return 0.0  # "what is Ola's job title?" is not answered by "Ola started at the company"
