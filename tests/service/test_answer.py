@@ -376,3 +376,16 @@ def test_asked_who_holds_a_thing_a_new_holder_said_as_a_change_holds_it(revision
     composed = compose(Recall(query="who coaches the under-9 netball team?", statements=[old, new]), 5, VOCABULARY,
                        Settings())
     assert composed.lead_id == lead_id
+
+
+@pytest.mark.parametrize(("question", "said", "leads"), [
+    # words nothing was extracted from lead only if they may give what is asked
+    ("what is Petra's job title?", "Petra's new job at the clinic starts Monday", False),  # no title in them
+    ("what is Petra's job title?", "Petra's job title is head of nursing", True),
+    ("what does my cousin Bea do for work?", "my cousin is Bea", False),  # nothing the question does not say
+    ("what does my cousin Bea do for work?", "my cousin Bea does payroll work at Ikea", True),
+])
+def test_words_nothing_was_drawn_from_lead_only_when_they_may_answer(question: str, said: str, leads: bool) -> None:
+    words = ObservationView(id="obs-1", text=said, source="user", created_at=1)
+    composed = compose(Recall(query=question, statements=[], observations=[words]), 5, VOCABULARY, Settings())
+    assert (composed.lead_id == "obs-1") is leads

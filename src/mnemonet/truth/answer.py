@@ -65,7 +65,15 @@ from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.polar import verdict, with_verdict
 from mnemonet.truth.realise import realise
 from mnemonet.truth.record import gives_kind, said_since, value_since
-from mnemonet.truth.relevance import ANSWERS, Question, about_subject, holds_role, holds_thing, score
+from mnemonet.truth.relevance import (
+    ANSWERS,
+    Question,
+    about_subject,
+    holds_role,
+    holds_thing,
+    score,
+    text_gives_attribute,
+)
 from mnemonet.truth.text import fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
@@ -364,8 +372,10 @@ def _missed_observations(
         if any(terms(s.predicate, question.asker) & question.words for s in drawn):
             continue  # understood: about someone or something else ("my sister lives in Madrid")
         if question.attribute and drawn and not any(question.attribute in terms(s.sentence(), question.asker)
-                                                    for s in drawn):
+                                                    for s in drawn) or not text_gives_attribute(o.text, question):
             continue  # understood: not the attribute asked ("Ola started at the company" for her job title)
+        if terms(o.text, o.source or "user") <= question.words:
+            continue  # says nothing the question does not ("my sister is Chiara" for what Chiara does)
         if question.first_person and drawn and not _SELF & set(_WORDS.findall(o.text.casefold())) \
                 and not any(about_subject(s, question) for s in drawn):
             continue  # understood: the asker's words about someone else ("Helen's boss is Tariq", "my husband

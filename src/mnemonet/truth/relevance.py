@@ -162,6 +162,16 @@ def _place_asked(s: StatementView, vocabulary: Vocabulary) -> frozenset[str]:
     return frozenset({"where"})
 
 
+def text_gives_attribute(text: str, q: Question) -> bool:
+    """Whether words nothing was extracted from may give the attribute ``q`` asks for: they name it, or hold a
+    value of its kind (a number for "number", a name for "name"); True when no attribute is asked."""
+    if q.attribute is None or q.attribute in terms(text, q.asker):
+        return True
+    if q.attribute == _NUMBER:
+        return any(c.isdigit() for c in text)
+    return q.attribute == _NAME and any(w[:1].isupper() for w in text.split()[1:])
+
+
 def _names(s: StatementView, q: Question) -> bool:
     """Whether ``s`` gives the name ``q`` asks for: a capitalised word in its object's head phrase, or in the head
     phrase of the part naming the thing whose name is asked ("bakery" of "what is the name of the bakery?")."""
