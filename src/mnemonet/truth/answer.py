@@ -299,7 +299,7 @@ def compose(
 
 
 def _continued(lead: StatementView, recall: Recall) -> ObservationView | None:
-    """The next turn of the lead's speaker after the words the lead was drawn from, when it adds to them ("I'm
+    """The next turn recalled of the lead's speaker after the words the lead was drawn from, when it adds to them ("I'm
     allergic to penicillin", then "oh and shellfish as well") and what was drawn from it, if anything, is about
     the lead's subject: an addition the extraction could not complete or place, shown beside the lead."""
     origins = [o for o in recall.observations if o.id in lead.derived_from]

@@ -60,13 +60,14 @@ _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?"
 # "what's the name of the bakery Lena works at?": the name of a thing, which an answer must name in that thing.
 _NAME_OF = re.compile(r"(?:what|which)(?:'s|\s+is|\s+was)\s+the\s+names?\s+of\s+(?:the|my|your|our|his|her|their|"
                       r"[\w-]+'s)?\s*(?:[\w-]+'s\s+)?([\w-]+)")
-# "who is the captain of my team?", "who's our GP?": the one holder of something (not "who is a nurse?").
 _HAVE = frozenset({fold("has")})  # the verb of an attribute relation ("has_sister"), no word of its own
 _NUMBER = fold("number")  # the attribute a value with digits gives ("what's my flight number?": "KQ 101")
 _NAME = fold("name")  # the attribute a value that is a name gives ("what are my kids' names?": "Tobi")
+# "who is the captain of my team?", "who's our GP?": the one holder of something (not "who is a nurse?").
 _THE_HOLDER = re.compile(r"who(?:'s|\s+is|\s+are)\s+(?:the|my|our|your|his|her|their|[\w-]+'s)\s")
 # The last word of a relation that makes its object a place ("works from home", "goes to Riverside Primary").
 _PLACE_PREPOSITIONS = frozenset({"in", "at", "from", "near", "to"})
+# Where a value's head phrase ends: "bakery" of "bakery in Hamburg".
 _AFTER_HEAD = re.compile(r"\s(?:in|at|from|near|on|for|with|by)\s")
 
 
