@@ -10,6 +10,7 @@ import pytest
 
 from mnemonet.agents import InferenceAgent, Ownership
 from mnemonet.model.api import InferredClaim
+from mnemonet.p2p.errors import NoCapablePeer
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 
@@ -17,16 +18,17 @@ from mnemonet.settings import Settings
 class FlakyInfer:
     """The real service, except that ``infer`` fails for texts containing 'flaky' until healed."""
 
-    def __init__(self, service: MemoryService) -> None:
+    def __init__(self, service: MemoryService, error: Exception | None = None) -> None:
         self._service = service
         self.healed = False
+        self.error = error or ConnectionError("llm peer unreachable")
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._service, name)
 
     async def infer(self, observation_text: str, source: str = "user") -> list[InferredClaim]:
         if "flaky" in observation_text and not self.healed:
-            raise ConnectionError("llm peer unreachable")
+            raise self.error
         return await self._service.infer(observation_text, source)
 
 
@@ -90,6 +92,21 @@ async def test_events_wake_it_polling_catches_up_and_failures_are_retried(
         await _until(lambda: agent.stats()["processed"] == 2)
     finally:
         await agent.stop()
+    assert await service.pending_observations(InferenceAgent.source) == []
+
+
+async def test_no_peer_to_serve_an_item_is_a_wait_not_a_failure(
+    service: MemoryService, agent_settings: Settings
+) -> None:
+    api = FlakyInfer(service, NoCapablePeer("infer: no live peer with capability 'llm'"))
+    agent = InferenceAgent(api, agent_settings, Ownership.solo("w"))
+    await service.observe("Yan flaky lives in Quito.")
+    await agent.run_once()
+    assert (agent.stats()["waiting"], agent.stats()["failed"], agent.stats()["processed"]) == (1, 0, 0)
+    assert [o.text for o in await service.pending_observations(InferenceAgent.source)] == ["Yan flaky lives in Quito."]
+    api.healed = True
+    await agent.run_once()
+    assert agent.stats()["processed"] == 1
     assert await service.pending_observations(InferenceAgent.source) == []
 
 

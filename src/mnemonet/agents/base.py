@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 from mnemonet.agents.ownership import Ownership
 from mnemonet.model.api import WorkerMemory
 from mnemonet.model.cancellation import raise_if_cancelled
+from mnemonet.model.errors import Unavailable
 from mnemonet.model.spaces import InSpace
 from mnemonet.settings import Settings
 
@@ -34,7 +35,8 @@ Item = TypeVar("Item")
 Listener = Callable[[dict[str, Any]], Any]
 Subscribe = Callable[[Listener], Callable[[], None]]
 
-COUNTERS = ("passes", "seen", "processed", "skipped", "failed", "claims_made", "llm_calls")
+# "waiting": items no peer could serve yet (no capable peer, or busy); they stay pending, unlike "failed".
+COUNTERS = ("passes", "seen", "processed", "skipped", "failed", "waiting", "claims_made", "llm_calls")
 
 
 class WorkerAgent(ABC, Generic[Item]):
@@ -89,6 +91,8 @@ class WorkerAgent(ABC, Generic[Item]):
                 await self.process_item(item)
             except asyncio.CancelledError:
                 raise
+            except Unavailable as exc:
+                self._waiting(1, exc)
             except Exception as exc:
                 self.counters["failed"] += 1
                 error = f"{type(exc).__name__}: {exc}"
@@ -96,6 +100,13 @@ class WorkerAgent(ABC, Generic[Item]):
                             extra={"worker": self.name, "item": self.item_id(item), "error": error})
             else:
                 self.counters["processed"] += 1
+
+    def _waiting(self, items: int, exc: Unavailable) -> None:
+        """No peer could serve these items now (none with the capability, or all busy): a wait, not a failure of
+        the items, which stay pending for a later pass."""
+        self.counters["waiting"] += items
+        log.info("worker %s: %d item(s) wait: %s", self.name, items, exc,
+                 extra={"worker": self.name, "items": items, "error": f"{type(exc).__name__}: {exc}"})
 
     async def process_item(self, item: Item) -> None:
         """Process one item (used by the default ``process_batch``)."""
@@ -220,6 +231,8 @@ class WorkerAgent(ABC, Generic[Item]):
                 await self.process_batch(batch)
             except asyncio.CancelledError:
                 raise
+            except Unavailable as exc:
+                self._waiting(len(batch), exc)
             except Exception as exc:
                 self.counters["failed"] += len(batch)
                 error = f"{type(exc).__name__}: {exc}"

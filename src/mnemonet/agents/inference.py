@@ -22,6 +22,7 @@ import logging
 from collections.abc import Sequence
 
 from mnemonet.agents.base import WorkerAgent
+from mnemonet.model.errors import Unavailable
 from mnemonet.model.records import INFERENCE_SOURCE
 from mnemonet.model.views import ObservationView
 
@@ -64,7 +65,10 @@ class InferenceAgent(WorkerAgent[ObservationView]):
                 result = await self.api.complete_extraction(item.id)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # the store unreachable, say: it stays pending for the next pass
+            except Unavailable as exc:  # no store or model peer now: it stays pending for the next pass
+                self._waiting(1, exc)
+                return
+            except Exception as exc:  # it stays pending for the next pass
                 self.counters["failed"] += 1
                 error = f"{type(exc).__name__}: {exc}"
                 log.warning("worker %s: extraction of %s failed: %s", self.name, item.id, error,
