@@ -380,8 +380,9 @@ def test_asked_who_holds_a_thing_a_new_holder_said_as_a_change_holds_it(revision
 
 @pytest.mark.parametrize(("question", "said", "leads"), [
     # words nothing was extracted from lead only if they may give what is asked
-    ("what is Petra's job title?", "Petra's new job at the clinic starts Monday", False),  # no title in them
-    ("what is Petra's job title?", "Petra's job title is head of nursing", True),
+    ("what is Petra's phone number?", "Petra's new phone arrived today", False),  # no number in them
+    ("what is Petra's phone number?", "Petra's new number is 0161 496 0199", True),
+    ("what is Petra's position at the clinic?", "the clinic made Petra head of nursing", True),  # given, unnamed
     ("what does my cousin Bea do for work?", "my cousin is Bea", False),  # nothing the question does not say
     ("what does my cousin Bea do for work?", "my cousin Bea does payroll work at Ikea", True),
 ])

@@ -164,13 +164,14 @@ def _place_asked(s: StatementView, vocabulary: Vocabulary) -> frozenset[str]:
 
 
 def text_gives_attribute(text: str, q: Question) -> bool:
-    """Whether words nothing was extracted from may give the attribute ``q`` asks for: they name it, or hold a
-    value of its kind (a number for "number", a name for "name"); True when no attribute is asked."""
-    if q.attribute is None or q.attribute in terms(text, q.asker):
+    """Whether words nothing was extracted from may give the attribute ``q`` asks for: a number or a name, asked,
+    must be named or have its shape in them (digits, a capitalised word); any other attribute may be given
+    without its word ("the firm made Yuna a partner" gives her position), so words may give it."""
+    if q.attribute not in (_NUMBER, _NAME) or q.attribute in terms(text, q.asker):
         return True
     if q.attribute == _NUMBER:
         return any(c.isdigit() for c in text)
-    return q.attribute == _NAME and any(w[:1].isupper() for w in text.split()[1:])
+    return any(w[:1].isupper() for w in text.split()[1:])
 
 
 def _names(s: StatementView, q: Question) -> bool:
