@@ -152,6 +152,8 @@ STATES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     # set for a day through the verb it is set to; a version of letters and digits is a thing
     ("the recital is set to begin at 6pm", [("recital", "happens_on", "6pm", False, "present", None)]),
     ("v3.1 is scheduled to launch on Monday", [("v3.1", "happens_on", "Monday", False, "present", None)]),
+    # a thing's name after a comma is its name
+    ("we also have a hamster, Pip", [("Sam", "has", "hamster, Pip", False, "present", None)]),
     # a model's or a code's number stays with its name
     ("my laptop is a ThinkPad 14", [("Sam's laptop", "has_value", "ThinkPad 14", False, "present", None)]),
     # a passive with its agent says what the agent does

@@ -267,6 +267,9 @@ def test_an_ended_value_gives_way_to_what_the_same_words_say_instead(
     # a statement the question already says tells nothing: "my cousin Bea" does not answer what Bea does
     ("what does my cousin Bea do for work?", ("user", "has_cousin", "Bea"), False),
     ("who is my cousin?", ("user", "has_cousin", "Bea"), True),
+    # "why" asks for a reason, which only words giving one answer
+    ("why did Anil quit?", ("Anil", "quits", "job at the depot"), False),
+    ("why did Anil quit?", ("Anil", "quits", "job because of the commute"), True),
 ])
 def test_what_a_question_asks_with_set_phrases_and_what_it_already_says(
     question: str, said: tuple[str, str, str], answers: bool,
@@ -277,6 +280,8 @@ def test_what_a_question_asks_with_set_phrases_and_what_it_already_says(
 
 @pytest.mark.parametrize(("turn", "source", "shown"), [
     ("oh and wasps too", "user", True),  # an addition nothing could be extracted from
+    ("wasps as well lol", "user", True),
+    ("plus wasps, found that out last summer", "user", True),
     ("we fly to Crete on Friday", "user", False),  # no addition
     ("wasps too", "bob", False),  # another speaker's turn
 ])
@@ -390,3 +395,11 @@ def test_words_nothing_was_drawn_from_lead_only_when_they_may_answer(question: s
     words = ObservationView(id="obs-1", text=said, source="user", created_at=1)
     composed = compose(Recall(query=question, statements=[], observations=[words]), 5, VOCABULARY, Settings())
     assert (composed.lead_id == "obs-1") is leads
+
+
+def test_a_possessed_subject_is_asked_by_its_nouns_not_its_modifiers() -> None:
+    older = _st("st-older", "user's older sister", "lives_in", "Montreal", at=1)
+    younger = _st("st-younger", "user's younger sister", "lives_in", "Perth", at=2)
+    composed = compose(Recall(query="where do my sisters live?", statements=[older, younger]), 5, VOCABULARY,
+                       Settings())
+    assert {s.id for s in composed.evidence} == {"st-older", "st-younger"}

@@ -69,6 +69,7 @@ from mnemonet.truth.relevance import (
     ANSWERS,
     Question,
     about_subject,
+    gives_reason,
     holds_role,
     holds_thing,
     score,
@@ -89,9 +90,10 @@ RESTATED_CONFIDENCE = 0.7
 CONTESTED = "Unresolved: "
 _WORDS = re.compile(r"[a-z]+")
 _SELF = frozenset({"i", "me", "myself", "we", "us", "ourselves"})  # the first person as who is spoken of
-# A turn adding to what its speaker said before: "also", or "too" / "as well" closing a clause ("oh and
-# shellfish as well"; not "too expensive").
-_ADDITIVE = re.compile(r"\balso\b|\b(?:too|as well)\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
+# A turn adding to what its speaker said before: "also", "as well", "too" closing a clause ("oh and shellfish
+# as well"; not "too expensive"), or a turn opening with "and" or "plus" ("plus I coach on Sundays").
+_ADDITIVE = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[.,;:!?)]|$))|^\W*(?:oh\s+)?(?:and|plus)\b",
+                       re.IGNORECASE)
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
 
@@ -374,6 +376,8 @@ def _missed_observations(
         if question.attribute and drawn and not any(question.attribute in terms(s.sentence(), question.asker)
                                                     for s in drawn) or not text_gives_attribute(o.text, question):
             continue  # understood: not the attribute asked ("Ola started at the company" for her job title)
+        if question.wh == "why" and not gives_reason(o.text):
+            continue  # no reason in them ("quit my job at the warehouse" for why I quit)
         if terms(o.text, o.source or "user") <= question.words:
             continue  # says nothing the question does not ("my sister is Chiara" for what Chiara does)
         if question.first_person and drawn and not _SELF & set(_WORDS.findall(o.text.casefold())) \

@@ -41,7 +41,9 @@ from mnemonet.truth.vocabulary import Vocabulary
 ANSWERS = 0.5
 _WORD = re.compile(r"[a-z0-9]+(?:'s)?")
 _ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
-_QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how")
+_QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how", "why")
+# "Why" asks for a reason: only words that give one (a causal connective) answer it.
+_CAUSAL = frozenset({"because", "cause", "cos", "cuz", "since", "due", "reason", "so"})
 # The auxiliaries of a question about the past ("where did I work?", "what was ...", "what did I use to ...").
 _PAST_AUXILIARIES = frozenset({"did", "was", "were", "used", "had"})
 # The first words of a question asking yes or no ("do I still smoke?", "is Marco my manager?").
@@ -110,8 +112,12 @@ def subject_words(subject: str, asker: str) -> frozenset[str] | None:
     name = subject.casefold().strip()
     possessor, sep, noun = name.partition("'s ")
     if sep:
+        # its owner, and the nouns of the possessed phrase: each one possessed and the head ("user's car's MOT"),
+        # not its modifiers ("my older sister" is asked as "my sister")
         owner = _owner_words(possessor, asker)
-        return owner | frozenset(terms(noun, asker)) if owner else None
+        words = _WORD.findall(noun)
+        nouns = [w.removesuffix("'s") for w in words[:-1] if w.endswith("'s")] + words[-1:]
+        return owner | frozenset(terms(" ".join(nouns), asker)) if owner else None
     if name == asker.casefold() or name == "user" and asker == "user":
         return _owner_words(name, asker)
     words = [w for w in _WORD.findall(name) if w not in _ARTICLES]
@@ -163,6 +169,11 @@ def _place_asked(s: StatementView, vocabulary: Vocabulary) -> frozenset[str]:
     return frozenset({"where"})
 
 
+def gives_reason(text: str) -> bool:
+    """Whether ``text`` gives a reason ("because the pay was bad", "due to the move")."""
+    return bool(_CAUSAL & set(_WORD.findall(text.casefold())))
+
+
 def text_gives_attribute(text: str, q: Question) -> bool:
     """Whether words nothing was extracted from may give the attribute ``q`` asks for: a number or a name, asked,
     must be named or have its shape in them (digits, a capitalised word); any other attribute may be given
@@ -199,6 +210,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     if q.named and q.named not in subject | relation | obj:
         return 0.0  # "what is Sakura's teacher's name?": a name, but her teacher's (not her school's)
     said = subject | frozenset(terms(s.predicate, q.asker)) | obj
+    if q.wh == "why" and not gives_reason(s.object):
+        return 0.0  # "why did I quit?" is not answered by "you quit your job"
     if q.wh and not q.polar and not s.negated and said <= q.words | _HAVE:
         return 0.0  # it says nothing the question does not: "my sister is Chiara" for "what does my sister Chiara do?"
     if about_subject(s, q):

@@ -836,7 +836,9 @@ def _object_tokens(tok: Token, keep_dates: bool, dated: Callable[[Token], bool])
             keep.update(_phrase(c))
         elif c.dep_ == "acl" and c.tag_ == "VBN" and (given := _given_name(c)):
             keep.update([c, *given])  # "a cat named Pixel"
-        elif c.dep_ == "appos" and tok.ent_type_ == "GPE" and c.ent_type_ == "GPE":
+        elif c.dep_ == "appos" and (tok.ent_type_ == "GPE" and c.ent_type_ == "GPE"
+                                    or tok.pos_ == "NOUN" and _kind(c) == "PROPN" and not c.n_rights):
+            # a place's ", France"; a thing's name after a comma ("a cat, Mochi")
             keep.update([c, *(t for t in tok.doc[tok.i + 1 : c.i] if t.is_punct)])
         elif keep_dates and c.dep_ in ("nummod", "npadvmod", "compound") and c.ent_type_ in _TIME_LABELS:
             keep.update(c.subtree)
