@@ -156,6 +156,7 @@ STATES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     ("we also have a hamster, Pip", [("Sam", "has", "hamster, Pip", False, "present", None)]),
     # a model's or a code's number stays with its name
     ("my laptop is a ThinkPad 14", [("Sam's laptop", "has_value", "ThinkPad 14", False, "present", None)]),
+    ("the meeting is in room 12", [("meeting", "located_in", "room 12", False, "present", None)]),
     # a passive with its agent says what the agent does
     ("the choir is led by Amara", [("Amara", "leads", "choir", False, "present", None)]),
     # a phrase set off by a comma before the subject is none

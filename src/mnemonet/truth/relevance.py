@@ -216,8 +216,11 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
         return 0.0  # it says nothing the question does not: "my sister is Chiara" for "what does my sister Chiara do?"
     if about_subject(s, q):
         covered = q.words & (subject | relation | obj)
-    elif q.wh in ("who", "what", "which") and obj and obj <= q.words and relation & q.words:
-        covered = q.words & (relation | obj)  # the holder of something: "who manages QA?"
+    elif q.wh in ("who", "what", "which") and obj and obj <= q.words and (
+            relation & q.words or q.wh == "who" and not terms(s.predicate, q.asker)):
+        # the holder of something: "who manages QA?"; of a role said by the copula, "who leads the Atlas
+        # project?" of "Ingrid is the project lead on Atlas"
+        covered = q.words & (relation | obj)
     elif holds_role(s, q) and q.words <= relation | obj:
         covered = q.words  # the one holder of a role, by the copula: "Ines is captain of our team"
     else:

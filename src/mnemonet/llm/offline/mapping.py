@@ -794,8 +794,8 @@ def _name_tokens(tok: Token) -> list[Token]:
                     or _hyphenated(t)) and t.pos_ != "ADV"
             )
     keep.update(_glued(tok))
-    if _kind(tok) == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
-        # a model's or a code's number after its name: "Pixel 7", "KQ 101", "Windows 11"
+    if _kind(tok) in ("PROPN", "NOUN") and tok.ent_type_ not in _TIME_LABELS:
+        # a model's or a code's number after its name: "Pixel 7", "KQ 101", "ticket 4821", "gate 7"
         keep.update(c for c in tok.children if c.dep_ == "nummod" and c.i == tok.i + 1)
     if tok.pos_ == "PROPN" and tok.ent_type_ not in _TIME_LABELS:
         # "Tomorrow Alice works": the parser may make "Tomorrow" a compound of a name ("morning meetings" stay)
