@@ -241,7 +241,8 @@ def compose(
     if chosen is not None and (instead := _said_instead(chosen, live, question, vocabulary)) is not None:
         scores[instead.id], chosen = scores[chosen.id], instead
     lead_st = _with_status(chosen, recall, live, question, vocabulary) if chosen is not None else None
-    missed = _missed_observations(recall, question, lead_st, scores, vocabulary)
+    drawn = _drawn(recall)
+    missed = _missed_observations(recall, question, lead_st, scores, vocabulary, drawn)
     if lead_st is None:
         return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
 
@@ -270,7 +271,7 @@ def compose(
         changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
         retractions=retractions[:max_evidence], observations=missed[:max_evidence],
     )
-    update = None if lead_conflicts else said_since(lead_st, recall.observations, _drawn(recall), question, vocabulary)
+    update = None if lead_conflicts else said_since(lead_st, recall.observations, drawn, question, vocabulary)
     if update is not None:
         # The record restates the slot: its new value leads, the words that say so are its evidence.
         composition.lead, composition.lead_id = _sentence(update.statement, [], asker), update.observation.id
@@ -285,7 +286,7 @@ def compose(
         composition.lead, composition.lead_id, composition.observations = _record_lead(
             missed, recall.observations, f"{_capital(_said(missed[0]))}.")
         composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
-    elif update is None and (more := _continued(lead_st, recall)) is not None:
+    elif update is None and (more := _continued(lead_st, recall, drawn)) is not None:
         composition.observations = [*composition.observations, more][:max_evidence]
     if not missed and not lead_conflicts:
         said = composition.restated or lead_st
@@ -300,7 +301,7 @@ def compose(
     return composition
 
 
-def _continued(lead: StatementView, recall: Recall) -> ObservationView | None:
+def _continued(lead: StatementView, recall: Recall, drawn: dict[str, list[StatementView]]) -> ObservationView | None:
     """The next turn recalled of the lead's speaker after the words the lead was drawn from, when it adds to them ("I'm
     allergic to penicillin", then "oh and shellfish as well") and what was drawn from it, if anything, is about
     the lead's subject: an addition the extraction could not complete or place, shown beside the lead."""
@@ -312,8 +313,8 @@ def _continued(lead: StatementView, recall: Recall) -> ObservationView | None:
     if not later:
         return None
     turn = min(later, key=lambda o: o.created_at)
-    drawn = _drawn(recall).get(turn.id, [])
-    if not _ADDITIVE.search(turn.text) or any(s.subject.casefold() != lead.subject.casefold() for s in drawn):
+    if not _ADDITIVE.search(turn.text) or any(s.subject.casefold() != lead.subject.casefold()
+                                              for s in drawn.get(turn.id, [])):
         return None
     return turn
 
@@ -359,10 +360,10 @@ def _nothing_answers(
 
 def _missed_observations(
     recall: Recall, question: Question, lead: StatementView | None, scores: dict[str, float], vocabulary: Vocabulary,
+    extracted: dict[str, list[StatementView]],
 ) -> list[ObservationView]:
     """Observations newer than the lead that touch what is asked, by or about its subject, from which no
     statement answers it: what the extraction missed, newest first."""
-    extracted = _drawn(recall)
     since = lead.created_at if lead is not None else -1
     out = []
     for o in recall.observations:

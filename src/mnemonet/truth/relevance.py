@@ -143,10 +143,14 @@ def holds_role(s: StatementView, q: Question) -> bool:
 def holds_thing(s: StatementView, q: Question, vocabulary: Vocabulary) -> bool:
     """Whether ``s`` names who holds the thing ``q`` asks the holder of, by its relation and object ("who
     manages the under-12 team?" of "Coach Alvarez manages the under-12 team", "Tomasz manages the under-12s")."""
-    if q.wh != "who" or not s.object or about_subject(s, q):
+    if q.wh != "who" or about_subject(s, q):
         return False
     relation = frozenset(terms(s.predicate, q.asker)) | frozenset(fold(w) for w in vocabulary.asked_with(s.predicate))
-    obj = frozenset(terms(s.object, q.asker))
+    return _names_what_is_held(frozenset(terms(s.object, q.asker)), relation, q)
+
+
+def _names_what_is_held(obj: frozenset[str], relation: frozenset[str], q: Question) -> bool:
+    """Whether a statement's object is the thing ``q`` asks the holder of, by a relation the question names."""
     return bool(obj) and obj <= q.words and bool(relation & q.words)
 
 
@@ -216,8 +220,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
         return 0.0  # it says nothing the question does not: "my sister is Chiara" for "what does my sister Chiara do?"
     if about_subject(s, q):
         covered = q.words & (subject | relation | obj)
-    elif q.wh in ("who", "what", "which") and obj and obj <= q.words and (
-            relation & q.words or q.wh == "who" and not terms(s.predicate, q.asker)):
+    elif q.wh in ("who", "what", "which") and (_names_what_is_held(obj, relation, q) or q.wh == "who" and bool(
+            obj) and obj <= q.words and not terms(s.predicate, q.asker)):
         # the holder of something: "who manages QA?"; of a role said by the copula, "who leads the Atlas
         # project?" of "Ingrid is the project lead on Atlas"
         covered = q.words & (relation | obj)
