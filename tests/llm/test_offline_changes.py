@@ -30,6 +30,8 @@ CHANGES: list[tuple[str, str, str, tuple[str, str, str, bool]]] = [
     ("employer", "Maya works for Globex", "Maya got hired by Initrode", ("Maya", "works_at", "Initrode", False)),
     ("employer", "I work at Initech", "I took a position with Contoso", ("Sam", "works_at", "Contoso", False)),
     ("relocation", "We live in Lisbon", "We relocated to Porto in March", ("Sam", "lives_in", "Porto", False)),
+    ("relocation", "Folake lives in Croydon", "Folake has moved up to Manchester",  # a place, not a rank
+     ("Folake", "lives_in", "Manchester", False)),
     ("relocation", "I'm based in the Paris office", "I got transferred to the Lyon office",
      ("Sam", "located_in", "Lyon office", False)),
     ("switch", "I use Vim", "I switched from Vim to Emacs", ("Sam", "uses", "Emacs", False)),

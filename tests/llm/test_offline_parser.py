@@ -113,6 +113,10 @@ CHANGES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     # not a change of job or schedule: a team is not an employer, a person moving goes to a place
     ("Dave joined the team", [("Dave", "joins", "team", False, "past", None)]),
     ("I moved to Lisbon", [("Sam", "lives_in", "Lisbon", False, "present", None)]),
+    # a thing's state by a verb that sets it, done (not under way)
+    ("the Bosch has broken down, the drum won't spin", [("Bosch", "has_status", "broken", False, "present", None)]),
+    ("sold my old bike to a neighbour", [("Sam's old bike", "has_status", "sold", False, "present", None)]),
+    ("I'm selling my old bike", [("Sam", "sells", "Sam's old bike", False, "present", None)]),
     # joined as a job's role, a common noun is the employer; joined as a member, it is not
     ("Priya joined a small agency as a designer", [("Priya", "works_at", "small agency", False, "present", None)]),
     ("I joined the gym as a member", [("Sam", "joins", "gym", False, "past", None)]),
@@ -227,6 +231,24 @@ async def test_third_person_pronouns_need_one_named_person(offline: OfflineLangu
     assert all(t.subject != "Sam" and t.object != "email" for t in two.statements)  # left out, never the speaker
     none = await offline.extract_observation("She prefers email", "Sam")
     assert none.statements == []
+
+
+@pytest.mark.parametrize(("text", "subject", "predicate", "obj"), [
+    # no name of the parser's: the one person spoken of by a word for a person, or by a name it took for a noun
+    ("my sister moved to Leeds, she works at the BBC", "Sam's sister", "works_at", "BBC"),
+    ("my uncle retired. He lives in Porto now", "Sam's uncle", "lives_in", "Porto"),
+    ("Beatriz has left us, she's a product manager at Monzo now", "beatriz", "works_at", "Monzo"),
+])
+async def test_he_or_she_is_the_one_person_spoken_of(
+    offline: OfflineLanguageModel, text: str, subject: str, predicate: str, obj: str,
+) -> None:
+    said = await offline.extract_observation(text, "Sam")
+    assert (subject, predicate, obj) in [(t.subject, t.predicate, t.object) for t in said.statements]
+
+
+async def test_he_or_she_of_two_people_spoken_of_is_no_one(offline: OfflineLanguageModel) -> None:
+    said = await offline.extract_observation("my brother met my sister, she works at the BBC", "Sam")
+    assert not any(t.object == "BBC" for t in said.statements)
 
 
 async def test_plans_and_past_facts_weigh_less(offline: OfflineLanguageModel) -> None:

@@ -218,12 +218,14 @@ def changed_thing(verb: Token, subject: Token) -> Token:
 def moved_to(verb: Token) -> tuple[Token, Token | None] | None:
     """(P, A) of "<X> moved / relocated / was transferred (from A) to P", else None."""
     p = particle(verb)
-    if verb.lemma_.lower() not in lx.MOVE_VERBS or p is not None and p.lower_ in lx.CHANGE_PARTICLES:
-        return None  # "moved up to senior analyst" is a change of rank, not of place
+    if verb.lemma_.lower() not in lx.MOVE_VERBS:
+        return None
     to = preposition(verb, lx.MOVE_PREPOSITIONS)
     place = pobj(to)
     if place is None or is_time_value(place) or place.pos_ == "PRON":
         return None
+    if p is not None and p.lower_ in lx.CHANGE_PARTICLES and place.pos_ != "PROPN":
+        return None  # "moved up to senior analyst" is a change of rank; "moved up to Manchester" a move
     if place.pos_ != "PROPN":
         # "moved into a flat in Galway": the named place, on the flat or on the verb.
         named = [pobj(c) for h in (place, verb) for c in h.children if c.dep_ == "prep" and c.lower_ == "in"]
@@ -393,8 +395,10 @@ def status_of_clause(verb: Token, subject: Token) -> tuple[Token, str] | None:
     obj = direct_object(verb)
     if obj is not None and not passive:
         # "they cancelled the project", "I closed my account": a known thing (not "I opened an account").
+        # Done, not under way: "I'm selling my keyboard" has not sold it.
         known = any(c.dep_ == "poss" or c.lower_ in ("the", "this", "that", "our", "my") for c in obj.children)
-        if verb.lemma_.lower() in lx.STATUS_TRANSITIVE and is_thing(obj) and (known or obj.pos_ == "PROPN"):
+        if verb.lemma_.lower() in lx.STATUS_TRANSITIVE and is_thing(obj) and (known or obj.pos_ == "PROPN") \
+                and verb.tag_ != "VBG":
             return obj, status
         return None
     if not is_thing(subject):

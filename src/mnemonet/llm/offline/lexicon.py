@@ -237,17 +237,18 @@ STATUS_WORDS: dict[str, str] = {
     "canceled": "cancelled", "active": "active", "inactive": "inactive", "running": "running", "paused": "paused",
     "suspended": "suspended", "over": "ended", "ended": "ended", "finished": "ended", "expired": "expired",
     "valid": "valid", "invalid": "invalid", "live": "live", "online": "online", "offline": "offline",
-    "discontinued": "discontinued",
+    "discontinued": "discontinued", "broken": "broken", "sold": "sold",
 }
 STATUS_VERBS: dict[str, str] = {
     "close": "closed", "close down": "closed", "shut": "closed", "shut down": "closed", "fold": "closed",
     "open": "open", "reopen": "open", "open up": "open", "cancel": "cancelled", "call off": "cancelled",
     "scrap": "cancelled", "end": "ended", "finish": "ended", "wrap up": "ended", "conclude": "ended",
     "expire": "expired", "suspend": "suspended", "pause": "paused", "resume": "running", "run": "running",
-    "launch": "live", "discontinue": "discontinued",
+    "launch": "live", "discontinue": "discontinued", "break": "broken", "break down": "broken", "sell": "sold",
 }
 # The status verbs that set the status of their object ("they cancelled the project").
-STATUS_TRANSITIVE = frozenset({"close", "shut", "cancel", "call", "scrap", "suspend", "reopen", "end", "discontinue"})
+STATUS_TRANSITIVE = frozenset({"close", "shut", "cancel", "call", "scrap", "suspend", "reopen", "end", "discontinue",
+                               "break", "sell"})
 STATUS_PREDICATE = "has_status"
 # An amount is the value of the thing it measures: "the budget is 50k" -> (budget, has_value, 50k).
 VALUE_PREDICATE = "has_value"

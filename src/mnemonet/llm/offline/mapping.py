@@ -98,6 +98,9 @@ class Mapper:
         self.speaker = speaker
         self.today = today
         self.named = _one_named_person(doc)
+        # Who he/she is when no one is named by a name: the one person spoken of ("my sister moved to Leeds, she
+        # works at the BBC"; "Beatriz has left, she's at Monzo now" with the name parsed as a common noun).
+        self.antecedent = _one_person_spoken_of(doc) if self.named is None else None
         # Pronouns of a reported clause bound to the one who reports it (token index -> reporter).
         self._bound: dict[int, Token] = {}
         # A name the parser made a second subject beside the noun it names (noun index -> name).
@@ -610,6 +613,8 @@ class Mapper:
                 return self.speaker
             if low in _PERSON_PRONOUNS and self.named is not None:
                 return self.named
+            if low in _PERSON_PRONOUNS and self.antecedent is not None and self.antecedent.i < tok.i:
+                return self._name(self.antecedent)
             return None
         kept: list[Token] = []
         words: list[str] = []
@@ -1169,6 +1174,17 @@ def _one_named_person(doc: Doc) -> str | None:
     names = {e.text for e in doc.ents if e.label_ == "PERSON"}
     names |= {t.text for t in doc if t.dep_ in _SUBJECT_DEPS and t.pos_ == "PROPN" and not t.ent_type_}
     return names.pop() if len(names) == 1 else None
+
+
+def _one_person_spoken_of(doc: Doc) -> Token | None:
+    """The one person spoken of without a name of the parser's (someone's by a word for a person: "my sister"; or
+    a capitalised bare noun opening a sentence as its subject, a name the parser took for a common noun:
+    "Beatriz left"), or None when there are none or several."""
+    found = {t.lower_: t for t in doc if t.pos_ == "NOUN" and (
+        t.lemma_.lower() in lx.PERSON_NOUNS and any(c.dep_ == "poss" for c in t.children)
+        or t.dep_ in _SUBJECT_DEPS and t.i == t.sent.start and t.text[:1].isupper() and t.tag_ in ("NN", "NNS")
+        and not any(c.dep_ in ("det", "poss", "compound", "amod") for c in t.children))}
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 # The predicates of verbs of ending, leaving or giving up ("gives_up", "quits", "ditches").
