@@ -49,6 +49,7 @@ def _st(subject: str, predicate: str, obj: str, *, negated: bool = False, tense:
     (_st("Café Lindqvist", "has_status", "closed"), None, "Café Lindqvist is closed"),
     (_st("alice's phone", "has_value", "Pixel 7"), "alice", "your phone is Pixel 7"),
     (_st("alice's rent", "has_value", "1200 euros", tense="past"), None, "alice's rent was 1200 euros"),
+    (_st("rent on flat", "has_value", "£1275"), None, "rent on flat is £1275"),  # a thing's value, not a person's
     (_st("launch", "is_on", "Monday"), None, "launch is on Monday"),
     (_st("alice", "married_to", "Sam", tense="past"), None, "alice was married to Sam"),
     (_st("alice", "interested_in", "chess", negated=True), "alice", "you are not interested in chess"),

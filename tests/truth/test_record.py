@@ -32,6 +32,12 @@ ROWS = [
      "when is the concert?", "12th"),
     (("launch", "happens_on", "May 3"), ("user", "launch slipped to May 17 because of QA"),
      "when is the launch?", "May 17"),
+    # a day of a month in any of its forms is a date: "June 7th", "12th of July", "3 May"
+    (("stag party", "happens_on", "weekend of June 7th"),
+     ("user", "the stag party got bumped, it's now the 12th of July"), "when is the stag party?",
+     "weekend of 12th of July"),
+    (("wedding", "happens_on", "14 June"), ("user", "the wedding moved to June 3rd"), "when is the wedding?",
+     "June 3rd"),
     (("user's rent", "has_value", "$1,200 a month"), ("user", "landlord bumped the rent to $1,350"),
      "what is my rent?", "$1,350 a month"),
     # two names listed with "and" are two names, not one ("March and Mrs Grant")
@@ -152,10 +158,25 @@ DRAWN: dict[str, list[tuple[str, ...]]] = {
 
 
 def _statement(id: str, subject: str, predicate: str, obj: str, revision: str | None = None, *, at: int,
-               derived: str = "") -> StatementView:
+               derived: str = "", source: str | None = None) -> StatementView:
     return StatementView(id=id, subject=subject, predicate=predicate, object=obj, confidence=0.9, created_at=at,
-                         source=subject.partition("'s ")[0], derived_from=[derived] if derived else [],
+                         source=source or subject.partition("'s ")[0], derived_from=[derived] if derived else [],
                          revision=revision)
+
+
+@pytest.mark.parametrize(("speaker", "text", "expected"), [
+    ("user", "landlord's put it up, we're paying £1275 now", "£1275 a month"),
+    ("bob", "landlord's put it up, we're paying £1275 now", None),  # not its teller
+    ("user", "paid £40 for the gym today", None),  # no word standing for it
+])
+def test_its_teller_restates_a_thing_by_a_pronoun_and_a_value_of_its_shape(
+    speaker: str, text: str, expected: str | None,
+) -> None:
+    lead = _statement("st-1", "rent on the flat", "has_value", "£1150 a month", at=1, source="user")
+    said = ObservationView(id="obs-2", text=text, source=speaker, created_at=2)
+    update = said_since(lead, [said], {}, Question.read("how much is the rent on the flat?", "user"),
+                        default_vocabulary())
+    assert (update.statement.object if update else None) == expected
 
 
 @pytest.mark.parametrize(("stated", "later", "ask", "expected"), ROWS, ids=[r[1][1][:40] for r in ROWS])

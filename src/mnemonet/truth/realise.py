@@ -7,7 +7,8 @@ show people a sentence. The forms, by predicate:
 - a copula relation (an adjective or participle with its preposition: ``located_in``, ``allergic_to``,
   ``interested_in``, ``married_to``, ``part_of``, ``is_on`` ...): "you are located in Lyon";
 - ``is_a``: "bob is a morning person"; ``has_property`` and ``has_status``: "the room is quiet"; a possessed
-  thing's ``has_value``: "your phone is Pixel 7" (a person's reads as an attribute: "user's value is ...");
+  thing's ``has_value``: "your phone is Pixel 7", "rent on flat is £1275" (a person's reads as an attribute:
+  "Ana's value is ...");
 - ``born_in`` (a past event): "alice was born in Lagos";
 - ``has_habit``: "sam has a habit of smoking", ended "sam has quit smoking";
 - any other predicate is a verb with its particle: "alice likes opera", "you work at Acme";
@@ -48,8 +49,10 @@ def realise(s: StatementView, asker: str | None = None) -> str:
     if s.predicate in _IRREGULAR_PAST:
         phrase = _IRREGULAR_PAST[s.predicate]
         return f"{subject} {phrase.replace('was ', 'was not ', 1) if s.negated else phrase} {obj}"
-    if s.predicate in ("has_property", "has_status") or s.predicate == "has_value" and "'s " in s.subject:
-        return f"{subject} {_be(second, s.tense, s.negated)} {obj}"  # "your phone is a Pixel 7", not "'s value is"
+    if s.predicate in ("has_property", "has_status") or s.predicate == "has_value" and (
+            "'s " in s.subject or s.subject[:1].islower() and not second):
+        # "your phone is a Pixel 7", "the rent on the flat is £1275", not "'s value is"; a person's has a value
+        return f"{subject} {_be(second, s.tense, s.negated)} {obj}"
     if s.predicate == HABIT_RELATION:  # "I smoke" / "I quit smoking"
         if s.negated:
             return f"{subject} {'have' if second else 'has'} {'quit' if s.revision else 'no habit of'} {obj}"

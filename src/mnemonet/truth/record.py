@@ -12,7 +12,9 @@ It speaks only when the reading is unambiguous:
 
 - the observation is newer than the statement and by its subject (or whoever spoke for the asker), or
   names the subject, or is by the statement's teller naming the old value as a change ("our CI runs on
-  Jenkins", then "we replaced Jenkins with GitHub Actions");
+  Jenkins", then "we replaced Jenkins with GitHub Actions"), or by its teller standing for it with a
+  pronoun and naming a value of its distinctive shape ("rent on the flat is £1150", then "landlord's put
+  it up, we're paying £1275 now");
 - it names exactly one new value of the slot's shape (none of the subject's, the asker's or the
   question's own words);
 - it is about the slot: it names the old value ("traded in the Corolla for a Tesla"), or a word the
@@ -44,7 +46,7 @@ import re
 from dataclasses import dataclass
 
 from mnemonet.model.views import ObservationView, StatementView
-from mnemonet.truth.relevance import Question, about_subject
+from mnemonet.truth.relevance import Question, about_subject, gives_clock
 from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
 from mnemonet.truth.vocabulary import HABIT_RELATION, Vocabulary, rule_cardinality
 
@@ -73,6 +75,8 @@ _NOT_UNITS = frozenset({
     "now", "this", "that", "last", "next", "each", "every", "from", "so", "then", "is", "was", "it",
 })
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
+# The month after a day and its ordinal ("12th of July", "the 3rd of May").
+_MONTH_AFTER = re.compile(r"\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
 _CLOCK = frozenset({"am", "pm"})
 # A name: a word with a capital letter, joined to the next by a space, a dot or a connecting word; not by
 # "and", which lists two names more often than it joins one ("retired in May and Paulo replaced her").
@@ -94,6 +98,8 @@ _DETERMINERS = frozenset({
 # The relations of any value (not attributes naming one): "has_property" says nothing of which slot, nor
 # does a habit taken up or given up ("gave up coffee, it's green tea for me now").
 _GENERIC = frozenset({"has_property", "has_value", "has_status", HABIT_RELATION})
+# Pronouns standing for a thing said before ("put it up", "that's gone up").
+_ANAPHORA = frozenset({"it", "it's", "its", "that", "that's", "this", "this's"})
 _SWITCHED = "uses"  # what the extraction writes a switch as when it cannot tell the slot ("moved my account to Monzo")
 
 
@@ -198,8 +204,11 @@ def _content(text: str) -> frozenset[str]:
 
 def gives_kind(text: str, question: Question) -> bool:
     """Whether ``text`` holds a value of the kind ``question`` asks for: a name for "who" and "what is ...'s
-    name", a time for "when", a number for "how much/many/old"; any other question takes any text."""
+    name", a time for "when" (of day for "what time"), a number for "how much/many/old"; any other question
+    takes any text."""
     words = set(_WORD.findall(question.text.casefold()))
+    if question.clock:
+        return gives_clock(text)
     if question.wh == "who" or "name" in words:
         asked = object_words(question.text)
         return any(object_words(n) - asked for n in _name_runs(text))
@@ -224,7 +233,7 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     old, strong, values = found
     text = o.text
     mentions_old = object_words(old) <= object_words(text)
-    if not (_by_or_about(s, o) or mentions_old and _retold(s, o, drawn)):
+    if not (_by_or_about(s, o) or mentions_old and _retold(s, o, drawn) or strong and _refers_back(s, o)):
         return None
     excluded = object_words(s.subject) | object_words(question.text) | object_words(o.source or "") \
         | object_words(question.asker) | object_words(old)
@@ -317,6 +326,14 @@ def _retold(s: StatementView, o: ObservationView, drawn: list[StatementView]) ->
         and any(d.revision == "change" for d in drawn)
 
 
+def _refers_back(s: StatementView, o: ObservationView) -> bool:
+    """Whether ``o`` is the teller of ``s`` speaking of something said before without naming it ("rent on the
+    flat is £1150", then "landlord's put it up, we're paying £1275 now"): by the same speaker, with a pronoun
+    standing for a thing."""
+    return (o.source or "user").casefold() == (s.source or "user").casefold() \
+        and bool(_ANAPHORA & set(_WORD.findall(o.text.casefold())))
+
+
 def _someone_else(subject: str, lead_subject: str, owner: str) -> bool:
     """Whether ``subject`` names another person or thing than the lead's (a name or a possession)."""
     if subject.casefold() in (lead_subject.casefold(), owner):
@@ -394,20 +411,28 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
 
 
 def _amount_text(m: re.Match[str], with_unit: bool) -> str:
-    """The amount as written, with its unit when the unit is part of it ("76 kg", not "$10.99 a")."""
+    """The amount as written, with its unit when the unit is part of it ("76 kg", not "$10.99 a"), and the
+    month after a day ("12th of July")."""
+    if _form(m) == ("", "date"):
+        unit = m.group("unit") or ""
+        day = unit if unit.casefold() in _ORDINAL or unit[:3].casefold() in _MONTHS else ""
+        month = _MONTH_AFTER.match(m.string, m.end())
+        return f"{m.group('pre') or ''}{m.group('num')}{m.group('space') if day else ''}{day}".strip() + \
+            (month.group(0).rstrip() if month else "")
     return (m.group(0) if with_unit else (m.group("pre") or "") + m.group("num")).strip()
 
 
 def _form(m: re.Match[str]) -> tuple[str, str]:
+    """(what comes before the number, its unit), with every way of writing a day of a month one form ("date"):
+    "June 7th", "7 June", "12th of July"."""
     pre = (m.group("pre") or "").strip().casefold()
-    if pre[:3] in _MONTHS:
-        pre = "month"
     unit = (m.group("unit") or "").casefold()
+    if pre[:3] in _MONTHS or unit in _MONTHS or unit[:3] in _MONTHS and unit in _CALENDAR \
+            or _MONTH_AFTER.match(m.string, m.end()):
+        return "", "date"
     if m.group("space") and unit in _NOT_UNITS:
         unit = ""
-    if unit in _MONTHS or unit[:3] in _MONTHS and unit in _CALENDAR:  # "14 June" and "3 May": one form
-        unit = "month"
-    elif unit in _ORDINAL:
+    if unit in _ORDINAL:
         unit = "ordinal"
     elif unit in _CLOCK:
         unit = "clock"
