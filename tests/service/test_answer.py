@@ -136,6 +136,19 @@ def test_a_value_that_ended_gives_way_to_the_value_said_in_its_place(said: str, 
     assert compose(recall, 5, VOCABULARY, Settings()).lead == lead
 
 
+@pytest.mark.parametrize(("thing", "lead_id"), [
+    ("keyboard", "st-status"),  # the same thing said shorter
+    ("user's old Yamaha keyboard", "st-status"),
+    ("piano", "st-selling"),  # another thing
+])
+def test_the_state_of_the_lead_s_thing_said_shorter_comes_first(thing: str, lead_id: str) -> None:
+    selling = _st("st-selling", "user", "sells", "user's old Yamaha keyboard on Gumtree", at=1)
+    status = _st("st-status", thing, "has_status", "sold", at=2)
+    composed = compose(Recall(query="is my Yamaha keyboard still for sale?", statements=[selling, status]), 5,
+                       VOCABULARY, Settings())
+    assert composed.lead_id == lead_id
+
+
 async def test_the_answer_says_you_to_the_asker(service: MemoryService) -> None:
     await service.observe("I live in Paris", source="alice")
     await service.observe("I live in Rome", source="bob")
@@ -295,6 +308,46 @@ def test_the_next_turn_adding_to_the_lead_is_shown_beside_it(turn: str, source: 
                        Settings())
     assert composed.lead_id == "st-lead"
     assert any(o.id == "obs-2" for o in composed.observations) is shown
+
+
+@pytest.mark.parametrize(("turn", "source", "shown"), [
+    ("oh and she reacts badly to shellfish too", "user", True),  # an addition about the one asked of
+    ("he also drives for Uber at weekends", "user", True),
+    ("the boiler broke again", "user", False),  # no addition
+    ("shellfish too", "bob", False),  # another speaker's turn
+])
+def test_the_next_turn_adding_to_words_that_lead_is_shown_beside_them(turn: str, source: str, shown: bool) -> None:
+    said = [ObservationView(id="obs-1", text="Zainab's allergic to penicillin", source="user", created_at=1),
+            ObservationView(id="obs-2", text=turn, source=source, created_at=2)]
+    composed = compose(Recall(query="what is Zainab allergic to?", observations=said), 5, VOCABULARY, Settings())
+    assert composed.lead_id == "obs-1"
+    assert any(o.id == "obs-2" for o in composed.observations) is shown
+
+
+@pytest.mark.parametrize(("others", "lead_id"), [
+    ([], "st-new"),  # "Folake" is "Aunt Folake" called shorter: one slot, the newer value leads
+    ([("st-other", "Folake Adeyemi", "works_at", "Zenith")], "st-old"),  # two fuller names: which one is unsure
+])
+def test_a_name_said_shorter_is_the_one_fuller_name_holding_it(
+    others: list[tuple[str, str, str, str]], lead_id: str,
+) -> None:
+    old = _st("st-old", "Aunt Folake", "lives_in", "Croydon", at=1)
+    new = _st("st-new", "Folake", "lives_in", "Manchester", at=2)
+    more = [_st(i, subject, predicate, obj, at=0) for i, subject, predicate, obj in others]
+    composed = compose(Recall(query="where does Aunt Folake live?", statements=[old, new, *more]), 5, VOCABULARY,
+                       Settings())
+    assert composed.lead_id == lead_id
+
+
+@pytest.mark.parametrize(("question", "source", "text", "answers"), [
+    ("how many reams of A4 do we have?", "stock-bot", "A4 paper count after Monday's delivery: 65 reams", True),
+    ("how many reams of A4 do I have?", "stock-bot", "A4 paper count after Monday's delivery: 65 reams", False),
+    ("how many reams of A4 do we have?", "bob", "we have 65 reams of A4 paper", False),  # bob's "we"
+])
+def test_asked_of_us_a_record_in_no_ones_voice_answers(question: str, source: str, text: str, answers: bool) -> None:
+    said = [ObservationView(id="obs-1", text=text, source=source, created_at=1)]
+    composed = compose(Recall(query=question, observations=said), 5, VOCABULARY, Settings())
+    assert (composed.lead_id == "obs-1") is answers
 
 
 def test_owning_a_thing_answers_what_one_has() -> None:

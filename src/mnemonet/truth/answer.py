@@ -69,13 +69,14 @@ from mnemonet.truth.relevance import (
     ANSWERS,
     Question,
     about_subject,
+    answering_part,
     gives_reason,
     holds_role,
     holds_thing,
     score,
     text_gives_attribute,
 )
-from mnemonet.truth.text import fold, object_words, terms
+from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -115,6 +116,8 @@ class Composition:
     restated: StatementView | None = None
     # Yes (True) or no (False) to a question asking for one, when the lead statement settles it (``polar``).
     verdict: bool | None = None
+    # The clause of the words that lead which answers, when they lead and say more than it (``answering_part``).
+    lead_words: str | None = None
 
     @property
     def cited(self) -> list[str]:
@@ -134,7 +137,8 @@ class Composition:
             return [(self.lead_id, f"{realise(self.restated, self.asker)} | current, said later | "
                                    f"from {self.restated.source or 'unknown'} | {when(self.restated.created_at)}")]
         if any(o.id == self.lead_id for o in self.observations):
-            return said[:1]
+            o = self.observations[0]
+            return [(o.id, f"{_one_line(self.lead_words or o.text)} | observed | from {o.source or 'unknown'}")]
         lines = [(s.id, f"{realise(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
         for c in self.conflicts:
             if self.lead_id not in (c.a.id, c.b.id):
@@ -210,12 +214,14 @@ def compose(
             conflicts.append(c)
     live = [s for s in facts if s.id not in earlier]
 
+    fuller = _fuller_names([s.subject for s in [*live, *recall.superseded]])
+
     def key(s: StatementView) -> tuple[str, str]:
         if holds_role(s, question):  # asked for the one holder of a role, the role is the slot
             return f"the {_role(s.object)}", vocabulary.canonical(s.predicate)
         if holds_thing(s, question, vocabulary):  # asked who holds a thing, holding it is the slot
             return "the holder", vocabulary.canonical(s.predicate)
-        return s.subject.casefold(), vocabulary.canonical(s.predicate)
+        return fuller.get(s.subject.casefold(), s.subject.casefold()), vocabulary.canonical(s.predicate)
 
     scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
     # A new holder said as a change ("Kwame is captain now", "the under-12s are now managed by Tomasz") answers
@@ -284,7 +290,9 @@ def compose(
     if missed:
         # The record said more since: the newer words lead (who, when); the older statement is evidence.
         composition.lead, composition.lead_id, composition.observations = _record_lead(
-            missed, recall.observations, f"{_capital(_said(missed[0]))}.")
+            missed, recall.observations, f"{_capital(_said(missed[0], question))}.")
+        composition.lead_words = _part(missed[0], question) if composition.lead_id == missed[0].id else None
+        composition.observations = _with_addition(composition.observations, recall, question, drawn)[:max_evidence]
         composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
     elif update is None and (more := _continued(lead_st, recall, drawn)) is not None:
         composition.observations = [*composition.observations, more][:max_evidence]
@@ -301,6 +309,19 @@ def compose(
     return composition
 
 
+def _fuller_names(subjects: list[str]) -> dict[str, str]:
+    """A proper name -> the one longer name of the same subjects that holds all its words ("Folake" -> "aunt
+    folake", "Priya" -> "priya raman"), casefolded: one person, called shorter. A name two longer names hold
+    ("Priya" of "Priya Raman" and "Priya Shah") is left as it is."""
+    names = {n.casefold(): frozenset(n.casefold().split()) for n in subjects if n[:1].isupper()}
+    out = {}
+    for name, words in names.items():
+        longer = [other for other, more in names.items() if words < more]
+        if len(longer) == 1:
+            out[name] = longer[0]
+    return out
+
+
 def _continued(lead: StatementView, recall: Recall, drawn: dict[str, list[StatementView]]) -> ObservationView | None:
     """The next turn recalled of the lead's speaker after the words the lead was drawn from, when it adds to them ("I'm
     allergic to penicillin", then "oh and shellfish as well") and what was drawn from it, if anything, is about
@@ -308,13 +329,19 @@ def _continued(lead: StatementView, recall: Recall, drawn: dict[str, list[Statem
     origins = [o for o in recall.observations if o.id in lead.derived_from]
     if not origins:
         return None
-    origin = max(origins, key=lambda o: o.created_at)
+    return _added_to(max(origins, key=lambda o: o.created_at), recall, drawn,
+                     lambda s: s.subject.casefold() == lead.subject.casefold())
+
+
+def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[StatementView]],
+              about: Callable[[StatementView], bool]) -> ObservationView | None:
+    """The next turn recalled of the speaker of ``origin``, when it adds to it (``_ADDITIVE``) and every
+    statement drawn from it, if any, is ``about`` what was asked: an addition shown beside what it adds to."""
     later = [o for o in recall.observations if o.source == origin.source and o.created_at > origin.created_at]
     if not later:
         return None
     turn = min(later, key=lambda o: o.created_at)
-    if not _ADDITIVE.search(turn.text) or any(s.subject.casefold() != lead.subject.casefold()
-                                              for s in drawn.get(turn.id, [])):
+    if not _ADDITIVE.search(turn.text) or not all(about(s) for s in drawn.get(turn.id, [])):
         return None
     return turn
 
@@ -329,6 +356,14 @@ def _record_lead(missed: list[ObservationView], observations: list[ObservationVi
     value, said = restated
     return (f"Now {value} ({said.source or 'someone'}, {when(said.created_at)}).", said.id,
             [said, *(o for o in missed if o.id != said.id)])
+
+
+def _with_addition(cited: list[ObservationView], recall: Recall, question: Question,
+                   drawn: dict[str, list[StatementView]]) -> list[ObservationView]:
+    """The observations cited for words that lead, with the next turn of their speaker when it adds to them
+    ("Zainab's allergic to penicillin", then "oh and she reacts badly to shellfish too")."""
+    more = _added_to(cited[0], recall, drawn, lambda s: about_subject(s, question)) if cited else None
+    return cited if more is None or more in cited else [*cited, more]
 
 
 def _drawn(recall: Recall) -> dict[str, list[StatementView]]:
@@ -348,8 +383,10 @@ def _nothing_answers(
     with the closest statements as related, at low confidence."""
     if missed:
         lead, lead_id, cited = _record_lead(missed, recall.observations,
-                                            f"No statement answers that yet; {_said(missed[0])}.")
+                                            f"No statement answers that yet; {_said(missed[0], question)}.")
+        cited = _with_addition(cited, recall, question, _drawn(recall))
         return Composition(lead=lead, lead_id=lead_id, observations=cited[:max_evidence], retractions=retractions,
+                           lead_words=_part(missed[0], question) if lead_id == missed[0].id else None,
                            confidence=round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2))
     near = sorted((s for s in live if scores[s.id] > 0 or about_subject(s, question)),
                   key=lambda s: -scores[s.id])
@@ -393,21 +430,37 @@ def observation_score(o: ObservationView, question: Question) -> float:
     """The share of the question's words an observation's text covers, its speaker standing for "I";
     0 unless it is by the asker (a question in the first person) and covers a word besides the asker,
     or names at least two of the question's words (its subject and what is asked), or all of them when
-    the question has only one ("where is the printer?")."""
+    the question has only one ("where is the printer?"). Asked of "us" (no "I"), words in no one's voice
+    by anyone may answer ("how many reams of A4 do we have?" of a stock bot's "A4 paper: 65 reams")."""
     source = o.source or "user"
-    if question.first_person and source.casefold() != question.asker.casefold():
-        return 0.0
+    mine = question.first_person and source.casefold() == question.asker.casefold()
+    if question.first_person and not mine and not (question.ours and _impersonal(o.text)):
+        return 0.0  # another's words about themselves; asked of "us", a record in no one's voice may answer
     if not question.words:
         return 0.0
     covered = question.words & set(terms(o.text, source))
     beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
-    if not beyond or (not question.first_person and len(covered) < min(2, len(question.words))):
+    if not beyond or (not mine and len(covered) < min(2, len(question.words))):
         return 0.0
+    if question.first_person and not mine:  # a record of ours stands for "we" as its speaker's words do for "I"
+        covered |= question.words & set(terms(question.asker, question.asker))
     return len(covered) / len(question.words)
 
 
-def _said(o: ObservationView) -> str:
-    return f'{o.source or "someone"} said "{_one_line(o.text)}" ({when(o.created_at)})'
+def _impersonal(text: str) -> bool:
+    """Whether words speak in no one's voice (no first person): a record, a notice ("A4 paper: 65 reams")."""
+    return not FIRST_PERSON & set(_WORDS.findall(text.casefold()))
+
+
+def _said(o: ObservationView, question: Question) -> str:
+    """Who said what (the clause that answers ``question``, marked as a part when it is one), and when."""
+    part = _part(o, question)
+    quoted = _one_line(part) if part == o.text else f"...{_one_line(part)}..."
+    return f'{o.source or "someone"} said "{quoted}" ({when(o.created_at)})'
+
+
+def _part(o: ObservationView, question: Question) -> str:
+    return answering_part(o.text, question, o.source or "user")
 
 
 def _distinct(statements: list[StatementView]) -> list[StatementView]:
@@ -514,13 +567,15 @@ def _with_status(lead: StatementView, recall: Recall, live: list[StatementView],
     is asked about a thing, that it is cancelled, closed or over comes first. Unless the thing is the lead's
     value and the record names the value that took its place ("cancelled PureGym and joined David Lloyd"
     for "which gym do I go to?"): the new value answers."""
-    about = {object_words(lead.subject), object_words(lead.object)}
+    # the thing, or the same thing said shorter ("the keyboard" of "my old Yamaha keyboard on Gumtree")
+    about = [object_words(lead.subject), object_words(lead.object)]
     later = [s for s in live if vocabulary.canonical(s.predicate) == STATUS_RELATION and not s.negated
-             and _thing(s.subject) in about and s.created_at > lead.created_at]
+             and _thing(s.subject) and any(_thing(s.subject) <= words for words in about)
+             and s.created_at > lead.created_at]
     if not later:
         return lead
     status = max(later, key=lambda s: s.created_at)
-    if _thing(status.subject) == object_words(lead.object) \
+    if _thing(status.subject) <= object_words(lead.object) \
             and said_since(lead, recall.observations, _drawn(recall), question, vocabulary) is not None:
         return lead
     return status

@@ -45,6 +45,7 @@ _QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "ho
 # "Why" asks for a reason: only words that give one (a causal connective) answer it.
 _CAUSAL = frozenset({"because", "cause", "cos", "cuz", "since", "due", "reason", "so"})
 # The auxiliaries of a question about the past ("where did I work?", "what was ...", "what did I use to ...").
+_PLURAL_FIRST = frozenset({"we", "us", "our", "ours", "ourselves"})
 _PAST_AUXILIARIES = frozenset({"did", "was", "were", "used", "had"})
 # The first words of a question asking yes or no ("do I still smoke?", "is Marco my manager?").
 _POLAR_OPENERS = frozenset({"is", "are", "am", "do", "does", "can", "will", "has", "have"})
@@ -59,9 +60,14 @@ WRONG_KIND = 0.6
 _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?"
                         r"(?:[\w-]+'s|my|your|our|his|her|their|[\w.-]+\s+[\w-]+'s)"  # "Mr Petrov's" too
                         r"((?:\s+[\w'-]+)+?)\s*(?:\s(?:at|in|on|for|of|with|from|to|now|these|this|today)\b.*)?\??$")
-# "what's the name of the bakery Lena works at?": the name of a thing, which an answer must name in that thing.
-_NAME_OF = re.compile(r"(?:what|which)(?:'s|\s+is|\s+was)\s+the\s+names?\s+of\s+(?:the|my|your|our|his|her|their|"
-                      r"[\w-]+'s)?\s*(?:[\w-]+'s\s+)?([\w-]+)")
+# "what's the name of the bakery Lena works at?", "what's the registration number of Chidi's car?": an attribute of
+# a thing, which an answer must give (a name of a thing must be named in that thing).
+_ATTRIBUTE_OF = re.compile(r"(?:what|which)(?:'s|\s+is|\s+was)\s+the\s+(?:[\w-]+\s+)?([\w-]+?)s?\s+of\s+"
+                          r"(?:the|my|your|our|his|her|their|[\w-]+'s)?\s*(?:[\w-]+'s\s+)?([\w-]+)")
+# "what time is my flight?": a time of day, which a date does not give.
+_WHAT_TIME = re.compile(r"\b(?:what|which)\s+time\b(?!\s+of\b)")
+_CLOCK = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b(?:noon|midday|midnight|o'clock|"
+                    r"morning|afternoon|evening|night|tonight)\b", re.IGNORECASE)
 _HAVE = frozenset({fold("has")})  # the verb of an attribute relation ("has_sister"), no word of its own
 _NUMBER = fold("number")  # the attribute a value with digits gives ("what's my flight number?": "KQ 101")
 _NAME = fold("name")  # the attribute a value that is a name gives ("what are my kids' names?": "Tobi")
@@ -87,6 +93,8 @@ class Question:
     attribute: str | None = None  # the head noun of "what is X's <attribute>?" ("title" of "Ola's job title")
     the_holder: bool = False  # asks who is the one holder of something ("who is the captain?", "who's my GP?")
     named: str | None = None  # whose name "what is X's <noun>'s name?" asks for ("teacher" of "Sakura's teacher's")
+    ours: bool = False  # in the first person plural only ("what do we use for chat?"): of a team, not the asker alone
+    clock: bool = False  # asks for a time of day ("what time is my flight?")
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -100,11 +108,14 @@ class Question:
         attribute = fold(possessed[-1].removesuffix("'s")) if possessed else None
         named = fold(possessed[-2].removesuffix("'s")) if attribute == _NAME and len(possessed) > 1 \
             and possessed[-2].endswith("'s") else None
-        if (of := _NAME_OF.match(text.casefold().strip())) is not None:  # "what's the name of the bakery ...?"
-            attribute, named = _NAME, fold(of.group(1))
+        if (of := _ATTRIBUTE_OF.match(text.casefold().strip())) is not None:  # "what's the name of the bakery ...?"
+            attribute = fold(of.group(1))
+            named = fold(of.group(2)) if attribute == _NAME else None
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
                    first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
-                   polar=polar, attribute=attribute, the_holder=holder, named=named)
+                   ours=bool(_PLURAL_FIRST & set(raw)) and not (FIRST_PERSON - _PLURAL_FIRST) & set(raw),
+                   polar=polar, attribute=attribute, the_holder=holder, named=named,
+                   clock=_WHAT_TIME.search(text.casefold()) is not None)
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
@@ -173,6 +184,11 @@ def _place_asked(s: StatementView, vocabulary: Vocabulary) -> frozenset[str]:
     return frozenset({"where"})
 
 
+def gives_clock(text: str) -> bool:
+    """Whether ``text`` gives a time of day ("at 6:40", "2pm", "in the morning")."""
+    return _CLOCK.search(text) is not None
+
+
 def gives_reason(text: str) -> bool:
     """Whether ``text`` gives a reason ("because the pay was bad", "due to the move")."""
     return bool(_CAUSAL & set(_WORD.findall(text.casefold())))
@@ -187,6 +203,38 @@ def text_gives_attribute(text: str, q: Question) -> bool:
     if q.attribute == _NUMBER:
         return any(c.isdigit() for c in text)
     return any(w[:1].isupper() for w in text.split()[1:])
+
+
+# Where a turn's clauses part: a stop, a semicolon, a comma, a dash or a conjunction joining two clauses; "and"
+# only between two runs of ``_CLAUSE_WORDS`` words or more ("Amara and Tobi" is one phrase).
+_CLAUSE_BREAK = re.compile(r"[.!?;]+\s+|,\s+|\s[-–—]\s|\s(?:but|so|while|whereas)\s", re.IGNORECASE)
+_AND = re.compile(r"\sand\s", re.IGNORECASE)
+_CLAUSE_WORDS = 3
+
+
+def answering_part(text: str, q: Question, speaker: str) -> str:
+    """The clause of ``text`` that answers ``q``: the one covering the most of its words, when it covers two or
+    more and more than any other ("Priya stood down on Tuesday and Declan was voted in as chair" for "who
+    chairs the committee?" is Declan's clause); else the whole text."""
+    parts = _clauses(text)
+    if len(parts) < 2:
+        return text
+    covered = [len(q.words & set(terms(part, speaker))) for part in parts]
+    best = max(covered)
+    if best < 2 or covered.count(best) > 1:
+        return text
+    return parts[covered.index(best)]
+
+
+def _clauses(text: str) -> list[str]:
+    out: list[str] = []
+    for piece in _CLAUSE_BREAK.split(text.strip()):
+        halves = _AND.split(piece)
+        if len(halves) == 2 and all(len(h.split()) >= _CLAUSE_WORDS for h in halves):
+            out += halves
+        elif piece.strip(" .!?"):
+            out.append(piece)
+    return [p.strip(" .!?") for p in out]
 
 
 def _names(s: StatementView, q: Question) -> bool:
@@ -214,6 +262,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     if q.named and q.named not in subject | relation | obj:
         return 0.0  # "what is Sakura's teacher's name?": a name, but her teacher's (not her school's)
     said = subject | frozenset(terms(s.predicate, q.asker)) | obj
+    if q.clock and not gives_clock(s.object):
+        return 0.0  # "what time is my flight?" is not answered by "you fly to Lisbon on the 9th"
     if q.wh == "why" and not gives_reason(s.object):
         return 0.0  # "why did I quit?" is not answered by "you quit your job"
     if q.wh and not q.polar and not s.negated and said <= q.words | _HAVE:

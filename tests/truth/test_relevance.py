@@ -1,0 +1,56 @@
+"""What a question asks and what answers it (``truth.relevance``): the attribute, the time of day, the clause."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonet.model.views import StatementView
+from mnemonet.truth.relevance import ANSWERS, Question, answering_part, score
+from mnemonet.truth.text import fold
+from mnemonet.truth.vocabulary import default_vocabulary
+
+
+@pytest.mark.parametrize(("text", "question", "part"), [
+    # the clause covering the most of the question, when one does
+    ("Priya stood down at Tuesday's meeting and Declan Walsh was voted in as chair of planning",
+     "who chairs the planning committee now?", "Declan Walsh was voted in as chair of planning"),
+    ("Oluwaseun is the new book club host, Marguerite wanted a break", "who hosts book club?",
+     "Oluwaseun is the new book club host"),
+    ("Tomasz is out sick; Aiyana is covering as on-call lead for payments", "who's the on-call lead for payments?",
+     "Aiyana is covering as on-call lead for payments"),
+    # no clause covers two words of it: the whole turn ("quit the kitchen" names only whom it asks of)
+    ("Haruto quit the kitchen and he's driving deliveries for a bakery now", "what does Haruto do for work?",
+     "Haruto quit the kitchen and he's driving deliveries for a bakery now"),
+    # two clauses cover as much: the whole turn
+    ("the plumber can't come Wednesday, the plumber will come Thursday", "when is the plumber coming?",
+     "the plumber can't come Wednesday, the plumber will come Thursday"),
+    # "and" between two names is no clause break
+    ("my kids are Amara and Tobi", "what are my kids called?", "my kids are Amara and Tobi"),
+])
+def test_the_clause_that_answers_is_the_part_quoted(text: str, question: str, part: str) -> None:
+    assert answering_part(text, Question.read(question, "user"), "user") == part
+
+
+@pytest.mark.parametrize(("question", "attribute", "named"), [
+    ("what's the registration number of Chidi's car?", "number", None),  # an attribute of a thing, any attribute
+    ("what is the capital of France?", "capital", None),
+    ("what's the name of the bakery Lena works at?", "name", "bakery"),  # a name, of that thing
+    ("what's Mr Petrov's phone number?", "number", None),
+])
+def test_the_attribute_a_question_asks_of_a_thing(question: str, attribute: str, named: str | None) -> None:
+    asked = Question.read(question, "user")
+    assert (asked.attribute, asked.named) == (fold(attribute), fold(named) if named else None)
+
+
+@pytest.mark.parametrize(("question", "said", "answers"), [
+    ("what time is my flight to Lisbon?", ("user", "flies_to", "Lisbon on the 9th"), False),  # a day, no time of it
+    ("what time is my flight to Lisbon?", ("user", "flies_to", "Lisbon at 6:40am"), True),
+    ("what time is my flight to Lisbon?", ("user", "flies_to", "Lisbon in the morning"), True),
+    ("what time is the retro?", ("retro", "happens_on", "Friday at 2pm"), True),
+    ("what time is the retro?", ("retro", "happens_on", "Friday"), False),
+    ("what's the registration number of Chidi's car?", ("Chidi", "has_car", "blue Skoda Octavia"), False),
+    ("what's the registration number of Chidi's car?", ("Chidi's car", "has_registration_number", "KX19 ABC"), True),
+])
+def test_a_statement_answers_only_with_what_is_asked(question: str, said: tuple[str, str, str], answers: bool) -> None:
+    statement = StatementView(id="st-1", subject=said[0], predicate=said[1], object=said[2], confidence=0.9)
+    assert (score(statement, Question.read(question, "user"), default_vocabulary()) >= ANSWERS) is answers
