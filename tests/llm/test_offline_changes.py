@@ -166,6 +166,7 @@ async def test_hyphenated_names_keep_their_hyphens(offline: OfflineLanguageModel
     ("I hate meetings on Fridays", "meetings on Fridays"),
     ("I like coffee in the morning", "coffee in morning"),
     ("We use Slack at work", "Slack at work"),
+    ("I use Duolingo for my Spanish practice", "Duolingo for Sam's Spanish practice"),  # what a tool is for
 ])
 async def test_the_object_keeps_its_qualifiers(offline: OfflineLanguageModel, sentence: str, obj: str) -> None:
     [t] = (await offline.extract_observation(sentence, "Sam")).statements

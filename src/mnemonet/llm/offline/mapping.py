@@ -290,7 +290,9 @@ class Mapper:
                 # than "works at the library on weekdays".
                 qualified = obj_tok.dep_ in ("dobj", "pobj") and not default_vocabulary().single_valued(predicate)
                 complement = obj_tok.head if obj_tok.dep_ == "pobj" else None  # the phrase the object is in
-                qualifiers = (self._qualifiers(verb, complement) if qualified
+                # A tool keeps what it is used for: "we use Zoom for the book club calls".
+                purpose = lx.QUALIFIER_PREPOSITIONS | {"for"} if lemma == "use" else lx.QUALIFIER_PREPOSITIONS
+                qualifiers = (self._qualifiers(verb, complement, purpose) if qualified
                               else self._recurring_times(verb, obj_tok.head))
                 for item, item_negated in self._objects(obj_tok, keep_dates=dated, qualifiers=qualifiers):
                     self._add(subject, predicate, item, negated != (obj_negated or item_negated), here,
