@@ -310,6 +310,20 @@ def test_the_next_turn_adding_to_the_lead_is_shown_beside_it(turn: str, source: 
     assert any(o.id == "obs-2" for o in composed.observations) is shown
 
 
+@pytest.mark.parametrize(("between", "shown"), [
+    (["weather's been grim all week"], True),  # a remark on something else in between
+    (["weather's been grim", "the bus was late", "lunch was nice"], False),  # too far on
+])
+def test_an_addition_a_few_turns_on_is_shown_beside_the_lead(between: list[str], shown: bool) -> None:
+    lead = _st("st-lead", "user", "volunteers_at", "food bank", at=1).model_copy(update={"derived_from": ["obs-1"]})
+    said = [ObservationView(id="obs-1", text="I volunteer at the food bank", source="user", created_at=1),
+            *(ObservationView(id=f"obs-x{i}", text=t, source="user", created_at=2 + i) for i, t in enumerate(between)),
+            ObservationView(id="obs-2", text="I also help out at the animal shelter", source="user", created_at=9)]
+    composed = compose(Recall(query="where do I volunteer?", statements=[lead], observations=said), 5, VOCABULARY,
+                       Settings())
+    assert any(o.id == "obs-2" for o in composed.observations) is shown
+
+
 @pytest.mark.parametrize(("turn", "source", "shown"), [
     ("oh and she reacts badly to shellfish too", "user", True),  # an addition about the one asked of
     ("he also drives for Uber at weekends", "user", True),
@@ -322,6 +336,14 @@ def test_the_next_turn_adding_to_words_that_lead_is_shown_beside_them(turn: str,
     composed = compose(Recall(query="what is Zainab allergic to?", observations=said), 5, VOCABULARY, Settings())
     assert composed.lead_id == "obs-1"
     assert any(o.id == "obs-2" for o in composed.observations) is shown
+
+
+def test_a_name_with_or_without_its_accent_is_one_subject() -> None:
+    told = _st("st-told", "Lucía", "lives_in", "Valencia", at=1, source="sam")
+    own = _st("st-own", "lucia", "lives_in", "Seville", at=2, source="lucia")
+    composed = compose(Recall(query="where does Lucía live?", statements=[told, own]), 5, VOCABULARY, Settings(),
+                       asker="sam")
+    assert composed.lead_id == "st-own"
 
 
 @pytest.mark.parametrize(("others", "lead_id"), [
@@ -346,6 +368,19 @@ def test_a_name_said_shorter_is_the_one_fuller_name_holding_it(
 ])
 def test_asked_of_us_a_record_in_no_ones_voice_answers(question: str, source: str, text: str, answers: bool) -> None:
     said = [ObservationView(id="obs-1", text=text, source=source, created_at=1)]
+    composed = compose(Recall(query=question, observations=said), 5, VOCABULARY, Settings())
+    assert (composed.lead_id == "obs-1") is answers
+
+
+@pytest.mark.parametrize(("question", "text", "answers"), [
+    ("what time does Bruno's flight land?", "Aiyana's flight lands at 6:40pm on Friday", False),  # hers
+    ("what time does Bruno's flight land?", "Bruno's flight lands at 6:40pm on Friday", True),
+    ("where is this year's team offsite?", "last year's team offsite was in Lisbon", False),  # another one
+    ("what shoe size is Elena?", "Yusuf's shoe size is 44", False),  # the one named is not named
+    ("what shoe size is Elena?", "Elena's shoe size is 38", True),
+])
+def test_words_about_another_s_thing_do_not_answer(question: str, text: str, answers: bool) -> None:
+    said = [ObservationView(id="obs-1", text=text, source="user", created_at=1)]
     composed = compose(Recall(query=question, observations=said), 5, VOCABULARY, Settings())
     assert (composed.lead_id == "obs-1") is answers
 

@@ -38,6 +38,8 @@ ROWS = [
      "weekend of 12th of July"),
     (("wedding", "happens_on", "14 June"), ("user", "the wedding moved to June 3rd"), "when is the wedding?",
      "June 3rd"),
+    (("leaving party", "happens_on", "Thursday 5th June"),
+     ("user", "leaving party got pushed back, now Thursday the 12th"), "when is the leaving party?", "Thursday 12th"),
     (("user's rent", "has_value", "$1,200 a month"), ("user", "landlord bumped the rent to $1,350"),
      "what is my rent?", "$1,350 a month"),
     # two names listed with "and" are two names, not one ("March and Mrs Grant")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mnemonet.model.views import StatementView
+from mnemonet.truth.record import gives_kind
 from mnemonet.truth.relevance import ANSWERS, Question, answering_part, score
 from mnemonet.truth.text import fold
 from mnemonet.truth.vocabulary import default_vocabulary
@@ -24,11 +25,19 @@ from mnemonet.truth.vocabulary import default_vocabulary
     # two clauses cover as much: the whole turn
     ("the plumber can't come Wednesday, the plumber will come Thursday", "when is the plumber coming?",
      "the plumber can't come Wednesday, the plumber will come Thursday"),
+    # the clause covering most gives no value of the kind asked (a number): the whole turn
+    ("a new boy joined Aisha's class on Monday, so that's 24 now", "how many kids are in Aisha's class?",
+     "a new boy joined Aisha's class on Monday, so that's 24 now"),
+    # of a turn about several people, the clause naming the one asked of, with a value of the kind asked
+    ("rota for Saturday: Anneke starts at 8am, Rahul comes in at 10am and Kiri's on the 2pm shift",
+     "when does Rahul start on Saturday?", "Rahul comes in at 10am"),
     # "and" between two names is no clause break
     ("my kids are Amara and Tobi", "what are my kids called?", "my kids are Amara and Tobi"),
 ])
 def test_the_clause_that_answers_is_the_part_quoted(text: str, question: str, part: str) -> None:
-    assert answering_part(text, Question.read(question, "user"), "user") == part
+    asked = Question.read(question, "user")
+    gives = None if gives_kind("", asked) else (lambda words: gives_kind(words, asked, clause=True))
+    assert answering_part(text, asked, "user", gives) == part
 
 
 @pytest.mark.parametrize(("question", "attribute", "named"), [
@@ -48,9 +57,24 @@ def test_the_attribute_a_question_asks_of_a_thing(question: str, attribute: str,
     ("what time is my flight to Lisbon?", ("user", "flies_to", "Lisbon in the morning"), True),
     ("what time is the retro?", ("retro", "happens_on", "Friday at 2pm"), True),
     ("what time is the retro?", ("retro", "happens_on", "Friday"), False),
+    # an amount asked is given by a value with digits, whatever its relation
+    ("how much is the boiler service?", ("annual boiler service", "costs", "£85"), True),
+    ("how much is the boiler service?", ("annual boiler service", "is_due", "next week"), False),
+    # "which <kind>" picks one out: by a name, or naming the kind
+    ("which hospital does Tariq work at?", ("Tariq", "works_as", "paramedic"), False),
+    ("which hospital does Tariq work at?", ("Tariq", "works_at", "St James's"), True),
+    ("which hospital does Tariq work at?", ("Tariq", "works_at", "the children's hospital"), True),
     ("what's the registration number of Chidi's car?", ("Chidi", "has_car", "blue Skoda Octavia"), False),
     ("what's the registration number of Chidi's car?", ("Chidi's car", "has_registration_number", "KX19 ABC"), True),
 ])
 def test_a_statement_answers_only_with_what_is_asked(question: str, said: tuple[str, str, str], answers: bool) -> None:
     statement = StatementView(id="st-1", subject=said[0], predicate=said[1], object=said[2], confidence=0.9)
     assert (score(statement, Question.read(question, "user"), default_vocabulary()) >= ANSWERS) is answers
+
+
+@pytest.mark.parametrize(("text", "gives"), [
+    ("on-call handed over to Bea Lindqvist", True),
+    ("weekly sync moved to Thursdays 10:00, Room 4.12", False),  # a day and a numbered room are no one
+])
+def test_who_is_answered_by_a_person_s_name(text: str, gives: bool) -> None:
+    assert gives_kind(text, Question.read("who chairs the weekly sync?", "user")) is gives

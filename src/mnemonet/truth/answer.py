@@ -76,7 +76,7 @@ from mnemonet.truth.relevance import (
     score,
     text_gives_attribute,
 )
-from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
+from mnemonet.truth.text import FIRST_PERSON, fold, object_words, plain, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -95,6 +95,10 @@ _SELF = frozenset({"i", "me", "myself", "we", "us", "ourselves"})  # the first p
 # as well"; not "too expensive"), or a turn opening with "and" or "plus" ("plus I coach on Sundays").
 _ADDITIVE = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[.,;:!?)]|$))|^\W*(?:oh\s+)?(?:and|plus)\b",
                        re.IGNORECASE)
+# "Bruno's flight", "this year's offsite": a possessor (with the word fixing which one it is) and its noun.
+_POSSESSION = re.compile(r"(?:\b(?P<det>this|last|next|that)\s+)?\b(?P<owner>[a-z][\w-]*)'s\s+(?:[a-z-]+\s+)?"
+                         r"(?P<noun>[a-z][\w-]*)")
+_ADDING_TURNS = 3  # how far after a speaker's words an addition to them is looked for
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
 
@@ -221,7 +225,7 @@ def compose(
             return f"the {_role(s.object)}", vocabulary.canonical(s.predicate)
         if holds_thing(s, question, vocabulary):  # asked who holds a thing, holding it is the slot
             return "the holder", vocabulary.canonical(s.predicate)
-        return fuller.get(s.subject.casefold(), s.subject.casefold()), vocabulary.canonical(s.predicate)
+        return fuller.get(plain(s.subject), plain(s.subject)), vocabulary.canonical(s.predicate)
 
     scores = {s.id: score(s, question, vocabulary) for s in [*live, *recall.superseded]}
     # A new holder said as a change ("Kwame is captain now", "the under-12s are now managed by Tomasz") answers
@@ -311,9 +315,9 @@ def compose(
 
 def _fuller_names(subjects: list[str]) -> dict[str, str]:
     """A proper name -> the one longer name of the same subjects that holds all its words ("Folake" -> "aunt
-    folake", "Priya" -> "priya raman"), casefolded: one person, called shorter. A name two longer names hold
-    ("Priya" of "Priya Raman" and "Priya Shah") is left as it is."""
-    names = {n.casefold(): frozenset(n.casefold().split()) for n in subjects if n[:1].isupper()}
+    folake", "Priya" -> "priya raman"), as ``plain`` writes them: one person, called shorter. A name two longer
+    names hold ("Priya" of "Priya Raman" and "Priya Shah") is left as it is."""
+    names = {plain(n): frozenset(plain(n).split()) for n in subjects if n[:1].isupper()}
     out = {}
     for name, words in names.items():
         longer = [other for other, more in names.items() if words < more]
@@ -335,15 +339,14 @@ def _continued(lead: StatementView, recall: Recall, drawn: dict[str, list[Statem
 
 def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[StatementView]],
               about: Callable[[StatementView], bool]) -> ObservationView | None:
-    """The next turn recalled of the speaker of ``origin``, when it adds to it (``_ADDITIVE``) and every
-    statement drawn from it, if any, is ``about`` what was asked: an addition shown beside what it adds to."""
-    later = [o for o in recall.observations if o.source == origin.source and o.created_at > origin.created_at]
-    if not later:
-        return None
-    turn = min(later, key=lambda o: o.created_at)
-    if not _ADDITIVE.search(turn.text) or not all(about(s) for s in drawn.get(turn.id, [])):
-        return None
-    return turn
+    """The first of the next ``_ADDING_TURNS`` turns recalled of the speaker of ``origin`` that adds to it
+    (``_ADDITIVE``), every statement drawn from it, if any, ``about`` what was asked: an addition shown beside
+    what it adds to, remarks on something else in between ("weather's been grim", then "I also help out at the
+    animal shelter")."""
+    later = sorted((o for o in recall.observations if o.source == origin.source and o.created_at > origin.created_at),
+                   key=lambda o: o.created_at)[:_ADDING_TURNS]
+    return next((turn for turn in later if _ADDITIVE.search(turn.text)
+                 and all(about(s) for s in drawn.get(turn.id, []))), None)
 
 
 def _record_lead(missed: list[ObservationView], observations: list[ObservationView],
@@ -433,6 +436,10 @@ def observation_score(o: ObservationView, question: Question) -> float:
     the question has only one ("where is the printer?"). Asked of "us" (no "I"), words in no one's voice
     by anyone may answer ("how many reams of A4 do we have?" of a stock bot's "A4 paper: 65 reams")."""
     source = o.source or "user"
+    if _anothers(o.text, question):
+        return 0.0
+    if question.names and not question.names & set(terms(f"{o.text} {source}", source)):
+        return 0.0  # the one named is not named in them, nor says them ("Yusuf's shoe size" for Elena's)
     mine = question.first_person and source.casefold() == question.asker.casefold()
     if question.first_person and not mine and not (question.ours and _impersonal(o.text)):
         return 0.0  # another's words about themselves; asked of "us", a record in no one's voice may answer
@@ -445,6 +452,23 @@ def observation_score(o: ObservationView, question: Question) -> float:
     if question.first_person and not mine:  # a record of ours stands for "we" as its speaker's words do for "I"
         covered |= question.words & set(terms(question.asker, question.asker))
     return len(covered) / len(question.words)
+
+
+def _anothers(text: str, question: Question) -> bool:
+    """Whether ``text`` speaks of another's thing than the one asked of, and not of the one asked of ("Aiyana's
+    flight lands at 6:40pm" for "when does Bruno's flight land?"; "last year's offsite" for this year's)."""
+    asked = _possessions(question.text)
+    said = _possessions(text)
+    return any(noun in said and owner not in said[noun] and owner not in text.casefold()
+               for noun, owners in asked.items() for owner in owners)
+
+
+def _possessions(text: str) -> dict[str, set[str]]:
+    """Possessed noun (folded) -> its possessors as said ("this year", "bruno") in ``text``."""
+    out: dict[str, set[str]] = {}
+    for m in _POSSESSION.finditer(text.casefold()):
+        out.setdefault(fold(m.group("noun")), set()).add(" ".join(filter(None, (m.group("det"), m.group("owner")))))
+    return out
 
 
 def _impersonal(text: str) -> bool:
@@ -460,7 +484,9 @@ def _said(o: ObservationView, question: Question) -> str:
 
 
 def _part(o: ObservationView, question: Question) -> str:
-    return answering_part(o.text, question, o.source or "user")
+    asked = not gives_kind("", question)  # a kind of value is asked (nothing gives it)
+    return answering_part(o.text, question, o.source or "user",
+                          (lambda part: gives_kind(part, question, clause=True)) if asked else None)
 
 
 def _distinct(statements: list[StatementView]) -> list[StatementView]:

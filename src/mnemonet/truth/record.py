@@ -76,12 +76,14 @@ _NOT_UNITS = frozenset({
 })
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
 # The month after a day and its ordinal ("12th of July", "the 3rd of May").
+_DAY = {"date", "ordinal"}  # the forms of a day of a month, with its month or without
 _MONTH_AFTER = re.compile(r"\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
 _CLOCK = frozenset({"am", "pm"})
 # A name: a word with a capital letter, joined to the next by a space, a dot or a connecting word; not by
 # "and", which lists two names more often than it joins one ("retired in May and Paulo replaced her").
 _TOKEN = re.compile(r"[A-Za-z0-9][\w'’.&-]*")
 _CONNECTORS = frozenset({"of", "de", "da", "van", "von", "the"})
+_NUMBERED = re.compile(r"\d+(?:[.:]\d+)*")  # the number of a numbered name: "Room 4.12", "Gate 5"
 # A sentence ends at a stop that is not a title's ("Dr. Kowalczyk", "St. Ives").
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[A-Z])[.!?]+\s+|\n")
 # Words a name never is: the speaker's "I" and its contractions.
@@ -202,16 +204,22 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(w for w in terms(text) if not w[:1].isdigit() and w != "user")
 
 
-def gives_kind(text: str, question: Question) -> bool:
-    """Whether ``text`` holds a value of the kind ``question`` asks for: a name for "who" and "what is ...'s
-    name", a time for "when" (of day for "what time"), a number for "how much/many/old"; any other question
-    takes any text."""
+def gives_kind(text: str, question: Question, clause: bool = False) -> bool:
+    """Whether ``text`` holds a value of the kind ``question`` asks for: a person's name for "who"; a name for
+    "what is ...'s name" and for "which <kind>" (or the kind: "which hospital"), a time for "when" (of day for
+    "what time"), a number for "how much/many/old"; any other question takes any text. A ``clause`` cut from a
+    turn may open with a name ("..., Marguerite wanted a break")."""
     words = set(_WORD.findall(question.text.casefold()))
     if question.clock:
         return gives_clock(text)
-    if question.wh == "who" or "name" in words:
+    if question.wh == "who":  # a person: no day of the week or month, no number ("Thursdays", "Room 4.12")
         asked = object_words(question.text)
-        return any(object_words(n) - asked for n in _name_runs(text))
+        return any(object_words(n) - asked for n in _name_runs(text, first_is_name=clause)
+                   if not object_words(n) & _CALENDAR and not any(c.isdigit() for c in n))
+    if "name" in words or question.which:
+        asked = object_words(question.text)
+        return any(object_words(n) - asked for n in _name_runs(text, first_is_name=clause)) or (
+            question.which is not None and question.which in terms(text))
     if question.wh == "when":
         return bool(_AMOUNT.search(text)) or bool(object_words(text) & _TIMES)
     if question.wh == "how" and words & {"much", "many", "old", "long", "far", "often"}:
@@ -389,8 +397,9 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     out, longer_or_shorter = [], []
     for n in _AMOUNT.finditer(text):
         their_pre, their_unit = _form(n)
-        # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit.
-        same_unit = their_unit == unit or not unit and bool(n.group("space"))
+        # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit;
+        # a date meets a day said without its month ("Thursday 5th June", then "now Thursday the 12th").
+        same_unit = their_unit == unit or not unit and bool(n.group("space")) or {unit, their_unit} == _DAY
         their_digits = len(re.sub(r"\D", "", n.group("num")))
         if their_pre != pre or n.group("num") == m.group("num"):
             continue
@@ -474,8 +483,8 @@ def _name_runs(text: str, first_is_name: bool = False) -> list[str]:
             opener = i == 0 and not first_is_name and tok[:1].isupper() and tok[1:].islower() and tok not in words[1:]
             if capital and not opener:
                 run.append(tok)
-            elif run and (tok.rstrip(".,!?").isdigit() or tok.casefold() in _CONNECTORS and i + 1 < len(words)
-                          and words[i + 1][:1].isupper()):
+            elif run and (_NUMBERED.fullmatch(tok.rstrip(".,!?")) or tok.casefold() in _CONNECTORS
+                          and i + 1 < len(words) and words[i + 1][:1].isupper()):
                 run.append(tok)
             elif run:
                 runs.append(" ".join(run).rstrip(".,!?"))

@@ -31,10 +31,11 @@ the question already says ("my sister is Chiara" for "what does my sister Chiara
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnemonet.model.views import StatementView
-from mnemonet.truth.text import FIRST_PERSON, RECURRING_TIMES, fold, object_words, terms
+from mnemonet.truth.text import FIRST_PERSON, MONTHS, RECURRING_TIMES, fold, object_words, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 # The share of the question a statement must cover to answer it (see the module docstring).
@@ -64,6 +65,14 @@ _ATTRIBUTE = re.compile(r"(?:what|which)(?:'s|\s+is|\s+are)\s+(?:the\s+)?"
 # a thing, which an answer must give (a name of a thing must be named in that thing).
 _ATTRIBUTE_OF = re.compile(r"(?:what|which)(?:'s|\s+is|\s+was)\s+the\s+(?:[\w-]+\s+)?([\w-]+?)s?\s+of\s+"
                           r"(?:the|my|your|our|his|her|their|[\w-]+'s)?\s*(?:[\w-]+'s\s+)?([\w-]+)")
+# "which hospital does Tariq work at?": one of a kind, which an answer picks out by a name (or names the kind).
+_WHICH = re.compile(r"\bwhich\s+(?!(?:of|is|are|was|were|one|ones|do|does|did|can|will|would|has|have)\b)"
+                    r"([a-z][\w-]*)\b")
+# A name's word: a capital and small letters ("Elena", "O'Neill"; not "DBA", "Q3"), a sentence's first word
+# only if it is not the question's.
+_NAME_WORD = re.compile(r"\b[A-Z][a-z][\w'-]*")
+_CALENDAR_WORDS = frozenset(fold(w) for w in RECURRING_TIMES | MONTHS)  # "Saturday", "May": no one's name
+_AMOUNT_ASKED = frozenset({"much", "many", "long", "far", "old", "often"})
 # "what time is my flight?": a time of day, which a date does not give.
 _WHAT_TIME = re.compile(r"\b(?:what|which)\s+time\b(?!\s+of\b)")
 _CLOCK = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b(?:noon|midday|midnight|o'clock|"
@@ -95,6 +104,9 @@ class Question:
     named: str | None = None  # whose name "what is X's <noun>'s name?" asks for ("teacher" of "Sakura's teacher's")
     ours: bool = False  # in the first person plural only ("what do we use for chat?"): of a team, not the asker alone
     clock: bool = False  # asks for a time of day ("what time is my flight?")
+    which: str | None = None  # the kind "which <kind>" asks to pick one of ("hospital" of "which hospital ...?")
+    names: frozenset[str] = frozenset()  # the words of the names it says ("elena" of "what shoe size is Elena?")
+    amount: bool = False  # asks how much, many, long, far, old or often: a number
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -115,7 +127,11 @@ class Question:
                    first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
                    ours=bool(_PLURAL_FIRST & set(raw)) and not (FIRST_PERSON - _PLURAL_FIRST) & set(raw),
                    polar=polar, attribute=attribute, the_holder=holder, named=named,
-                   clock=_WHAT_TIME.search(text.casefold()) is not None)
+                   clock=_WHAT_TIME.search(text.casefold()) is not None,
+                   which=next(iter(terms(w.group(1), me)), None) if (w := _WHICH.search(text.casefold())) else None,
+                   amount=wh == "how" and bool(_AMOUNT_ASKED & set(raw)),
+                   names=frozenset(terms(" ".join(_NAME_WORD.findall(text)[1:] if text[:1].isupper() else
+                                                  _NAME_WORD.findall(text)), me)) - _CALENDAR_WORDS)
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
@@ -212,14 +228,24 @@ _AND = re.compile(r"\sand\s", re.IGNORECASE)
 _CLAUSE_WORDS = 3
 
 
-def answering_part(text: str, q: Question, speaker: str) -> str:
-    """The clause of ``text`` that answers ``q``: the one covering the most of its words, when it covers two or
-    more and more than any other ("Priya stood down on Tuesday and Declan was voted in as chair" for "who
-    chairs the committee?" is Declan's clause); else the whole text."""
+def answering_part(text: str, q: Question, speaker: str, gives: Callable[[str], bool] | None = None) -> str:
+    """The clause of ``text`` that answers ``q``: of those that ``gives`` a value of the kind asked, when one is
+    asked (and name whom it names, when any does), the one covering the most of its words, when it covers two
+    or more (a value of the kind asked counts as one beside a name: "Rahul comes in at 10am" for "when does
+    Rahul start?") and more than any other ("Priya stood down on Tuesday and Declan was voted in as chair"
+    for "who chairs the committee?" is Declan's clause); else the whole text."""
     parts = _clauses(text)
     if len(parts) < 2:
         return text
-    covered = [len(q.words & set(terms(part, speaker))) for part in parts]
+    words = [set(terms(part, speaker)) for part in parts]
+    # Of a turn about several people ("Anneke starts at 8am, Rahul comes in at 10am"), a clause naming the one
+    # asked of answers, with a word of the question besides the name.
+    naming = [bool(q.names & w) for w in words]
+    # A value of the kind asked ("10am" for "when") counts as a word of the question it covers.
+    kind = [gives(part) if gives else True for part in parts]
+    covered = [len(q.words & w) + (gives is not None and named) if ok and (named or not any(naming))
+               and ((q.words - q.names) & w or gives is not None and named) else 0
+               for w, named, ok in zip(words, naming, kind, strict=True)]
     best = max(covered)
     if best < 2 or covered.count(best) > 1:
         return text
@@ -264,6 +290,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     said = subject | frozenset(terms(s.predicate, q.asker)) | obj
     if q.clock and not gives_clock(s.object):
         return 0.0  # "what time is my flight?" is not answered by "you fly to Lisbon on the 9th"
+    if q.which and q.which not in said and not any(w[:1].isupper() or w[:1].isdigit() for w in s.object.split()):
+        return 0.0  # "which hospital does Tariq work at?" is not answered by "Tariq works as a paramedic"
     if q.wh == "why" and not gives_reason(s.object):
         return 0.0  # "why did I quit?" is not answered by "you quit your job"
     if q.wh and not q.polar and not s.negated and said <= q.words | _HAVE:
@@ -283,7 +311,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     # no other word of the question names the relation (a word naming another relation outweighs it:
     # "where does Dana work?" is works_at, not lives_in); a question naming nothing but its subject ("who is
     # the budget owner?") asks for whatever is said of it, and the question word only breaks ties there.
-    kind = q.wh in asked and not (relation & q.words)
+    # An amount asked ("how much is the boiler service?") is given by a value with digits, whatever its relation.
+    kind = (q.wh in asked or q.amount and any(c.isdigit() for c in s.object)) and not (relation & q.words)
     if q.words <= subject:
         share = 1.0 - (0.0 if kind else 0.001)
     elif not (covered - subject) and not kind:

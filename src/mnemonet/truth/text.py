@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _OBJECT_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
@@ -13,6 +14,9 @@ RECURRING_TIMES = frozenset({
     "afternoon", "evening", "night", "summer", "winter", "spring", "autumn", "fall", "holiday", "term", "semester",
     "vacation", "daytime", "nighttime",
 })
+
+MONTHS = frozenset({"january", "february", "march", "april", "may", "june", "july", "august", "september",
+                    "october", "november", "december"})
 
 
 def time_qualifiers(name: str) -> frozenset[str]:
@@ -32,10 +36,15 @@ def _qualifying_phrase(name: str) -> tuple[str, bool, str]:
     return (name[: m.start()], True, name[m.end():]) if m else (name, False, "")
 
 
+def plain(text: str) -> str:
+    """``text`` casefolded and without accents, so "Lucía" meets the speaker "lucia"."""
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+
+
 def object_words(name: str) -> frozenset[str]:
     """The content words of a name, crudely singular, so "mornings" meets "morning meetings"."""
     out = set()
-    for w in _WORD_RE.findall(name.casefold()):
+    for w in _WORD_RE.findall(plain(name)):
         if w in _OBJECT_STOP:
             continue
         out.add(w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w)
@@ -47,11 +56,14 @@ _STOP = frozenset({
     "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
     "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
     "currently", "current", "still", "not", "it", "that", "this", "be", "each", "every",
+    # whoever or whatever is asked after names nothing ("is Ifeoma seeing anyone?")
+    "anyone", "anybody", "anything", "someone", "somebody", "something",
 })
 # Set phrases a question asks with, read as the one word they mean: "what does Chiara do for a living?" asks
-# for her work (not where she lives), "these days" is "now".
-_IDIOMS = re.compile(r"\bfor a living\b|\bthese days\b|\bnowadays\b")
-_IDIOM_WORD = {"for a living": "for work", "these days": "now", "nowadays": "now"}
+# for her work (not where she lives), "these days" and "right now" are "now".
+_IDIOMS = re.compile(r"\bfor a living\b|\bthese days\b|\bnowadays\b|\bright now\b|\bat the moment\b|\bat present\b")
+_IDIOM_WORD = {"for a living": "for work", "these days": "now", "nowadays": "now", "right now": "now",
+               "at the moment": "now", "at present": "now"}
 # Different words for one idea, so "job" meets "works at" (first person is the asker: ``terms``).
 _SAME = {
     "preference": "prefer", "preferred": "prefer", "favourite": "prefer", "favorite": "prefer",
@@ -67,8 +79,8 @@ def terms(text: str, me: str = "user") -> set[str]:
     """Content words of ``text``, crudely singular, with synonyms folded together; first person is ``me``
     (the asker's name, casefolded words of it)."""
     out = set()
-    mine = {fold(w) for w in _WORD_RE.findall(me.casefold())} or {"user"}
-    text = _IDIOMS.sub(lambda m: _IDIOM_WORD[m.group(0)], text.casefold().replace("_", " "))
+    mine = {fold(w) for w in _WORD_RE.findall(plain(me))} or {"user"}
+    text = _IDIOMS.sub(lambda m: _IDIOM_WORD[m.group(0)], plain(text).replace("_", " "))
     for word in _WORD_RE.findall(text):
         if word in _STOP:
             continue
