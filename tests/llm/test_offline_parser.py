@@ -122,6 +122,7 @@ CHANGES: list[tuple[str, list[tuple[str, str, str, bool, str, str | None]]]] = [
     ("I joined the gym as a member", [("Sam", "joins", "gym", False, "past", None)]),
     # a role no one's, taken over: its new holder is what the role names
     ("Marek took over as chair after the vote", [("Marek", "is_a", "chair", False, "present", None)]),
+    ("Aroha just started as a flight attendant", [("Aroha", "is_a", "flight attendant", False, "present", None)]),
 ]
 
 
@@ -238,6 +239,7 @@ async def test_third_person_pronouns_need_one_named_person(offline: OfflineLangu
     ("my sister moved to Leeds, she works at the BBC", "Sam's sister", "works_at", "BBC"),
     ("my uncle retired. He lives in Porto now", "Sam's uncle", "lives_in", "Porto"),
     ("Beatriz has left us, she's a product manager at Monzo now", "beatriz", "works_at", "Monzo"),
+    ("Marcus quit the restaurant. He drives for DHL these days", "Marcus", "drives_for", "DHL"),  # "Marcus": ORG
 ])
 async def test_he_or_she_is_the_one_person_spoken_of(
     offline: OfflineLanguageModel, text: str, subject: str, predicate: str, obj: str,
@@ -249,6 +251,11 @@ async def test_he_or_she_is_the_one_person_spoken_of(
 async def test_he_or_she_of_two_people_spoken_of_is_no_one(offline: OfflineLanguageModel) -> None:
     said = await offline.extract_observation("my brother met my sister, she works at the BBC", "Sam")
     assert not any(t.object == "BBC" for t in said.statements)
+
+
+async def test_a_subject_is_in_its_own_clause(offline: OfflineLanguageModel) -> None:
+    said = await offline.extract_observation("wait no, I got that wrong, it's The Black Horse", "Sam")
+    assert all("," not in t.subject for t in said.statements), said.statements
 
 
 async def test_plans_and_past_facts_weigh_less(offline: OfflineLanguageModel) -> None:

@@ -280,13 +280,15 @@ def role_as(verb: Token, subject: Token) -> tuple[Token, Token] | None:
 
 
 def took_role(verb: Token, subject: Token) -> tuple[Token, Token] | None:
-    """(holder, role) of "Ingrid took over as treasurer", "Kwame replaced Ines as captain": a role no one's
-    (no possessor; ``role_as`` reads "my manager") that a verb of replacing gives its subject."""
+    """(holder, role) of "Ingrid took over as treasurer", "Kwame replaced Ines as captain", "Aroha started as
+    a flight attendant": a role no one's (no possessor; ``role_as`` reads "my manager") that a verb of
+    replacing, or of starting a job (done, not a plan), gives its subject."""
     role = pobj(preposition(verb, frozenset({"as"})))
     if role is None or role.pos_ != "NOUN" or any(c.dep_ == "poss" for c in role.children):
         return None
     replacing = verb.lemma_.lower() in lx.REPLACE_VERBS or _lemma_with_particle(verb) in lx.REPLACE_VERBS
-    return (subject, role) if replacing and subject.dep_ in ("nsubj", "nsubjpass") else None
+    starting = verb.lemma_.lower() in lx.ROLE_STARTING_VERBS and verb.tag_ in ("VBD", "VBN")
+    return (subject, role) if (replacing or starting) and subject.dep_ in ("nsubj", "nsubjpass") else None
 
 
 def acquired(verb: Token) -> Token | None:

@@ -180,6 +180,7 @@ NOT_EMPLOYER_LABELS = frozenset({"GPE", "LOC", "FAC", "DATE", "TIME", "MONEY", "
 # "started a new job at Hooli", "took a position with Acme", "lost my job at X": nouns of a job, the
 # verbs that take one up or end it, and the prepositions that name the employer.
 JOB_NOUNS = frozenset({"job", "position", "role", "post", "gig", "internship", "contract", "placement"})
+ROLE_STARTING_VERBS = frozenset({"start", "begin"})  # "started as a flight attendant": the role held now
 JOB_TAKING_VERBS = frozenset({"start", "take", "get", "land", "accept", "begin", "have", "find", "secure", "score"})
 JOB_ENDING_VERBS = frozenset({"lose", "quit", "leave"})
 EMPLOYER_PREPOSITIONS = frozenset({"at", "with", "from", "for"})

@@ -1179,13 +1179,15 @@ def _one_named_person(doc: Doc) -> str | None:
 
 
 def _one_person_spoken_of(doc: Doc) -> Token | None:
-    """The one person spoken of without a name of the parser's (someone's by a word for a person: "my sister"; or
-    a capitalised bare noun opening a sentence as its subject, a name the parser took for a common noun:
-    "Beatriz left"), or None when there are none or several."""
+    """The one person spoken of without a name of the parser's (someone's by a word for a person: "my sister"; a
+    capitalised bare noun opening a sentence as its subject, a name the parser took for a common noun: "Beatriz
+    left"; a subject's name it labelled an organisation), or None when there are none or several."""
     found = {t.lower_: t for t in doc if t.pos_ == "NOUN" and (
         t.lemma_.lower() in lx.PERSON_NOUNS and any(c.dep_ == "poss" for c in t.children)
         or t.dep_ in _SUBJECT_DEPS and t.i == t.sent.start and t.text[:1].isupper() and t.tag_ in ("NN", "NNS")
-        and not any(c.dep_ in ("det", "poss", "compound", "amod") for c in t.children))}
+        and not any(c.dep_ in ("det", "poss", "compound", "amod") for c in t.children))
+        # a name the small model labels an organisation ("Marcus quit the restaurant"), as a subject
+        or t.pos_ == "PROPN" and t.dep_ in _SUBJECT_DEPS and t.ent_type_ in ("ORG", "PRODUCT", "NORP")}
     return next(iter(found.values())) if len(found) == 1 else None
 
 

@@ -158,7 +158,8 @@ def parse_clause(clause: str) -> list[Triple]:
 
 
 def _build(subject: str, predicate: str, obj: str, negated: bool, confidence: float) -> list[Triple]:
-    subj = _resolve(subject, as_subject=True)
+    # A subject is in its own clause: what a comma sets off before it is another ("I got that wrong, it's X").
+    subj = _resolve(subject.rpartition(",")[2], as_subject=True)
     if subj is None or len(subj.split()) > 8:
         return []
     obj = _strip_trailing_fillers(obj.strip(" .!;:\"'"))
