@@ -338,6 +338,17 @@ def test_the_next_turn_adding_to_words_that_lead_is_shown_beside_them(turn: str,
     assert any(o.id == "obs-2" for o in composed.observations) is shown
 
 
+@pytest.mark.parametrize(("shorter", "lead_id"), [
+    ("yoga", "st-new"),  # the thing said shorter, by its head
+    ("yoga mat", "st-old"),  # another thing
+])
+def test_a_thing_said_shorter_is_the_one_longer_thing_with_its_head(shorter: str, lead_id: str) -> None:
+    old = _st("st-old", "tuesday yoga", "located_in", "community centre on Elm Road", at=1)
+    new = _st("st-new", shorter, "located_in", "church hall on Pine Street", at=2)
+    composed = compose(Recall(query="where is Tuesday yoga held?", statements=[old, new]), 5, VOCABULARY, Settings())
+    assert composed.lead_id == lead_id
+
+
 def test_a_name_with_or_without_its_accent_is_one_subject() -> None:
     told = _st("st-told", "Lucía", "lives_in", "Valencia", at=1, source="sam")
     own = _st("st-own", "lucia", "lives_in", "Seville", at=2, source="lucia")

@@ -314,13 +314,16 @@ def compose(
 
 
 def _fuller_names(subjects: list[str]) -> dict[str, str]:
-    """A proper name -> the one longer name of the same subjects that holds all its words ("Folake" -> "aunt
-    folake", "Priya" -> "priya raman"), as ``plain`` writes them: one person, called shorter. A name two longer
-    names hold ("Priya" of "Priya Raman" and "Priya Shah") is left as it is."""
-    names = {plain(n): frozenset(plain(n).split()) for n in subjects if n[:1].isupper()}
+    """A subject -> the one longer subject holding all its words, a proper name any of them ("Folake" -> "aunt
+    folake", "Priya" -> "priya raman"), a thing its head ("yoga" -> "tuesday yoga"), as ``plain`` writes them:
+    one person or thing, called shorter. A name two longer ones hold ("Priya" of "Priya Raman" and "Priya
+    Shah") is left as it is."""
+    names = {plain(n): (frozenset(plain(n).split()), n[:1].isupper()) for n in subjects}
     out = {}
-    for name, words in names.items():
-        longer = [other for other, more in names.items() if words < more]
+    for name, (words, proper) in names.items():
+        # a proper name by any of its words; a thing by its head ("yoga" of "tuesday yoga", not of "yoga mat")
+        longer = [other for other, (more, _) in names.items() if words < more and (
+            proper or name.split()[-1] == other.split()[-1])]
         if len(longer) == 1:
             out[name] = longer[0]
     return out
