@@ -61,6 +61,7 @@ from dataclasses import dataclass, field
 from mnemonet.model.api import Recall
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
+from mnemonet.truth.anaphora import bind
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.polar import verdict, with_verdict
 from mnemonet.truth.realise import realise
@@ -76,7 +77,7 @@ from mnemonet.truth.relevance import (
     score,
     text_gives_attribute,
 )
-from mnemonet.truth.text import FIRST_PERSON, fold, object_words, plain, terms
+from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, plain, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -198,6 +199,8 @@ def compose(
         return s.model_copy(update={"source": spoken}) if spoken and spoken != s.source else s
 
     question = Question.read(recall.query, asker)
+    # A turn's "he" or "she" is whom its speaker's turn before spoke of (``anaphora``): read as about them.
+    recall = recall.model_copy(update={"observations": bind(recall.observations, _drawn(recall))})
     wanted = question.words
     retractions = [r for r in recall.retractions if terms(r.target_text, question.asker) & wanted - {"user"}]
     facts = [s for s in recall.statements if not s.summary]
@@ -439,16 +442,17 @@ def observation_score(o: ObservationView, question: Question) -> float:
     the question has only one ("where is the printer?"). Asked of "us" (no "I"), words in no one's voice
     by anyone may answer ("how many reams of A4 do we have?" of a stock bot's "A4 paper: 65 reams")."""
     source = o.source or "user"
-    if _anothers(o.text, question):
+    said = matching_text(o)
+    if _anothers(said, question):
         return 0.0
-    if question.names and not question.names & set(terms(f"{o.text} {source}", source)):
+    if question.names and not question.names & set(terms(f"{said} {source}", source)):
         return 0.0  # the one named is not named in them, nor says them ("Yusuf's shoe size" for Elena's)
     mine = question.first_person and source.casefold() == question.asker.casefold()
     if question.first_person and not mine and not (question.ours and _impersonal(o.text)):
         return 0.0  # another's words about themselves; asked of "us", a record in no one's voice may answer
     if not question.words:
         return 0.0
-    covered = question.words & set(terms(o.text, source))
+    covered = question.words & set(terms(said, source))
     beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
     if not beyond or (not mine and len(covered) < min(2, len(question.words))):
         return 0.0

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from mnemonet.model.views import ObservationView, StatementView
 from mnemonet.truth.relevance import Question, about_subject, gives_clock
-from mnemonet.truth.text import FIRST_PERSON, fold, object_words, terms
+from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, terms
 from mnemonet.truth.vocabulary import HABIT_RELATION, Vocabulary, rule_cardinality
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -214,11 +214,11 @@ def gives_kind(text: str, question: Question, clause: bool = False) -> bool:
         return gives_clock(text)
     if question.wh == "who":  # a person: no day of the week or month, no number ("Thursdays", "Room 4.12")
         asked = object_words(question.text)
-        return any(object_words(n) - asked for n in _name_runs(text, first_is_name=clause)
+        return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)
                    if not object_words(n) & _CALENDAR and not any(c.isdigit() for c in n))
     if "name" in words or question.which:
         asked = object_words(question.text)
-        return any(object_words(n) - asked for n in _name_runs(text, first_is_name=clause)) or (
+        return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)) or (
             question.which is not None and question.which in terms(text))
     if question.wh == "when":
         return bool(_AMOUNT.search(text)) or bool(object_words(text) & _TIMES)
@@ -258,7 +258,7 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     # "upgraded to a Pixel 8": the extraction saw the subject change to the value but not which of its
     # slots changed (a generic relation); the slot asked about is that slot.
     unplaced = any(_unplaced(d, s, vocabulary) and object_words(value) & object_words(d.object) for d in drawn)
-    linked = mentions_old or bool(asked & set(terms(text, o.source or "user"))) or unplaced
+    linked = mentions_old or bool(asked & set(terms(matching_text(o), o.source or "user"))) or unplaced
     predicate = vocabulary.canonical(s.predicate)
     # A name of the old one's kind is not enough when the extraction put it in another of the subject's
     # relations ("I met Dr Ferreira at the conference": meets, not the dentist).
@@ -267,7 +267,7 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
                     and object_words(value) <= object_words(d.object) for d in drawn)
     on_topic = linked or strong or kin and not elsewhere
     # "the project owner is Luis" identifies one holder by its name: an identity has one value at a time.
-    identity = predicate in ("is", "is_a") and _name_runs(s.object, first_is_name=True) == [s.object]
+    identity = predicate in ("is", "is_a") and name_runs(s.object, first_is_name=True) == [s.object]
     many = not vocabulary.single_valued(predicate) and rule_cardinality(predicate) == "multi" \
         and vocabulary.spec(predicate).cardinality != "single_per_topic" and not identity
     # Two values of a many-valued relation may both hold: only naming the old one, an amount in the same
@@ -323,7 +323,7 @@ def _by_or_about(s: StatementView, o: ObservationView) -> bool:
     if owner == (o.source or "user").casefold():
         return True
     named = object_words(s.subject) - {"user"}
-    return bool(named & object_words(o.text))
+    return bool(named & object_words(matching_text(o)))
 
 
 def _retold(s: StatementView, o: ObservationView, drawn: list[StatementView]) -> bool:
@@ -454,19 +454,19 @@ def _names(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     """(the one name in ``obj``, False, the other names in ``text`` of its kind: a weekday or month, or not;
     "Dr Nguyen" is another name than "Dr Patel", "Professor Adeyemi" the same as "Adeyemi"). Of an object
     with several names ("Spanish on Duolingo"), the one ``text`` names again is the one it changes."""
-    mine = _name_runs(obj, first_is_name=True)
+    mine = name_runs(obj, first_is_name=True)
     if len(mine) > 1:  # "Spanish on Duolingo": the one of its names the text says again is the one it changes
         mine = [n for n in mine if object_words(n) <= object_words(text)]
     if len(mine) != 1:
         return None
     old, known = mine[0], object_words(mine[0])
     calendar = bool(known & _CALENDAR)
-    out = [n for n in _name_runs(text) if bool(object_words(n) & _CALENDAR) == calendar
+    out = [n for n in name_runs(text) if bool(object_words(n) & _CALENDAR) == calendar
            and not (object_words(n) <= known or known <= object_words(n)) and not object_words(n) <= object_words(obj)]
     return old, False, out
 
 
-def _name_runs(text: str, first_is_name: bool = False) -> list[str]:
+def name_runs(text: str, first_is_name: bool = False) -> list[str]:
     """Runs of capitalised words, broken by punctuation; a sentence's capitalised first word only if
     ``first_is_name`` or the sentence names it again ("Soylent made me an offer, I'm at Soylent now"; not
     "Down to 76 kg")."""

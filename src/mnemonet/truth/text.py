@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from mnemonet.model.views import ObservationView
+
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _OBJECT_STOP = frozenset({"the", "a", "an", "of", "and", "to", "for", "in", "on", "at", "with"})
 _QUALIFYING = re.compile(r"\s(?:on|in|during|at|every|over|through)\s")
@@ -114,3 +116,13 @@ def stem(word: str) -> str:
     if word.endswith("e") and len(word) > 3:
         word = word[:-1]
     return word
+
+
+# An observation's metadata key naming whom its "he" or "she" stands for (``anaphora.bind``).
+ABOUT = "about"
+
+
+def matching_text(o: ObservationView) -> str:
+    """The words an observation is matched by: its text, and whom its "he" or "she" stands for."""
+    about = o.metadata.get(ABOUT)
+    return f"{o.text} ({about})" if about else o.text
