@@ -396,6 +396,16 @@ def test_words_about_another_s_thing_do_not_answer(question: str, text: str, ans
     assert (composed.lead_id == "obs-1") is answers
 
 
+def test_values_of_a_slot_said_together_lead_together_in_the_order_said() -> None:
+    said = [ObservationView(id="obs-1", text="Gareth takes two sugars and oat milk", source="user", created_at=1)]
+    milk, sugar = (_st(i, "Gareth", "takes", o, at=1).model_copy(update={"derived_from": ["obs-1"]})
+                   for i, o in (("st-milk", "oat milk"), ("st-sugar", "two sugars")))
+    other = _st("st-other", "Gareth", "takes", "the bus", at=0).model_copy(update={"derived_from": ["obs-0"]})
+    composed = compose(Recall(query="how does Gareth take his coffee?", statements=[milk, sugar, other],
+                              observations=said), 5, VOCABULARY, Settings())
+    assert "two sugars and oat milk" in composed.lead and "bus" not in composed.lead
+
+
 def test_owning_a_thing_answers_what_one_has() -> None:
     owned = _st("st-owned", "user", "owns", "rabbit named Clover", at=1)
     had = _st("st-had", "user", "has", "goldfish named Bubbles", at=2)

@@ -280,7 +280,8 @@ def compose(
     assert chosen is not None
     confidence = round(scores[chosen.id] * _confidence(lead_st, live, lead_conflicts), 2)
     composition = Composition(
-        lead=_sentence(lead_st, lead_conflicts, asker), lead_id=lead_st.id, evidence=evidence,
+        lead=_sentence(_together(lead_st, answering, key, vocabulary, recall), lead_conflicts, asker),
+        lead_id=lead_st.id, evidence=evidence,
         changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
         retractions=retractions[:max_evidence], observations=missed[:max_evidence],
     )
@@ -314,6 +315,26 @@ def compose(
         since = [o.text for o in recall.observations if o.created_at > origin and o.id not in said.derived_from]
         composition.verdict = verdict(question, said, replaced, vocabulary, since)
     return composition
+
+
+def _together(lead: StatementView, answering: list[StatementView], key: Callable[[StatementView], tuple[str, str]],
+              vocabulary: Vocabulary, recall: Recall) -> StatementView:
+    """The lead with the other values of its slot said with it in the same words, when the slot holds many
+    ("Gareth takes two sugars and oat milk": both, in the order said)."""
+    if vocabulary.single_valued(lead.predicate) or not lead.derived_from:
+        return lead
+    said = [s for s in answering if key(s) == key(lead) and s.derived_from == lead.derived_from
+            and (s.negated, s.tense, s.source) == (lead.negated, lead.tense, lead.source)]
+    text = " ".join(o.text for o in recall.observations if o.id in lead.derived_from).casefold()
+
+    def said_at(value: str) -> int:
+        found = text.find(value.casefold())
+        return found if found >= 0 else len(text)
+
+    objects = sorted(dict.fromkeys(s.object for s in said), key=said_at)
+    if len(objects) < 2:
+        return lead
+    return lead.model_copy(update={"object": f"{', '.join(objects[:-1])} and {objects[-1]}"})
 
 
 def _fuller_names(subjects: list[str]) -> dict[str, str]:
