@@ -57,6 +57,8 @@ def test_the_attribute_a_question_asks_of_a_thing(question: str, attribute: str,
     ("what time is my flight to Lisbon?", ("user", "flies_to", "Lisbon in the morning"), True),
     ("what time is the retro?", ("retro", "happens_on", "Friday at 2pm"), True),
     ("what time is the retro?", ("retro", "happens_on", "Friday"), False),
+    # a name with or without its accent, capitalised or not
+    ("what car does Björn drive?", ("björn", "drives", "Volvo XC60"), True),
     # an amount asked is given by a value with digits, whatever its relation
     ("how much is the boiler service?", ("annual boiler service", "costs", "£85"), True),
     ("how much is the boiler service?", ("annual boiler service", "is_due", "next week"), False),

@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from mnemonet.model.views import ObservationView, StatementView
 from mnemonet.truth.relevance import Question, about_subject, gives_clock
-from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, terms
+from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, plain, terms
 from mnemonet.truth.vocabulary import HABIT_RELATION, Vocabulary, rule_cardinality
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -319,8 +319,8 @@ def _unplaced(d: StatementView, s: StatementView, vocabulary: Vocabulary) -> boo
 
 def _by_or_about(s: StatementView, o: ObservationView) -> bool:
     """Whether ``o`` is by the subject of ``s`` (or its possessor: "user's coach") or names it."""
-    owner = s.subject.casefold().partition("'s ")[0]
-    if owner == (o.source or "user").casefold():
+    owner = plain(s.subject).partition("'s ")[0]
+    if owner == plain(o.source or "user"):
         return True
     named = object_words(s.subject) - {"user"}
     return bool(named & object_words(matching_text(o)))

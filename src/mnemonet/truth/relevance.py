@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mnemonet.model.views import StatementView
-from mnemonet.truth.text import FIRST_PERSON, MONTHS, RECURRING_TIMES, fold, object_words, terms
+from mnemonet.truth.text import FIRST_PERSON, MONTHS, RECURRING_TIMES, fold, object_words, plain, terms
 from mnemonet.truth.vocabulary import Vocabulary
 
 # The share of the question a statement must cover to answer it (see the module docstring).
@@ -111,7 +111,7 @@ class Question:
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
         me = asker or "user"
-        raw = _WORD.findall(text.casefold().replace("_", " "))
+        raw = _WORD.findall(plain(text).replace("_", " "))
         wh = next((w.removesuffix("'s") for w in raw if w.removesuffix("'s") in _QUESTION_WORDS), None)  # "where's"
         polar = bool(raw) and raw[0] in _POLAR_OPENERS and wh is None and not _NOT_POLAR & set(raw)
         m = _ATTRIBUTE.match(text.casefold().strip())
@@ -136,7 +136,7 @@ class Question:
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
     """The question words a subject needs to be the one asked about; None if no question could name it."""
-    name = subject.casefold().strip()
+    name = plain(subject).strip()
     possessor, sep, noun = name.partition("'s ")
     if sep:
         # its owner, and the nouns of the possessed phrase: each one possessed and the head ("user's car's MOT"),
@@ -145,7 +145,7 @@ def subject_words(subject: str, asker: str) -> frozenset[str] | None:
         words = _WORD.findall(noun)
         nouns = [w.removesuffix("'s") for w in words[:-1] if w.endswith("'s")] + words[-1:]
         return owner | frozenset(terms(" ".join(nouns), asker)) if owner else None
-    if name == asker.casefold() or name == "user" and asker == "user":
+    if name == plain(asker) or name == "user" and asker == "user":
         return _owner_words(name, asker)
     words = [w for w in _WORD.findall(name) if w not in _ARTICLES]
     if not words:
@@ -156,7 +156,7 @@ def subject_words(subject: str, asker: str) -> frozenset[str] | None:
 
 
 def _owner_words(name: str, asker: str) -> frozenset[str]:
-    if name == asker.casefold():
+    if name == plain(asker):
         return frozenset(terms(asker, asker)) or frozenset({"user"})
     return frozenset(terms(name, asker))
 
@@ -187,7 +187,7 @@ def about_subject(s: StatementView, q: Question) -> bool:
     if needed is None:
         return False
     if not needed:  # a proper name of several words: any of them
-        return bool({fold(w) for w in _WORD.findall(s.subject.casefold())} & q.words)
+        return bool({fold(w) for w in _WORD.findall(plain(s.subject))} & q.words)
     return needed <= q.words
 
 
