@@ -260,3 +260,11 @@ def test_a_holder_asked_for_is_restated_by_a_later_holder() -> None:
 ])
 def test_words_lead_only_with_a_value_of_the_kind_asked(text: str, ask: str, gives: bool) -> None:
     assert gives_kind(text, Question.read(ask, "user")) is gives
+
+
+def test_in_a_conversation_anyone_may_restate_a_value() -> None:
+    said = ObservationView(id="obs-1", text="flat viewing is Wednesday at 5pm", source="gita", created_at=1)
+    later = [ObservationView(id="obs-2", text="agent says 6pm is free", source="gita", created_at=2),
+             ObservationView(id="obs-3", text="fine, 6:30pm Wednesday, see you there", source="omar", created_at=3)]
+    assert value_since(said, later, anyone=True) == ("6:30pm", later[1])
+    assert value_since(said, later) is None  # only its speaker's words, who said nothing sharing a word with it

@@ -298,7 +298,7 @@ def compose(
     if missed:
         # The record said more since: the newer words lead (who, when); the older statement is evidence.
         composition.lead, composition.lead_id, composition.observations = _record_lead(
-            missed, recall.observations, f"{_capital(_said(missed[0], question))}.")
+            missed, recall.observations, f"{_capital(_said(missed[0], question))}.", question)
         composition.lead_words = _part(missed[0], question) if composition.lead_id == missed[0].id else None
         composition.observations = _with_addition(composition.observations, recall, question, drawn)[:max_evidence]
         composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
@@ -376,11 +376,13 @@ def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[Sta
                  and all(about(s) for s in drawn.get(turn.id, []))), None)
 
 
-def _record_lead(missed: list[ObservationView], observations: list[ObservationView],
-                 lead: str) -> tuple[str, str, list[ObservationView]]:
-    """(the lead, its id, the observations cited) when what was said leads: the value its speaker restated
-    since, if they did ("Now 8pm" after "lands at 6pm", "scratch that, it lands at 8pm"), else ``lead``."""
-    restated = value_since(missed[0], observations)
+def _record_lead(missed: list[ObservationView], observations: list[ObservationView], lead: str,
+                 question: Question) -> tuple[str, str, list[ObservationView]]:
+    """(the lead, its id, the observations cited) when what was said leads: the value restated since, if it
+    was ("Now 8pm" after "lands at 6pm", "scratch that, it lands at 8pm"), else ``lead``. Restated by its
+    speaker; or by anyone in the conversation, asked of no one's own ("omar: fine, 6:30pm Wednesday" after
+    "gita: flat viewing is Wednesday at 5pm")."""
+    restated = value_since(missed[0], observations, anyone=not question.first_person or question.ours)
     if restated is None:
         return lead, missed[0].id, missed
     value, said = restated
@@ -413,7 +415,7 @@ def _nothing_answers(
     with the closest statements as related, at low confidence."""
     if missed:
         lead, lead_id, cited = _record_lead(missed, recall.observations,
-                                            f"No statement answers that yet; {_said(missed[0], question)}.")
+                                            f"No statement answers that yet; {_said(missed[0], question)}.", question)
         cited = _with_addition(cited, recall, question, _drawn(recall))
         return Composition(lead=lead, lead_id=lead_id, observations=cited[:max_evidence], retractions=retractions,
                            lead_words=_part(missed[0], question) if lead_id == missed[0].id else None,

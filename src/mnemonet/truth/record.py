@@ -166,16 +166,18 @@ def _acting(names: list[str], drawn: list[StatementView]) -> list[str]:
                                     and not d.negated for d in drawn)]
 
 
-def value_since(said: ObservationView, observations: list[ObservationView]) -> tuple[str, ObservationView] | None:
+def value_since(said: ObservationView, observations: list[ObservationView],
+                anyone: bool = False) -> tuple[str, ObservationView] | None:
     """The value ``said`` names as its speaker restated it since, and the words that restate it last: a
-    later observation by the same speaker, sharing a word with it, naming one other value of the same
-    shape: an amount of the same distinctive form (a currency, a unit, a time of day ...: "my flight lands at
-    6pm" -> "scratch that, it lands at 8pm"), or a name beside the old one ("the on-call engineer is Bo" ->
-    "Bo swapped on-call with Kim"). None unless ``said`` names exactly one amount, or else one name."""
+    later observation by the same speaker (by anyone in the conversation, with ``anyone``), sharing a word
+    with it, naming one other value of the same shape: an amount of the same distinctive form (a currency, a
+    unit, a time of day ...: "my flight lands at 6pm" -> "scratch that, it lands at 8pm"), or a name beside
+    the old one ("the on-call engineer is Bo" -> "Bo swapped on-call with Kim"). None unless ``said`` names
+    exactly one amount, or else one name."""
     speaker = (said.source or "user").casefold()
     current, topic, out = said.text, _content(said.text), None
     for o in sorted((o for o in observations if o.created_at > said.created_at), key=lambda o: o.created_at):
-        if (o.source or "user").casefold() != speaker or not topic & _content(o.text):
+        if (o.source or "user").casefold() != speaker and not anyone or not topic & _content(o.text):
             continue
         value = _restated_amount(current, o.text) or _restated_name(current, o.text)
         if value is not None:
