@@ -15,18 +15,20 @@ Choosing the lead: only statements that answer the question can lead
 (``relevance``: about the subject asked, covering what it asks; a correction
 answers what the statement it replaced in the same slot answered), less a
 vaguer one a more precise one agrees with ("likes meetings" beside "prefers
-morning meetings"). They are grouped by (subject, relation); the group answering best wins (then the most
+morning meetings"). They are grouped by (subject, relation), a subject said shorter grouped with the one
+fuller subject holding it ("Folake" with "Aunt Folake"); the group answering best wins (then the most
 confident group, then retrieval order), and within it a present statement
 before a past one, then the newest (a positive one before a negation written
-with it), so a correction leads as soon as it is written. Consolidation summaries are context: they
-never lead and never count as evidence.
+with it), so a correction leads as soon as it is written. Values of a many-valued slot said in the same words
+lead together. Consolidation summaries are context: they never lead and never count as evidence.
 
 The observation is the record: when a newer observation by or about the
 subject touches what is asked and nothing extracted from it answers (the
-extraction missed it), the lead says what was said, by whom and when, and the
-older statement follows as evidence. The speaker's next turn after the lead's own words, when it adds to them
-("I'm allergic to penicillin", then "oh and shellfish as well") and nothing drawn from it is about anyone else,
-is shown beside the lead: an addition the extraction could not complete.
+extraction missed it), the lead says what was said (the clause that answers, ``relevance.answering_part``),
+by whom and when, and the older statement follows as evidence. A turn's "he" or "she" is read as about the
+person its speaker's turn before spoke of (``anaphora``). A turn of the speaker's adding to the words that
+lead, among their next few ("I'm allergic to penicillin", then "oh and shellfish as well"), nothing drawn
+from it about anyone else, is shown beside the lead: an addition the extraction could not complete.
 
 Contradictions: an open one is read by the same policy the validation worker
 applies (``currency.standing``; a worker's inference speaks for the speaker of
