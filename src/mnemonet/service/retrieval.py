@@ -16,7 +16,7 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from mnemonet.embed.base import Embedder
 from mnemonet.model.errors import InvalidInput
@@ -149,9 +149,14 @@ class Retriever:
                     need += 1
                 take, rest = rest[:need], rest[need:]
                 ids = [h.id for h in take if h.kind in ("statement", "summary")]
-                views = {v.id: v for v in await self.graph.get_statements(ids)} if ids else {}
                 observed = [h.id for h in take if h.kind == "observation"]
-                retracted = {r.target_id for r in await self.graph.retractions_of(observed)} if observed else set()
+                # Two independent reads: one round trip's wait when the hits mix statements and observations.
+                statement_views, retractions = await asyncio.gather(
+                    self.graph.get_statements(ids) if ids else _nothing(),
+                    self.graph.retractions_of(observed) if observed else _nothing(),
+                )
+                views = {v.id: v for v in statement_views}
+                retracted = {r.target_id for r in retractions}
                 for h in take:
                     view = views.get(h.id)
                     if view is None:
@@ -162,6 +167,10 @@ class Retriever:
                         kept.append(h.model_copy(update={"flags": flags, "score": h.score * _tie_breaker(view, now)}))
             out += sorted(kept, key=lambda h: h.score, reverse=True)
         return out
+
+
+async def _nothing() -> list[Any]:
+    return []
 
 
 # The largest factor _tie_breaker gives: a hit below another by more than this stays below it.
