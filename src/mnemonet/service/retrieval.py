@@ -78,11 +78,12 @@ class Retriever:
         elif mode == "vector":
             raw = await self.vectors.knn(await self._embed_query(query), pool, kinds_list, since)
         else:
-            # An embedder on this machine's cores is waited for: overlapping it with PostgreSQL's work
-            # made both slower (bench/README.md). A remote one is not: keyword search runs meanwhile.
+            # An embedder that takes every core of this machine is waited for: overlapping it with PostgreSQL's
+            # work made both slower (bench/README.md). Another (remote, or a query on one thread) is not: keyword
+            # search runs meanwhile.
             embed = partial(self._embed_query, query)
             raw = await self.vectors.hybrid(
-                query, await embed() if self.embedder.computes_locally else embed, pool, kinds_list, since
+                query, await embed() if self.embedder.query_takes_all_cores else embed, pool, kinds_list, since
             )
             raw = await self._with_priors(raw)
         if mode == "hybrid+graph" and raw:
@@ -104,7 +105,7 @@ class Retriever:
     ) -> Pool:
         """The fitted ranking's candidates with their features, the k-NN and keyword lists ``per_list`` long
         (what hybrid+graph search ranks; the bench measures and fits on it)."""
-        if self.embedder.computes_locally:  # as in hybrid: a local embedder first, a remote one beside keyword
+        if self.embedder.query_takes_all_cores:  # as in hybrid: such an embedder first, another beside keyword
             vector = await self._embed_query(query)
             dense, lexical = await asyncio.gather(
                 self.vectors.knn(vector, per_list, kinds, since), self.vectors.keyword(query, per_list, kinds, since))
