@@ -132,7 +132,7 @@ class Retriever:
         [vector] = await self.embedder.embed([query], kind="query")
         return vector
 
-    async def _resolve(self, tiers: list[list[SearchHit]], k: int) -> list[SearchHit]:
+    async def _resolve(self, tiers: list[Sequence[SearchHit]], k: int) -> list[SearchHit]:
         """At least the first ``k`` hits (fewer if there are not), superseded statements dropped, contradicted flagged.
 
         Tiers (each best first) stay in order; confidence and recency break ties within one.
