@@ -240,3 +240,32 @@ async def test_remember_answers_the_meeting_scenario_from_retrieved_statements(s
 async def test_bad_search_arguments_are_refused(service: MemoryService, kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         await service.search("anything", **kwargs)
+
+
+async def test_the_keyword_lists_statements_are_looked_up_for_folding_while_the_query_is_embedded(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.observe("Ingrid keeps the red bicycle in the shed", source="user")
+    looked_up = asyncio.Event()
+    extracted_from = service.graph.extracted_from
+    calls: list[list[str]] = []
+
+    async def recording(ids: list[str]) -> object:
+        calls.append(list(ids))
+        looked_up.set()
+        return await extracted_from(ids)
+
+    monkeypatch.setattr(service.graph, "extracted_from", recording)
+
+    class Waiting(_Timed):
+        async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+            await asyncio.wait_for(looked_up.wait(), 10)  # times out unless the lookup runs beside it
+            return await self._inner.embed(texts, kind)
+
+    embedder = Waiting(service.embedder, False, asyncio.Event())
+    retriever = Retriever(service.graph, service.vectors, embedder, service.settings,
+                          caught_up=service.indexer.caught_up)
+    hits = await retriever.search("who keeps the red bicycle?", mode="hybrid+graph")
+    assert hits and "bicycle" in hits[0].text
+    assert calls and all(calls)  # the keyword list's statements; the dense list's only if any are left
+    assert hits == await service.retriever.search("who keeps the red bicycle?", mode="hybrid+graph")

@@ -36,7 +36,7 @@ from typing import overload
 import numpy as np
 
 import mnemonet.service.rank_time as rank_time
-from mnemonet.model.views import SearchHit
+from mnemonet.model.views import ObservationView, SearchHit
 from mnemonet.service.graph_rank import Ranking
 from mnemonet.service.rank_weights import NEIGHBOUR_WEIGHTS, POINT_WEIGHTS
 from mnemonet.settings import Settings
@@ -71,6 +71,10 @@ _DATE_SCALE_DAYS = 14.0
 # A log-odds below the best one by more than this counts as no support at all.
 _FLOOR = -20.0
 _WORD = re.compile(r"\w+")
+
+
+# Statement id -> the observation it was extracted from, or None (a claim or an inference).
+Origins = dict[str, ObservationView | None]
 
 
 @dataclass
@@ -150,9 +154,12 @@ class FittedRanker:
 
     async def pool(
         self, query: str, vector: Sequence[float], dense: list[VectorHit], lexical: list[VectorHit],
-        kinds: Sequence[str] | None, since: int | None,
+        kinds: Sequence[str] | None, since: int | None, origins: Origins | None = None,
     ) -> Pool:
-        """The candidates with their features (what ``rank`` scores; the bench fits the model on it)."""
+        """The candidates with their features (what ``rank`` scores; the bench fits the model on it).
+
+        ``origins``: what ``origins`` returned for some of the hits, read already (the rest are read here).
+        """
         s = self.settings
         items: dict[str, _Item] = {}
         for rank, hit in enumerate(dense, 1):
@@ -161,7 +168,7 @@ class FittedRanker:
             item = items.setdefault(hit.id, _Item(hit))
             item.keyword_rank, item.keyword = rank, float(hit.score)
         observations_allowed = kinds is None or "observation" in kinds
-        folded = await self._lift(items) if observations_allowed else []
+        folded = await self._lift(items, origins or {}) if observations_allowed else []
         # Every step below takes a prefix of one order: the candidates added after this have no rank.
         strongest = _strongest(items.values(), max(s.search_expansion_seeds, s.search_window_seeds, _SUPPORT_HITS))
         seeds = strongest[:s.search_expansion_seeds]
@@ -189,15 +196,24 @@ class FittedRanker:
         features = self._features(query, listed, near, strongest[:_SUPPORT_HITS])
         return Pool(listed, features, near, folded)
 
-    async def _lift(self, items: dict[str, _Item]) -> list[SearchHit]:
+    async def origins(self, hits: Sequence[VectorHit]) -> Origins:
+        """For each statement among ``hits``, the observation it was extracted from (None: a claim or an
+        inference), as folding reads them: search reads the keyword list's while the query is embedded."""
+        ids = [h.id for h in hits if h.kind == "statement"]
+        found = await self.graph.extracted_from(ids) if ids else {}
+        return {i: found.get(i) for i in ids}
+
+    async def _lift(self, items: dict[str, _Item], known: Origins) -> list[SearchHit]:
         """Fold statements into the observation they were extracted from; returns the folded statements.
 
         The observation takes the statement's keyword score as ``statement_keyword`` (its best one).
+        ``known``: the origins of some statements, read already.
         """
         statements = [it for it in items.values() if it.row.kind == "statement"]
         if not statements:
             return []
-        origins = await self.graph.extracted_from([it.row.id for it in statements])
+        missing = [it.row for it in statements if it.row.id not in known]
+        origins = {**known, **await self.origins(missing)} if missing else known
         folded: list[SearchHit] = []
         for it in statements:
             obs = origins.get(it.row.id)

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from mnemonet.embed.base import Embedder
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.views import SearchHit, StatementView
-from mnemonet.service.fitted_rank import FittedRanker, Pool
+from mnemonet.service.fitted_rank import FittedRanker, Origins, Pool
 from mnemonet.service.graph_rank import Candidate, GraphRanker, Ranking
 from mnemonet.service.priors import with_priors
 from mnemonet.settings import Settings
@@ -105,14 +105,25 @@ class Retriever:
     ) -> Pool:
         """The fitted ranking's candidates with their features, the k-NN and keyword lists ``per_list`` long
         (what hybrid+graph search ranks; the bench measures and fits on it)."""
+        # The keyword list's statements are looked up for folding as soon as it is read, beside the embedding
+        # or the k-NN search (bench/README.md "Search latency, round 14").
         if self.embedder.query_takes_all_cores:  # as in hybrid: such an embedder first, another beside keyword
             vector = await self._embed_query(query)
-            dense, lexical = await asyncio.gather(
-                self.vectors.knn(vector, per_list, kinds, since), self.vectors.keyword(query, per_list, kinds, since))
+            dense, (lexical, origins) = await asyncio.gather(
+                self.vectors.knn(vector, per_list, kinds, since),
+                self._keyword_then_origins(query, per_list, kinds, since))
         else:
-            (vector, dense), lexical = await asyncio.gather(self._embed_then_knn(query, per_list, kinds, since),
-                                                            self.vectors.keyword(query, per_list, kinds, since))
-        return await self.fitted.pool(query, vector, dense, lexical, kinds, since)
+            (vector, dense), (lexical, origins) = await asyncio.gather(
+                self._embed_then_knn(query, per_list, kinds, since),
+                self._keyword_then_origins(query, per_list, kinds, since))
+        return await self.fitted.pool(query, vector, dense, lexical, kinds, since, origins)
+
+    async def _keyword_then_origins(
+        self, query: str, n: int, kinds: list[str] | None, since: int | None
+    ) -> tuple[list[VectorHit], Origins]:
+        lexical = await self.vectors.keyword(query, n, kinds, since)
+        folds = kinds is None or "observation" in kinds  # as FittedRanker.pool: statements fold into observations
+        return lexical, await self.fitted.origins(lexical) if folds else {}
 
     async def _embed_then_knn(
         self, query: str, n: int, kinds: list[str] | None, since: int | None
