@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -269,3 +270,42 @@ async def test_the_keyword_lists_statements_are_looked_up_for_folding_while_the_
     assert hits and "bicycle" in hits[0].text
     assert calls and all(calls)  # the keyword list's statements; the dense list's only if any are left
     assert hits == await service.retriever.search("who keeps the red bicycle?", mode="hybrid+graph")
+
+
+async def test_the_query_is_embedded_while_the_search_waits_for_acknowledged_writes_and_nothing_is_read_before(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.observe("Ingrid keeps the red bicycle in the shed", source="user")
+    events: list[str] = []
+    embedding = asyncio.Event()
+
+    async def caught_up() -> None:
+        await asyncio.wait_for(embedding.wait(), 10)  # times out unless the query is embedded meanwhile
+        await service.indexer.caught_up()
+        events.append("caught up")
+
+    def recording(name: str) -> Any:
+        read = getattr(service.vectors, name)
+
+        def note(*args: object) -> object:
+            events.append(name)
+            return read(*args)
+        return note
+
+    for name in ("knn", "keyword"):
+        monkeypatch.setattr(service.vectors, name, recording(name))
+
+    class Embedding(_Timed):
+        async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+            embedding.set()
+            return await self._inner.embed(texts, kind)
+
+    for takes_all_cores in (True, False):
+        events.clear()
+        embedding.clear()
+        retriever = Retriever(service.graph, service.vectors, Embedding(service.embedder, takes_all_cores,
+                                                                        asyncio.Event()),
+                              service.settings, caught_up=caught_up)
+        hits = await retriever.search("who keeps the red bicycle?", mode="hybrid+graph")
+        assert hits and "bicycle" in hits[0].text
+        assert events[0] == "caught up" and sorted(events[1:]) == ["keyword", "knn"], events

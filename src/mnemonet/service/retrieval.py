@@ -65,14 +65,29 @@ class Retriever:
         if mode not in SEARCH_MODES:
             raise InvalidInput(f"mode: must be one of {', '.join(SEARCH_MODES)}")
         kinds_list, since = check_kinds(kinds), check_since(since)
-        if self._caught_up is not None:
-            await self._caught_up()
+        # The wait for the writes acknowledged before (with the shared queue, a read of it) holds back every
+        # read of the stores, not the query's embedding: the fitted ranking embeds meanwhile.
+        settled = asyncio.ensure_future(self._caught_up()) if self._caught_up is not None else None
+        try:
+            return await self._search(query, k, kinds_list, since, mode, settled)
+        finally:
+            if settled is not None and not settled.done():
+                settled.cancel()
+            elif settled is not None and not settled.cancelled():
+                settled.exception()  # one error is reported (the search's); this one is retrieved, not lost
+
+    async def _search(
+        self, query: str, k: int, kinds_list: list[str] | None, since: int | None, mode: SearchMode,
+        settled: asyncio.Future[None] | None,
+    ) -> list[SearchHit]:
         # The same candidate pool whatever k is, so a smaller k returns a prefix of a larger one.
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)
         if mode == "hybrid+graph" and self.settings.search_ranking == "fitted":
-            ranking = await self._fitted(query, pool, kinds_list, since)
+            ranking = await self._fitted(query, pool, kinds_list, since, settled)
             hits = await self._resolve([ranking.hits, ranking.folded], k)
             return _normalise(hits[:k])
+        if settled is not None:
+            await settled
         if mode == "keyword":
             raw = await self.vectors.keyword(query, pool, kinds_list, since)
         elif mode == "vector":
@@ -95,41 +110,53 @@ class Retriever:
             hits = await self._resolve([[_to_hit(h, mode) for h in raw]], k)
         return _normalise(hits[:k])
 
-    async def _fitted(self, query: str, pool: int, kinds: list[str] | None, since: int | None) -> Ranking:
+    async def _fitted(
+        self, query: str, pool: int, kinds: list[str] | None, since: int | None, settled: asyncio.Future[None] | None
+    ) -> Ranking:
         """Both lists, each ``hybrid_candidate_factor`` times ``pool`` long, ranked by ``FittedRanker``."""
         n = min(pool * self.settings.hybrid_candidate_factor, self.settings.vector_max_k)
-        return self.fitted.rank(await self.candidate_pool(query, n, kinds, since))
+        return self.fitted.rank(await self.candidate_pool(query, n, kinds, since, settled))
 
     async def candidate_pool(
-        self, query: str, per_list: int, kinds: list[str] | None = None, since: int | None = None
+        self, query: str, per_list: int, kinds: list[str] | None = None, since: int | None = None,
+        settled: asyncio.Future[None] | None = None,
     ) -> Pool:
         """The fitted ranking's candidates with their features, the k-NN and keyword lists ``per_list`` long
-        (what hybrid+graph search ranks; the bench measures and fits on it)."""
+        (what hybrid+graph search ranks; the bench measures and fits on it). The stores are read once
+        ``settled`` (if any) is done; the query is embedded meanwhile."""
         # The keyword list's statements are looked up for folding as soon as it is read, beside the embedding
         # or the k-NN search (bench/README.md "Search latency, round 14").
         if self.embedder.query_takes_all_cores:  # as in hybrid: such an embedder first, another beside keyword
             vector = await self._embed_query(query)
             dense, (lexical, origins) = await asyncio.gather(
-                self.vectors.knn(vector, per_list, kinds, since),
-                self._keyword_then_origins(query, per_list, kinds, since))
+                self._settled_then(settled, self.vectors.knn, vector, per_list, kinds, since),
+                self._keyword_then_origins(query, per_list, kinds, since, settled))
         else:
             (vector, dense), (lexical, origins) = await asyncio.gather(
-                self._embed_then_knn(query, per_list, kinds, since),
-                self._keyword_then_origins(query, per_list, kinds, since))
+                self._embed_then_knn(query, per_list, kinds, since, settled),
+                self._keyword_then_origins(query, per_list, kinds, since, settled))
         return await self.fitted.pool(query, vector, dense, lexical, kinds, since, origins)
 
+    @staticmethod
+    async def _settled_then(
+        settled: asyncio.Future[None] | None, read: Callable[..., Awaitable[list[VectorHit]]], *args: Any
+    ) -> list[VectorHit]:
+        if settled is not None:
+            await settled
+        return await read(*args)
+
     async def _keyword_then_origins(
-        self, query: str, n: int, kinds: list[str] | None, since: int | None
+        self, query: str, n: int, kinds: list[str] | None, since: int | None, settled: asyncio.Future[None] | None
     ) -> tuple[list[VectorHit], Origins]:
-        lexical = await self.vectors.keyword(query, n, kinds, since)
+        lexical = await self._settled_then(settled, self.vectors.keyword, query, n, kinds, since)
         folds = kinds is None or "observation" in kinds  # as FittedRanker.pool: statements fold into observations
         return lexical, await self.fitted.origins(lexical) if folds else {}
 
     async def _embed_then_knn(
-        self, query: str, n: int, kinds: list[str] | None, since: int | None
+        self, query: str, n: int, kinds: list[str] | None, since: int | None, settled: asyncio.Future[None] | None
     ) -> tuple[list[float], list[VectorHit]]:
         vector = await self._embed_query(query)
-        return vector, await self.vectors.knn(vector, n, kinds, since)
+        return vector, await self._settled_then(settled, self.vectors.knn, vector, n, kinds, since)
 
     async def _with_priors(self, raw: list[VectorHit]) -> list[VectorHit]:
         """Recency and use fused in as two more ranked lists, when their settings weigh them (priors.py)."""
