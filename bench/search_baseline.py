@@ -3,6 +3,7 @@
     python bench/search_latency.py --sizes 100000              # first: a load (kept in .data/bench/)
     python bench/search_baseline.py --baseline main            # then: both codes on it, ~3 min
     python bench/search_baseline.py --data scale --baseline main --rounds 2   # on what scale.py left
+    python bench/search_baseline.py --baseline HEAD --baseline-set embed_single_text_threads=0   # one setting
 
 Starts the two servers on the data ``search_latency.py`` (default) or ``scale.py`` (``--data scale``) loaded,
 and one subprocess per code version (``search_worker.py``): this tree's ``src/`` and the baseline revision's,
@@ -42,6 +43,7 @@ class Side:
 
     label: str
     src: Path
+    change: dict[str, str] = field(default_factory=dict)
     process: asyncio.subprocess.Process | None = None
     ms: list[float] = field(default_factory=list)
     hits: dict[str, list[list[object]]] = field(default_factory=dict)
@@ -52,7 +54,8 @@ class Side:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, str(WORKER), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
                 stderr=err, env=env)
-        return str((await self.send(config))["code"])
+        settings = {**config["settings"], **self.change}  # type: ignore[dict-item]
+        return str((await self.send({**config, "settings": settings}))["code"])
 
     async def send(self, message: dict[str, object]) -> dict[str, object]:
         assert self.process is not None and self.process.stdin is not None and self.process.stdout is not None
@@ -85,7 +88,7 @@ async def count_rows(url: str, schema: str) -> int:
         await conn.close()
 
 
-async def run(data: str, baseline: str, rounds: int, n_queries: int) -> None:
+async def run(data: str, baseline: str, rounds: int, n_queries: int, change: dict[str, str]) -> None:
     tree = baseline_tree(baseline)
     if data == "scale":
         data_dir, graph, schema = scale.DATA_DIR, scale.GRAPH, scale.SCHEMA
@@ -102,7 +105,8 @@ async def run(data: str, baseline: str, rounds: int, n_queries: int) -> None:
                                  "falkordb_password": falkor.password or "", "database_url": url,
                                  "graph_name": graph, "vector_schema": schema, "vector_command_timeout": 900.0,
                                  **extra}
-    sides = [Side("this tree", REPO / "src"), Side(f"baseline {baseline}", tree / "src")]
+    changed = "".join(f", {k}={v}" for k, v in change.items())
+    sides = [Side("this tree", REPO / "src"), Side(f"baseline {baseline}{changed}", tree / "src", change)]
     try:
         rows = await count_rows(url, schema)
         if data == "scale":
@@ -155,8 +159,11 @@ def main() -> None:
                         help="whose load to search")
     parser.add_argument("--rounds", type=int, default=1, help="times each query is timed on each side")
     parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--baseline-set", action="append", default=[], metavar="SETTING=VALUE",
+                        help="a setting of the baseline side only (repeatable)")
     args = parser.parse_args()
-    asyncio.run(run(args.data, args.baseline, args.rounds, args.queries))
+    change = dict(item.split("=", 1) for item in args.baseline_set)
+    asyncio.run(run(args.data, args.baseline, args.rounds, args.queries, change))
 
 
 if __name__ == "__main__":
