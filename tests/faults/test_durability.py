@@ -35,7 +35,7 @@ class SwitchableEmbedder:
     def __init__(self) -> None:
         self.down = False
         self.model, self.dimension = _EMBEDDER.model, _EMBEDDER.dimension
-        self.computes_locally = True
+        self.query_takes_all_cores = True
 
     async def embed(self, texts: Sequence[str], kind: Any = "passage") -> list[list[float]]:
         if self.down:

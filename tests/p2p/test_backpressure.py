@@ -26,7 +26,7 @@ class GatedEmbedder:
 
     model = "gated"
     dimension = 3
-    computes_locally = True
+    query_takes_all_cores = True
 
     def __init__(self) -> None:
         self.gate = asyncio.Event()

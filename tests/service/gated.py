@@ -15,7 +15,8 @@ class GatedEmbedder:
     ``texts`` holds every text they embedded)."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.model, self.dimension, self.computes_locally = inner.model, inner.dimension, inner.computes_locally
+        self.model, self.dimension = inner.model, inner.dimension
+        self.query_takes_all_cores = inner.query_takes_all_cores
         self._inner = inner
         self.open = asyncio.Event()
         self.calls = 0

@@ -143,5 +143,11 @@ def test_dates_and_times_read_from_questions_and_metadata() -> None:
     assert said_on("2023-05-08T10:00:00Z") == date(2023, 5, 8)
     assert said_on("sometime") is None
     assert states_time("I went there two weeks ago") and not states_time("I love pottery")
+    # Words are the runs of a-z of the lower-cased text, whatever surrounds them; a year stands alone.
+    for text, told in [("See you TODAY!", True), ("in 2023 we moved", True), ("2weeks later", True),
+                       ("todays news", False), ("x_today_y", True), ("Chicago agony", False), ("l'été today", True),
+                       ("cafétoday", True), ("İstanbul yesterday", True), ("year2023", True), ("12023", False),
+                       ("born 1999,", True), ("room 1920b", False), ("ÉTÉ", False), ("", False)]:
+        assert states_time(text) == told, text
     assert asks_when("When did Gina go?") and asks_when("How long has she lived there?")
     assert not asks_when("What did Gina see when she went?")

@@ -81,7 +81,8 @@ class _Counting:
     """The session's embedder, recording every text it is asked to embed."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.model, self.dimension, self.computes_locally = inner.model, inner.dimension, inner.computes_locally
+        self.model, self.dimension = inner.model, inner.dimension
+        self.query_takes_all_cores = inner.query_takes_all_cores
         self._inner = inner
         self.texts: list[str] = []
 

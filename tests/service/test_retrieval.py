@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
@@ -108,25 +109,26 @@ async def test_resolution_breaks_ties_before_it_cuts_at_k(service: MemoryService
 
 
 class _Timed:
-    """The session's embedder, declared local or remote, noting whether keyword search had started when it finished."""
+    """The session's embedder, declared to take every core or not, noting whether keyword search had started when it
+    finished."""
 
-    def __init__(self, inner: Embedder, computes_locally: bool, keyword_started: asyncio.Event) -> None:
-        self.model, self.dimension, self.computes_locally = inner.model, inner.dimension, computes_locally
+    def __init__(self, inner: Embedder, query_takes_all_cores: bool, keyword_started: asyncio.Event) -> None:
+        self.model, self.dimension, self.query_takes_all_cores = inner.model, inner.dimension, query_takes_all_cores
         self._inner, self._keyword_started = inner, keyword_started
         self.keyword_had_started: list[bool] = []
 
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
-        if not self.computes_locally:
-            # Times out unless keyword search runs while a remote embedder works.
+        if not self.query_takes_all_cores:
+            # Times out unless keyword search runs while such an embedder works.
             await asyncio.wait_for(self._keyword_started.wait(), 10)
         vectors = await self._inner.embed(texts, kind)
         self.keyword_had_started.append(self._keyword_started.is_set())
         return vectors
 
 
-@pytest.mark.parametrize("computes_locally", [True, False])
-async def test_a_local_embedder_runs_before_the_database_a_remote_one_beside_it(
-    service: MemoryService, monkeypatch: pytest.MonkeyPatch, computes_locally: bool
+@pytest.mark.parametrize("query_takes_all_cores", [True, False])
+async def test_an_embedder_taking_every_core_runs_before_the_database_another_beside_it(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch, query_takes_all_cores: bool
 ) -> None:
     await service.observe("the red bicycle is in the shed", source="user")
     keyword_started = asyncio.Event()
@@ -137,13 +139,13 @@ async def test_a_local_embedder_runs_before_the_database_a_remote_one_beside_it(
         return await keyword(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(service.vectors, "keyword", recording_keyword)
-    embedder = _Timed(service.embedder, computes_locally, keyword_started)
+    embedder = _Timed(service.embedder, query_takes_all_cores, keyword_started)
     retriever = Retriever(service.graph, service.vectors, embedder, service.settings,
                           caught_up=service.indexer.caught_up)
     hits = await retriever.search("where is the bicycle?", mode="hybrid")
     assert hits and "bicycle" in hits[0].text
-    # Local: embedded first, on cores PostgreSQL then has to itself. Remote: overlapped.
-    assert embedder.keyword_had_started == [not computes_locally]
+    # Every core: embedded first, on cores PostgreSQL then has to itself. Otherwise: overlapped.
+    assert embedder.keyword_had_started == [not query_takes_all_cores]
 
 
 async def test_graph_search_reads_only_returned_statements_once_and_resolves_reached_ones(
@@ -239,3 +241,71 @@ async def test_remember_answers_the_meeting_scenario_from_retrieved_statements(s
 async def test_bad_search_arguments_are_refused(service: MemoryService, kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         await service.search("anything", **kwargs)
+
+
+async def test_the_keyword_lists_statements_are_looked_up_for_folding_while_the_query_is_embedded(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.observe("Ingrid keeps the red bicycle in the shed", source="user")
+    looked_up = asyncio.Event()
+    extracted_from = service.graph.extracted_from
+    calls: list[list[str]] = []
+
+    async def recording(ids: list[str]) -> object:
+        calls.append(list(ids))
+        looked_up.set()
+        return await extracted_from(ids)
+
+    monkeypatch.setattr(service.graph, "extracted_from", recording)
+
+    class Waiting(_Timed):
+        async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+            await asyncio.wait_for(looked_up.wait(), 10)  # times out unless the lookup runs beside it
+            return await self._inner.embed(texts, kind)
+
+    embedder = Waiting(service.embedder, False, asyncio.Event())
+    retriever = Retriever(service.graph, service.vectors, embedder, service.settings,
+                          caught_up=service.indexer.caught_up)
+    hits = await retriever.search("who keeps the red bicycle?", mode="hybrid+graph")
+    assert hits and "bicycle" in hits[0].text
+    assert calls and all(calls)  # the keyword list's statements; the dense list's only if any are left
+    assert hits == await service.retriever.search("who keeps the red bicycle?", mode="hybrid+graph")
+
+
+async def test_the_query_is_embedded_while_the_search_waits_for_acknowledged_writes_and_nothing_is_read_before(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await service.observe("Ingrid keeps the red bicycle in the shed", source="user")
+    events: list[str] = []
+    embedding = asyncio.Event()
+
+    async def caught_up() -> None:
+        await asyncio.wait_for(embedding.wait(), 10)  # times out unless the query is embedded meanwhile
+        await service.indexer.caught_up()
+        events.append("caught up")
+
+    def recording(name: str) -> Any:
+        read = getattr(service.vectors, name)
+
+        def note(*args: object) -> object:
+            events.append(name)
+            return read(*args)
+        return note
+
+    for name in ("knn", "keyword"):
+        monkeypatch.setattr(service.vectors, name, recording(name))
+
+    class Embedding(_Timed):
+        async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:
+            embedding.set()
+            return await self._inner.embed(texts, kind)
+
+    for takes_all_cores in (True, False):
+        events.clear()
+        embedding.clear()
+        retriever = Retriever(service.graph, service.vectors, Embedding(service.embedder, takes_all_cores,
+                                                                        asyncio.Event()),
+                              service.settings, caught_up=caught_up)
+        hits = await retriever.search("who keeps the red bicycle?", mode="hybrid+graph")
+        assert hits and "bicycle" in hits[0].text
+        assert events[0] == "caught up" and sorted(events[1:]) == ["keyword", "knn"], events

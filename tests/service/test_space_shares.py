@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+from typing import Any
+
 import pytest
 
 from mnemonet.model.errors import InvalidInput, NotFound
@@ -63,3 +66,30 @@ async def test_bad_shares_are_refused_and_change_nothing(spaced: SpacedMemory) -
     twice = [await spaced.share_space("alpha", "beta", by="ops") for _ in range(2)]
     assert twice[0] == twice[1] and twice[1].reads == ["beta"]  # idempotent
     assert (await spaced.unshare_space("alpha", "default", by="ops")).reads == ["beta"]  # not shared: no change
+
+
+async def test_which_spaces_are_shared_is_read_while_the_space_is_searched(
+    spaced: SpacedMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await spaced.observe("Dana works at Globex", "alice", space="beta")
+    await spaced.share_space("alpha", "beta", by="ops")
+    alpha = await spaced.memory("alpha")
+    reading = asyncio.Event()
+    search = alpha.retriever.search
+    shared = alpha.shared_spaces
+    assert shared is not None
+
+    async def once_the_shares_are_read(*args: Any, **kwargs: Any) -> Any:
+        await asyncio.wait_for(reading.wait(), 10)  # times out unless they are read meanwhile
+        return await search(*args, **kwargs)
+
+    async def reading_shares() -> Any:
+        reading.set()
+        return await shared()
+
+    monkeypatch.setattr(alpha.retriever, "search", once_the_shares_are_read)
+    monkeypatch.setattr(alpha, "shared_spaces", reading_shares)
+    hits = await spaced.search(QUESTION, space="alpha")
+    assert any("Globex" in h.text for h in hits)
+    reading.clear()
+    assert "Globex" in (await spaced.remember(QUESTION, space="alpha")).text

@@ -74,14 +74,16 @@ async def test_statement_id_reused_by_another_observation_is_not_touched(graph_s
 async def test_extracted_from_names_each_statements_own_observation(graph_store: GraphStore) -> None:
     await graph_store.write_observation(obs("o1", st("s1", "user", "likes", "tea"), st("s2", "user", "drinks", "tea"),
                                             text="the user likes tea", created_at=1000))
-    await graph_store.write_observation(obs("o2", st("s3", "user", "likes", "cake"), created_at=2000))
+    await graph_store.write_observation(obs("o2", st("s3", "user", "likes", "cake"), created_at=2000).model_copy(
+        update={"metadata": {"session": "d1"}, "topics": ("cake",)}))
     await graph_store.write_claim(claim("c1", "user", "prefers", "tea", derived_from=["o1", "s1"]))
     found = await graph_store.extracted_from(["s1", "s3", "c1", "unknown"])
     # The later claim about o1 was not extracted from it.
     assert sorted(found) == ["s1", "s3"]
     assert (found["s1"].id, found["s1"].text, found["s1"].source, found["s1"].created_at) == (
         "o1", "the user likes tea", "alice", 1000)
-    assert (found["s3"].id, found["s3"].created_at) == ("o2", 2000)
+    assert (found["s3"].id, found["s3"].created_at, found["s3"].metadata) == ("o2", 2000, {"session": "d1"})
+    assert found["s3"].topics == []  # not read: search, its caller, reads none
     assert await graph_store.extracted_from([]) == {}
     with pytest.raises(ValueError, match="statement_ids"):
         await graph_store.extracted_from("s1")  # type: ignore[arg-type]

@@ -30,7 +30,7 @@ class HashedWords:
 
     model = "test/hashed-words-16"
     dimension = 16
-    computes_locally = True
+    query_takes_all_cores = True
 
     def __init__(self, on_first_call: Callable[[], Awaitable[None]] | None = None) -> None:
         self._on_first_call = on_first_call

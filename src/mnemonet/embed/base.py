@@ -19,8 +19,9 @@ class Embedder(Protocol):
     def dimension(self) -> int: ...
 
     @property
-    def computes_locally(self) -> bool:
-        """True when embedding runs on this machine's cores, which the databases need too."""
+    def query_takes_all_cores(self) -> bool:
+        """True when embedding a query takes every core of this machine, which the databases need too: search
+        then embeds the query before its database reads, not beside them."""
         ...
 
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]: ...

@@ -57,8 +57,8 @@ class BatchingEmbedder:
         return self.inner.dimension
 
     @property
-    def computes_locally(self) -> bool:
-        return self.inner.computes_locally
+    def query_takes_all_cores(self) -> bool:
+        return self.inner.query_takes_all_cores
 
     async def warm_up(self) -> None:
         """Load the wrapped embedder's engine now, if it loads one (``LocalProviders.warm_up``)."""

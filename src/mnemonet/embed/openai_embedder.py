@@ -47,7 +47,7 @@ class OpenAIEmbedder:
         return self._settings.embed_dimension
 
     @property
-    def computes_locally(self) -> bool:
+    def query_takes_all_cores(self) -> bool:
         return False
 
     async def aclose(self) -> None:

@@ -384,8 +384,8 @@ class RemoteEmbedder:
         return self._dimension
 
     @property
-    def computes_locally(self) -> bool:
-        """On an embed peer: its cores are not this node's (or not only)."""
+    def query_takes_all_cores(self) -> bool:
+        """On an embed peer: its cores are not this node's (or not only), so never."""
         return False
 
     async def embed(self, texts: Sequence[str], kind: EmbedKind = "passage") -> list[list[float]]:

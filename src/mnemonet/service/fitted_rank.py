@@ -31,11 +31,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from typing import overload
 
 import numpy as np
 
 import mnemonet.service.rank_time as rank_time
-from mnemonet.model.views import SearchHit
+from mnemonet.model.views import ObservationView, SearchHit
 from mnemonet.service.graph_rank import Ranking
 from mnemonet.service.rank_weights import NEIGHBOUR_WEIGHTS, POINT_WEIGHTS
 from mnemonet.settings import Settings
@@ -70,6 +71,10 @@ _DATE_SCALE_DAYS = 14.0
 # A log-odds below the best one by more than this counts as no support at all.
 _FLOOR = -20.0
 _WORD = re.compile(r"\w+")
+
+
+# Statement id -> the observation it was extracted from, or None (a claim or an inference).
+Origins = dict[str, ObservationView | None]
 
 
 @dataclass
@@ -141,17 +146,20 @@ class FittedRanker:
         """Hits best first (scores in (0, 1)), and the statements folded into their observations after them."""
         if not pool.items:
             return Ranking([], pool.folded)
-        scores = final_scores(pool)
+        scores = final_scores(pool).tolist()
         items = pool.items
         order = sorted(range(len(items)), key=lambda i: (-scores[i], *tie_order(
             items[i].dense_rank, items[i].keyword_rank, items[i].row.created_at, items[i].row.id)))
-        return Ranking([_hit(items[i], _probability(scores[i])) for i in order], pool.folded)
+        return Ranking(_RankedHits(items, scores, order), pool.folded)
 
     async def pool(
         self, query: str, vector: Sequence[float], dense: list[VectorHit], lexical: list[VectorHit],
-        kinds: Sequence[str] | None, since: int | None,
+        kinds: Sequence[str] | None, since: int | None, origins: Origins | None = None,
     ) -> Pool:
-        """The candidates with their features (what ``rank`` scores; the bench fits the model on it)."""
+        """The candidates with their features (what ``rank`` scores; the bench fits the model on it).
+
+        ``origins``: what ``origins`` returned for some of the hits, read already (the rest are read here).
+        """
         s = self.settings
         items: dict[str, _Item] = {}
         for rank, hit in enumerate(dense, 1):
@@ -160,9 +168,11 @@ class FittedRanker:
             item = items.setdefault(hit.id, _Item(hit))
             item.keyword_rank, item.keyword = rank, float(hit.score)
         observations_allowed = kinds is None or "observation" in kinds
-        folded = await self._lift(items) if observations_allowed else []
-        seeds = _strongest(items.values(), s.search_expansion_seeds)
-        window_seeds = [it.row.id for it in _strongest(items.values(), s.search_window_seeds)]
+        folded = await self._lift(items, origins or {}) if observations_allowed else []
+        # Every step below takes a prefix of one order: the candidates added after this have no rank.
+        strongest = _strongest(items.values(), max(s.search_expansion_seeds, s.search_window_seeds, _SUPPORT_HITS))
+        seeds = strongest[:s.search_expansion_seeds]
+        window_seeds = [it.row.id for it in strongest[:s.search_window_seeds]]
         windows, reached = await asyncio.gather(
             session_windows(self.vectors, list(items), window_seeds, s.search_session_key,
                             s.search_window_turns if observations_allowed else 0,
@@ -183,18 +193,27 @@ class FittedRanker:
         for (a, b), apart in near_pairs.items():
             if a in index and b in index:
                 near[index[a]].append((index[b], apart))
-        features = self._features(query, listed, near)
+        features = self._features(query, listed, near, strongest[:_SUPPORT_HITS])
         return Pool(listed, features, near, folded)
 
-    async def _lift(self, items: dict[str, _Item]) -> list[SearchHit]:
+    async def origins(self, hits: Sequence[VectorHit]) -> Origins:
+        """For each statement among ``hits``, the observation it was extracted from (None: a claim or an
+        inference), as folding reads them: search reads the keyword list's while the query is embedded."""
+        ids = [h.id for h in hits if h.kind == "statement"]
+        found = await self.graph.extracted_from(ids) if ids else {}
+        return {i: found.get(i) for i in ids}
+
+    async def _lift(self, items: dict[str, _Item], known: Origins) -> list[SearchHit]:
         """Fold statements into the observation they were extracted from; returns the folded statements.
 
         The observation takes the statement's keyword score as ``statement_keyword`` (its best one).
+        ``known``: the origins of some statements, read already.
         """
         statements = [it for it in items.values() if it.row.kind == "statement"]
         if not statements:
             return []
-        origins = await self.graph.extracted_from([it.row.id for it in statements])
+        missing = [it.row for it in statements if it.row.id not in known]
+        origins = {**known, **await self.origins(missing)} if missing else known
         folded: list[SearchHit] = []
         for it in statements:
             obs = origins.get(it.row.id)
@@ -213,8 +232,7 @@ class FittedRanker:
                 target.statement_rank = min(target.statement_rank or it.keyword_rank, it.keyword_rank)
             del items[it.row.id]
             # Behind every hit (resolution keeps tiers apart), in the keyword list's order among themselves.
-            folded.append(_hit(it, 1.0 / (_RANK_K + (it.keyword_rank or 10**6))).model_copy(
-                update={"graph_path": path}))
+            folded.append(_hit(it, 1.0 / (_RANK_K + (it.keyword_rank or 10**6)), path))
         return folded
 
     def _join_windows(
@@ -267,54 +285,69 @@ class FittedRanker:
             out.append((row, vec, f"{r['seed']} -> ({r['concept']}) <-{rel}- {r['id']}"))
         return out
 
-    def _features(self, query: str, items: list[_Item], near: list[list[tuple[int, int]]]) -> np.ndarray:
-        """One row of ``FEATURES`` per candidate."""
+    def _features(
+        self, query: str, items: list[_Item], near: list[list[tuple[int, int]]], strongest: list[_Item]
+    ) -> np.ndarray:
+        """One row of ``FEATURES`` per candidate; ``strongest`` are the ``_SUPPORT_HITS`` strongest of them.
+
+        Built column by column in Python lists and copied into the array once: writing the array element by
+        element took most of this step's time (bench/README.md "Search latency, round 14").
+        """
         s = self.settings
         n = len(items)
         if n == 0:
             return np.zeros((0, len(FEATURES)))
         sims = [it.similarity for it in items if it.similarity is not None]
         best_sim, worst_sim = (max(sims), min(sims)) if sims else (0.0, 0.0)
-        dense = np.array([(it.similarity if it.similarity is not None else worst_sim) - best_sim for it in items])
+        dense = [(it.similarity if it.similarity is not None else worst_sim) - best_sim for it in items]
         best_kw = max([it.keyword for it in items] + [it.statement_keyword for it in items] + [1e-9])
-        keyword = np.array([it.keyword / best_kw for it in items])
+        keyword = [it.keyword / best_kw for it in items]
         query_words = set(_WORD.findall(query.lower()))
         sources = [_source(it.row) for it in items]
         named_sources = {src for src in set(sources) if src and set(_WORD.findall(src.lower())) <= query_words}
-        sessions = [(it.row.metadata or {}).get(s.search_session_key) for it in items]
+        key = s.search_session_key
+        sessions = [(it.row.metadata or {}).get(key) for it in items]
         support: dict[object, int] = defaultdict(int)
-        for it in _strongest(items, _SUPPORT_HITS):
-            session = (it.row.metadata or {}).get(s.search_session_key)
+        for it in strongest:
+            session = (it.row.metadata or {}).get(key)
             if session is not None:
                 support[session] += 1
         span = rank_time.question_span(query, date.today())
         asks_when = rank_time.asks_when(query)
-        x = np.zeros((n, len(FEATURES)))
-        x[:, 0] = dense
-        x[:, 2] = keyword
+        columns: list[list[float]] = [dense, [], keyword, *([] for _ in range(len(_SINGLE) - 3))]
+        (_, dense_rank, _, statement_keyword, keyword_rank, speaker_named, other_named, dense_1, dense_2,
+         keyword_1, keyword_2, session_support, date_match, states_time, asks_when_told, length,
+         concept_hop) = columns
         for i, it in enumerate(items):
-            x[i, 1] = 1.0 / (_RANK_K + it.dense_rank) if it.dense_rank else 0.0
-            x[i, 3] = it.statement_keyword / best_kw
-            x[i, 4] = 1.0 / (_RANK_K + it.keyword_rank) if it.keyword_rank else 0.0
+            dense_rank.append(1.0 / (_RANK_K + it.dense_rank) if it.dense_rank else 0.0)
+            statement_keyword.append(it.statement_keyword / best_kw)
+            keyword_rank.append(1.0 / (_RANK_K + it.keyword_rank) if it.keyword_rank else 0.0)
             named = sources[i] in named_sources
-            x[i, 5] = float(named)
-            x[i, 6] = float(bool(named_sources) and not named)
-            by_distance: dict[int, list[int]] = defaultdict(list)
+            speaker_named.append(float(named))
+            other_named.append(float(bool(named_sources) and not named))
+            # The best neighbour 1 turn away, and 1 or 2 turns away (None: none).
+            d1 = d2 = k1 = k2 = None
             for j, apart in near[i]:
-                by_distance[apart].append(j)
-            one, two = by_distance[1], by_distance[1] + by_distance[2]
-            x[i, 7] = max((dense[j] for j in one), default=-1.0)
-            x[i, 8] = max((dense[j] for j in two), default=-1.0)
-            x[i, 9] = max((keyword[j] for j in one), default=0.0)
-            x[i, 10] = max((keyword[j] for j in two), default=0.0)
-            x[i, 11] = support[sessions[i]] / _SUPPORT_HITS if sessions[i] is not None else 0.0
-            if span is not None:
-                x[i, 12] = math.exp(-rank_time.days_apart(self._day(it.row), span) / _DATE_SCALE_DAYS)
+                if apart == 1:
+                    d1 = dense[j] if d1 is None else max(d1, dense[j])
+                    k1 = keyword[j] if k1 is None else max(k1, keyword[j])
+                if apart <= 2:
+                    d2 = dense[j] if d2 is None else max(d2, dense[j])
+                    k2 = keyword[j] if k2 is None else max(k2, keyword[j])
+            dense_1.append(-1.0 if d1 is None else d1)
+            dense_2.append(-1.0 if d2 is None else d2)
+            keyword_1.append(0.0 if k1 is None else k1)
+            keyword_2.append(0.0 if k2 is None else k2)
+            session_support.append(support[sessions[i]] / _SUPPORT_HITS if sessions[i] is not None else 0.0)
+            date_match.append(0.0 if span is None else
+                              math.exp(-rank_time.days_apart(self._day(it.row), span) / _DATE_SCALE_DAYS))
             told = rank_time.states_time(it.row.text)
-            x[i, 13] = float(told)
-            x[i, 14] = float(told and asks_when)
-            x[i, 15] = math.log(max(len(it.row.text), 1)) / 6.0
-            x[i, 16] = float(it.concept_hop)
+            states_time.append(float(told))
+            asks_when_told.append(float(told and asks_when))
+            length.append(math.log(max(len(it.row.text), 1)) / 6.0)
+            concept_hop.append(float(it.concept_hop))
+        x = np.zeros((n, len(FEATURES)))
+        x[:, :len(_SINGLE)] = np.array(columns).T
         for k, (a, b) in enumerate(_PRODUCTS, len(_SINGLE)):
             x[:, k] = x[:, a] * x[:, b]
         return x
@@ -325,6 +358,29 @@ class FittedRanker:
         value = (row.metadata or {}).get(key) if key else None
         said = rank_time.said_on(value) if isinstance(value, str) and value else None
         return said or rank_time.recorded_on(row.created_at)
+
+
+class _RankedHits(Sequence[SearchHit]):
+    """The ranked candidates as hits, each made when read: resolution reads about k of a pool of hundreds, and
+    making them all was most of the ranking's time (bench/README.md "Search latency, round 14")."""
+
+    def __init__(self, items: list[_Item], scores: list[float], order: list[int]) -> None:
+        self._items, self._scores, self._order = items, scores, order
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    @overload
+    def __getitem__(self, at: int) -> SearchHit: ...
+
+    @overload
+    def __getitem__(self, at: slice) -> _RankedHits: ...
+
+    def __getitem__(self, at: int | slice) -> SearchHit | _RankedHits:
+        if isinstance(at, slice):
+            return _RankedHits(self._items, self._scores, self._order[at])
+        i = self._order[at]
+        return _hit(self._items[i], _probability(self._scores[i]))
 
 
 def _strongest(items: Iterable[_Item], n: int) -> list[_Item]:
@@ -346,6 +402,6 @@ def _probability(log_odds: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(min(log_odds, 700.0), -700.0)))
 
 
-def _hit(item: _Item, score: float) -> SearchHit:
+def _hit(item: _Item, score: float, path: str | None = None) -> SearchHit:
     return SearchHit(id=item.row.id, kind=item.row.kind, text=item.row.text, score=score,
-                     vector_rank=item.dense_rank, keyword_rank=item.keyword_rank, graph_path=item.path)
+                     vector_rank=item.dense_rank, keyword_rank=item.keyword_rank, graph_path=path or item.path)

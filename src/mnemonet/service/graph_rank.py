@@ -55,8 +55,8 @@ class Candidate:
 class Ranking:
     """``GraphRanker.rank``'s result: hits and folded statements, each best first."""
 
-    hits: list[SearchHit]
-    folded: list[SearchHit]
+    hits: Sequence[SearchHit]
+    folded: Sequence[SearchHit]
 
 
 @dataclass

@@ -44,7 +44,12 @@ _TIME_WORDS = frozenset({
     "recently", "lately", "earlier", "since", "summer", "winter", "spring", "autumn",
 })
 _YEAR = re.compile(r"\b(?:19|20)\d\d\b")
-_WORD = re.compile(r"[a-z]+")
+# A text's words are its runs of a-z once lower-cased (as the regular expression [a-z]+ finds them), split out
+# of its ASCII bytes, every other character a space: 2.1 against 9.0 us for a 200-character text, for every
+# candidate of every search (it was ~1.3 of 3.8 ms of Python a search at 100k, bench/README.md "Search latency,
+# round 14").
+_TIME_BYTES = frozenset(word.encode() for word in _TIME_WORDS)
+_LETTERS_ONLY = bytes(c if ord("a") <= c <= ord("z") else ord(" ") for c in range(256))
 _ASKS_WHEN = re.compile(r"^\W*(?:when|how long|since when)\b|\bwhat (?:year|month|date|day|time)\b", re.IGNORECASE)
 _ISO = re.compile(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?")
 
@@ -67,7 +72,8 @@ def asks_when(query: str) -> bool:
 
 def states_time(text: str) -> bool:
     """Whether a text says when something happened (a date, a weekday, "yesterday", "two weeks ago" ...)."""
-    return not _TIME_WORDS.isdisjoint(_WORD.findall(text.lower())) or _YEAR.search(text) is not None
+    words = text.lower().encode("ascii", "replace").translate(_LETTERS_ONLY).split()
+    return not _TIME_BYTES.isdisjoint(words) or (("19" in text or "20" in text) and _YEAR.search(text) is not None)
 
 
 @lru_cache(maxsize=4096)

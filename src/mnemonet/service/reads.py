@@ -10,6 +10,7 @@ items, concepts and open contradictions for the dashboard and the CLI.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -47,8 +48,8 @@ class Reads:
         # Scanned: remember sends the query to the language model, which may be a remote service.
         query = ctx.check_input(query, "query")
         k = ctx.settings.search_k
-        hits = await ctx.retriever.search(query, k=k)
-        shared = [(name, other, await other.retriever.search(query, k=k)) for name, other in await self._shared()]
+        hits, spaces = await asyncio.gather(ctx.retriever.search(query, k=k), self._shared())  # as in search
+        shared = [(name, other, await other.retriever.search(query, k=k)) for name, other in spaces]
         if shared:  # the best k over this space and the ones shared into it
             best = {h.id for h in _best([*hits, *(h for _, _, found in shared for h in found)], k)}
             hits = [h for h in hits if h.id in best]
@@ -105,8 +106,9 @@ class Reads:
     ) -> list[SearchHit]:
         """The ``k`` best hits here and in the spaces shared into this one, each with its use count."""
         query = self._ctx.check_input(query, "query", secrets=False)
-        hits = await _search_in(self._ctx, query, k, kinds, since, mode)
-        for name, other in await self._shared():  # read-only, and not on to what that space reads
+        # Which spaces are shared into this one is a graph read of its own: made while this space is searched.
+        hits, shared = await asyncio.gather(_search_in(self._ctx, query, k, kinds, since, mode), self._shared())
+        for name, other in shared:  # read-only, and not on to what that space reads
             hits += [h.model_copy(update={"space": name})
                      for h in await _search_in(other, query, k, kinds, since, mode)]
         return _best(hits, k)

@@ -16,12 +16,12 @@ import math
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
-from typing import Literal
+from typing import Any, Literal
 
 from mnemonet.embed.base import Embedder
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.views import SearchHit, StatementView
-from mnemonet.service.fitted_rank import FittedRanker, Pool
+from mnemonet.service.fitted_rank import FittedRanker, Origins, Pool
 from mnemonet.service.graph_rank import Candidate, GraphRanker, Ranking
 from mnemonet.service.priors import with_priors
 from mnemonet.settings import Settings
@@ -65,24 +65,40 @@ class Retriever:
         if mode not in SEARCH_MODES:
             raise InvalidInput(f"mode: must be one of {', '.join(SEARCH_MODES)}")
         kinds_list, since = check_kinds(kinds), check_since(since)
-        if self._caught_up is not None:
-            await self._caught_up()
+        # The wait for the writes acknowledged before (with the shared queue, a read of it) holds back every
+        # read of the stores, not the query's embedding: the fitted ranking embeds meanwhile.
+        settled = asyncio.ensure_future(self._caught_up()) if self._caught_up is not None else None
+        try:
+            return await self._search(query, k, kinds_list, since, mode, settled)
+        finally:
+            if settled is not None and not settled.done():
+                settled.cancel()
+            elif settled is not None and not settled.cancelled():
+                settled.exception()  # one error is reported (the search's); this one is retrieved, not lost
+
+    async def _search(
+        self, query: str, k: int, kinds_list: list[str] | None, since: int | None, mode: SearchMode,
+        settled: asyncio.Future[None] | None,
+    ) -> list[SearchHit]:
         # The same candidate pool whatever k is, so a smaller k returns a prefix of a larger one.
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)
         if mode == "hybrid+graph" and self.settings.search_ranking == "fitted":
-            ranking = await self._fitted(query, pool, kinds_list, since)
+            ranking = await self._fitted(query, pool, kinds_list, since, settled)
             hits = await self._resolve([ranking.hits, ranking.folded], k)
             return _normalise(hits[:k])
+        if settled is not None:
+            await settled
         if mode == "keyword":
             raw = await self.vectors.keyword(query, pool, kinds_list, since)
         elif mode == "vector":
             raw = await self.vectors.knn(await self._embed_query(query), pool, kinds_list, since)
         else:
-            # An embedder on this machine's cores is waited for: overlapping it with PostgreSQL's work
-            # made both slower (bench/README.md). A remote one is not: keyword search runs meanwhile.
+            # An embedder that takes every core of this machine is waited for: overlapping it with PostgreSQL's
+            # work made both slower (bench/README.md). Another (remote, or a query on one thread) is not: keyword
+            # search runs meanwhile.
             embed = partial(self._embed_query, query)
             raw = await self.vectors.hybrid(
-                query, await embed() if self.embedder.computes_locally else embed, pool, kinds_list, since
+                query, await embed() if self.embedder.query_takes_all_cores else embed, pool, kinds_list, since
             )
             raw = await self._with_priors(raw)
         if mode == "hybrid+graph" and raw:
@@ -94,30 +110,53 @@ class Retriever:
             hits = await self._resolve([[_to_hit(h, mode) for h in raw]], k)
         return _normalise(hits[:k])
 
-    async def _fitted(self, query: str, pool: int, kinds: list[str] | None, since: int | None) -> Ranking:
+    async def _fitted(
+        self, query: str, pool: int, kinds: list[str] | None, since: int | None, settled: asyncio.Future[None] | None
+    ) -> Ranking:
         """Both lists, each ``hybrid_candidate_factor`` times ``pool`` long, ranked by ``FittedRanker``."""
         n = min(pool * self.settings.hybrid_candidate_factor, self.settings.vector_max_k)
-        return self.fitted.rank(await self.candidate_pool(query, n, kinds, since))
+        return self.fitted.rank(await self.candidate_pool(query, n, kinds, since, settled))
 
     async def candidate_pool(
-        self, query: str, per_list: int, kinds: list[str] | None = None, since: int | None = None
+        self, query: str, per_list: int, kinds: list[str] | None = None, since: int | None = None,
+        settled: asyncio.Future[None] | None = None,
     ) -> Pool:
         """The fitted ranking's candidates with their features, the k-NN and keyword lists ``per_list`` long
-        (what hybrid+graph search ranks; the bench measures and fits on it)."""
-        if self.embedder.computes_locally:  # as in hybrid: a local embedder first, a remote one beside keyword
+        (what hybrid+graph search ranks; the bench measures and fits on it). The stores are read once
+        ``settled`` (if any) is done; the query is embedded meanwhile."""
+        # The keyword list's statements are looked up for folding as soon as it is read, beside the embedding
+        # or the k-NN search (bench/README.md "Search latency, round 14").
+        if self.embedder.query_takes_all_cores:  # as in hybrid: such an embedder first, another beside keyword
             vector = await self._embed_query(query)
-            dense, lexical = await asyncio.gather(
-                self.vectors.knn(vector, per_list, kinds, since), self.vectors.keyword(query, per_list, kinds, since))
+            dense, (lexical, origins) = await asyncio.gather(
+                self._settled_then(settled, self.vectors.knn, vector, per_list, kinds, since),
+                self._keyword_then_origins(query, per_list, kinds, since, settled))
         else:
-            (vector, dense), lexical = await asyncio.gather(self._embed_then_knn(query, per_list, kinds, since),
-                                                            self.vectors.keyword(query, per_list, kinds, since))
-        return await self.fitted.pool(query, vector, dense, lexical, kinds, since)
+            (vector, dense), (lexical, origins) = await asyncio.gather(
+                self._embed_then_knn(query, per_list, kinds, since, settled),
+                self._keyword_then_origins(query, per_list, kinds, since, settled))
+        return await self.fitted.pool(query, vector, dense, lexical, kinds, since, origins)
+
+    @staticmethod
+    async def _settled_then(
+        settled: asyncio.Future[None] | None, read: Callable[..., Awaitable[list[VectorHit]]], *args: Any
+    ) -> list[VectorHit]:
+        if settled is not None:
+            await settled
+        return await read(*args)
+
+    async def _keyword_then_origins(
+        self, query: str, n: int, kinds: list[str] | None, since: int | None, settled: asyncio.Future[None] | None
+    ) -> tuple[list[VectorHit], Origins]:
+        lexical = await self._settled_then(settled, self.vectors.keyword, query, n, kinds, since)
+        folds = kinds is None or "observation" in kinds  # as FittedRanker.pool: statements fold into observations
+        return lexical, await self.fitted.origins(lexical) if folds else {}
 
     async def _embed_then_knn(
-        self, query: str, n: int, kinds: list[str] | None, since: int | None
+        self, query: str, n: int, kinds: list[str] | None, since: int | None, settled: asyncio.Future[None] | None
     ) -> tuple[list[float], list[VectorHit]]:
         vector = await self._embed_query(query)
-        return vector, await self.vectors.knn(vector, n, kinds, since)
+        return vector, await self._settled_then(settled, self.vectors.knn, vector, n, kinds, since)
 
     async def _with_priors(self, raw: list[VectorHit]) -> list[VectorHit]:
         """Recency and use fused in as two more ranked lists, when their settings weigh them (priors.py)."""
@@ -131,7 +170,7 @@ class Retriever:
         [vector] = await self.embedder.embed([query], kind="query")
         return vector
 
-    async def _resolve(self, tiers: list[list[SearchHit]], k: int) -> list[SearchHit]:
+    async def _resolve(self, tiers: list[Sequence[SearchHit]], k: int) -> list[SearchHit]:
         """At least the first ``k`` hits (fewer if there are not), superseded statements dropped, contradicted flagged.
 
         Tiers (each best first) stay in order; confidence and recency break ties within one.
@@ -149,9 +188,14 @@ class Retriever:
                     need += 1
                 take, rest = rest[:need], rest[need:]
                 ids = [h.id for h in take if h.kind in ("statement", "summary")]
-                views = {v.id: v for v in await self.graph.get_statements(ids)} if ids else {}
                 observed = [h.id for h in take if h.kind == "observation"]
-                retracted = {r.target_id for r in await self.graph.retractions_of(observed)} if observed else set()
+                # Two independent reads: one round trip's wait when the hits mix statements and observations.
+                statement_views, retractions = await asyncio.gather(
+                    self.graph.get_statements(ids) if ids else _nothing(),
+                    self.graph.retractions_of(observed) if observed else _nothing(),
+                )
+                views = {v.id: v for v in statement_views}
+                retracted = {r.target_id for r in retractions}
                 for h in take:
                     view = views.get(h.id)
                     if view is None:
@@ -162,6 +206,10 @@ class Retriever:
                         kept.append(h.model_copy(update={"flags": flags, "score": h.score * _tie_breaker(view, now)}))
             out += sorted(kept, key=lambda h: h.score, reverse=True)
         return out
+
+
+async def _nothing() -> list[Any]:
+    return []
 
 
 # The largest factor _tie_breaker gives: a hit below another by more than this stays below it.

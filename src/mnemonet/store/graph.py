@@ -723,7 +723,8 @@ class GraphStore:
         return [ObservationView(**_observation_row(r)) for r in rows]
 
     async def extracted_from(self, statement_ids: list[str]) -> dict[str, ObservationView]:
-        """For each statement extracted from an observation (in the same write), that observation.
+        """For each statement extracted from an observation (in the same write), that observation, without its
+        topics (empty: search, which folds statement hits into it, reads none).
 
         Statements claimed later about an observation are absent: they were not extracted from it.
         """

@@ -352,11 +352,17 @@ RECENT_OBSERVATIONS = ("""
 MATCH (o:Observation) WHERE o.created_at >= $since
 WITH o ORDER BY o.created_at DESC, o.id DESC LIMIT $limit""" + _OBSERVATION_VIEW + _BY_RECENCY).strip()
 
-# The observation a statement was extracted from: written with it, so created at the same time.
-EXTRACTED_FROM = ("""
+# The observation a statement was extracted from: written with it, so created at the same time. Search folds
+# hits into it and reads no topics: their PROCESSED edge was half of this read (2 of 3.8 ms for 199 statements
+# at 100k, bench/README.md "Search latency, round 14").
+EXTRACTED_FROM = """
 MATCH (s:Statement)-[:DERIVED_FROM]->(o:Observation)
 WHERE s.id IN $ids AND o.created_at = s.created_at
-WITH s.id AS statement, o""" + _OBSERVATION_VIEW + ", statement\nORDER BY statement, id").strip()
+WITH s.id AS statement, o
+OPTIONAL MATCH (o)-[:RECORDED_BY]->(src:Source)
+RETURN o.id AS id, o.raw_content AS text, o.created_at AS created_at, src.name AS source, o.metadata AS metadata,
+       statement
+ORDER BY statement, id""".strip()
 
 GET_OBSERVATIONS = ("""
 MATCH (o:Observation) WHERE o.id IN $ids""" + _OBSERVATION_VIEW + _BY_RECENCY).strip()
