@@ -26,6 +26,11 @@ the vocabulary does not declare that ends in a preposition of place gives a
 place ("works from home" answers "where"). Asked for a name of someone's someone ("what is Sakura's teacher's
 name?"), an answer must name that someone (the teacher), not only give a name. A statement whose every word
 the question already says ("my sister is Chiara" for "what does my sister Chiara do?") answers nothing.
+
+What a question asks for shapes what answers it: "the <attribute> of <thing>" asks as "<thing>'s
+<attribute>" does; "which <kind>" is answered by a name, or by naming the kind; "what time" by a time of day,
+not a date; "how much" by a value with digits, whatever its relation. ``answering_part`` picks the clause of
+a turn that answers (for words quoted as the answer).
 """
 
 from __future__ import annotations
@@ -45,8 +50,9 @@ _ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
 _QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how", "why")
 # "Why" asks for a reason: only words that give one (a causal connective) answer it.
 _CAUSAL = frozenset({"because", "cause", "cos", "cuz", "since", "due", "reason", "so"})
-# The auxiliaries of a question about the past ("where did I work?", "what was ...", "what did I use to ...").
+# The first person plural: a question in it alone is of a team ("what do we use for chat?").
 _PLURAL_FIRST = frozenset({"we", "us", "our", "ours", "ourselves"})
+# The auxiliaries of a question about the past ("where did I work?", "what was ...", "what did I use to ...").
 _PAST_AUXILIARIES = frozenset({"did", "was", "were", "used", "had"})
 # The first words of a question asking yes or no ("do I still smoke?", "is Marco my manager?").
 _POLAR_OPENERS = frozenset({"is", "are", "am", "do", "does", "can", "will", "has", "have"})
@@ -129,9 +135,14 @@ class Question:
                    polar=polar, attribute=attribute, the_holder=holder, named=named,
                    clock=_WHAT_TIME.search(text.casefold()) is not None,
                    which=next(iter(terms(w.group(1), me)), None) if (w := _WHICH.search(text.casefold())) else None,
-                   amount=wh == "how" and bool(_AMOUNT_ASKED & set(raw)),
-                   names=frozenset(terms(" ".join(_NAME_WORD.findall(text)[1:] if text[:1].isupper() else
-                                                  _NAME_WORD.findall(text)), me)) - _CALENDAR_WORDS)
+                   amount=wh == "how" and bool(_AMOUNT_ASKED & set(raw)), names=_names_said(text, me))
+
+
+def _names_said(text: str, asker: str) -> frozenset[str]:
+    """The words of the names a question says: words with a capital and small letters, not its first word, no day
+    or month ("elena" of "what shoe size is Elena?"; not "DBA", "Q3", "Saturday")."""
+    found = _NAME_WORD.findall(text)
+    return frozenset(terms(" ".join(found[1:] if text[:1].isupper() else found), asker)) - _CALENDAR_WORDS
 
 
 def subject_words(subject: str, asker: str) -> frozenset[str] | None:
@@ -239,13 +250,16 @@ def answering_part(text: str, q: Question, speaker: str, gives: Callable[[str], 
         return text
     words = [set(terms(part, speaker)) for part in parts]
     # Of a turn about several people ("Anneke starts at 8am, Rahul comes in at 10am"), a clause naming the one
-    # asked of answers, with a word of the question besides the name.
+    # asked of answers, with a word of the question besides the name, or a value of the kind asked ("10am").
     naming = [bool(q.names & w) for w in words]
-    # A value of the kind asked ("10am" for "when") counts as a word of the question it covers.
-    kind = [gives(part) if gives else True for part in parts]
-    covered = [len(q.words & w) + (gives is not None and named) if ok and (named or not any(naming))
-               and ((q.words - q.names) & w or gives is not None and named) else 0
-               for w, named, ok in zip(words, naming, kind, strict=True)]
+    covered = []
+    for part, said, named in zip(parts, words, naming, strict=True):
+        kind = gives is not None and named  # counts as a word of the question it covers
+        if gives is not None and not gives(part) or any(naming) and not named \
+                or not (q.words - q.names) & said and not kind:
+            covered.append(0)
+        else:
+            covered.append(len(q.words & said) + kind)
     best = max(covered)
     if best < 2 or covered.count(best) > 1:
         return text
