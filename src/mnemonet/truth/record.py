@@ -75,8 +75,8 @@ _NOT_UNITS = frozenset({
     "now", "this", "that", "last", "next", "each", "every", "from", "so", "then", "is", "was", "it",
 })
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
-# The month after a day and its ordinal ("12th of July", "the 3rd of May").
 _DAY = {"date", "ordinal"}  # the forms of a day of a month, with its month or without
+# The month after a day and its ordinal ("12th of July", "the 3rd of May").
 _MONTH_AFTER = re.compile(r"\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
 _CLOCK = frozenset({"am", "pm"})
 # A name: a word with a capital letter, joined to the next by a space, a dot or a connecting word; not by
@@ -101,7 +101,7 @@ _DETERMINERS = frozenset({
 # does a habit taken up or given up ("gave up coffee, it's green tea for me now").
 _GENERIC = frozenset({"has_property", "has_value", "has_status", HABIT_RELATION})
 # Pronouns standing for a thing said before ("put it up", "that's gone up").
-_ANAPHORA = frozenset({"it", "it's", "its", "that", "that's", "this", "this's"})
+_ANAPHORA = frozenset({"it", "it's", "its", "that", "that's", "this"})
 _SWITCHED = "uses"  # what the extraction writes a switch as when it cannot tell the slot ("moved my account to Monzo")
 
 
