@@ -98,8 +98,8 @@ class Mapper:
         self.speaker = speaker
         self.today = today
         self.named = _one_named_person(doc)
-        # Who he/she is when no one is named by a name: the one person spoken of ("my sister moved to Leeds, she
-        # works at the BBC"; "Beatriz has left, she's at Monzo now" with the name parsed as a common noun).
+        # Who he/she is when the parser found no person's name: the one person spoken of ("my sister moved to
+        # Leeds, she works at the BBC"; "Beatriz has left, she's at Monzo now", the name parsed as a common noun).
         self.antecedent = _one_person_spoken_of(doc) if self.named is None else None
         # Pronouns of a reported clause bound to the one who reports it (token index -> reporter).
         self._bound: dict[int, Token] = {}
