@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import random
 import sys
 import time
@@ -55,6 +54,7 @@ from search_latency import (  # also puts this tree's src/ first on sys.path
     steal_share,
     write_graph,
 )
+from worker_side import WorkerSide, loadavg
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -71,7 +71,6 @@ from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
 
 DATA_DIR = REPO / ".data" / "bench" / "remember_latency"
 GRAPH, SCHEMA = "remember_latency", "remember_latency"
-WORKER = Path(__file__).resolve().parent / "remember_worker.py"
 YEAR_MS = 365 * 24 * 3600 * 1000
 TURNS_PER_SESSION = 4
 LINK_WRITERS = 8
@@ -330,58 +329,25 @@ async def load(svc: MemoryService, turns: list[Turn], all_links: list[tuple[int,
 
 
 @dataclass
-class Side:
-    """One code version's subprocess: its label, source tree and settings changed."""
+class Side(WorkerSide):
+    """One code version's worker, and what it answered."""
 
-    label: str
-    src: Path
-    change: dict[str, str]
-    process: asyncio.subprocess.Process | None = None
     ms: list[float] = field(default_factory=list)
     first_lines: dict[str, str] = field(default_factory=dict)
-
-    async def start(self, settings: dict[str, object], log: Path) -> str:
-        env = {**os.environ, "PYTHONPATH": str(self.src)}
-        with log.open("ab") as err:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable, str(WORKER), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=err, env=env)
-        ready = await self.send({"settings": {**settings, **self.change}, "schema": SCHEMA})
-        return str(ready["code"])
-
-    async def send(self, message: dict[str, object]) -> dict[str, object]:
-        assert self.process is not None and self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        await self.process.stdin.drain()
-        line = await self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{self.label}: the worker ended (its log: {DATA_DIR / 'workers.log'})")
-        reply: dict[str, object] = json.loads(line)
-        return reply
-
-    async def stop(self) -> None:
-        if self.process is not None and self.process.stdin is not None:
-            self.process.stdin.write(b"\n")
-            await self.process.stdin.drain()
-            await self.process.wait()
-
-
-def loadavg() -> str:
-    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 async def timed(sides: list[Side], asked: list[Question], rounds: int) -> None:
     """Every question to every side in turn, the order rotating; a first untimed round warms each side."""
     for q in asked:
         for side in sides:
-            reply = await side.send({"query": q.query, "source": q.asker})
+            reply = await side.send({"call": "remember", "query": q.query, "source": q.asker})
             side.first_lines[q.query] = str(reply["first"])
     for r in range(rounds):
         for n, q in enumerate(asked):
             shift = (r * len(asked) + n) % len(sides)
             for side in sides[shift:] + sides[:shift]:
-                reply = await side.send({"query": q.query, "source": q.asker})
-                side.ms.append(float(reply["ms"]))  # type: ignore[arg-type]
+                reply = await side.send({"call": "remember", "query": q.query, "source": q.asker})
+                side.ms.append(float(reply["ms"]))
 
 
 async def run(sizes: list[int], baseline: str, rounds: int, reuse: bool, writers: int) -> None:
@@ -426,7 +392,7 @@ async def run(sizes: list[int], baseline: str, rounds: int, reuse: bool, writers
                      Side(f"baseline {baseline}", tree / "src", {})]
             try:
                 for side in sides:
-                    code = await side.start(config, log)
+                    code = await side.start({"settings": config, "schema": SCHEMA}, log)
                     print(f"{side.label}: {code}", file=sys.stderr)
                 at_start, ticks = loadavg(), cpu_ticks()
                 await timed(sides, asked, rounds)

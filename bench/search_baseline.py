@@ -6,7 +6,7 @@
     python bench/search_baseline.py --baseline HEAD --baseline-set embed_single_text_threads=0   # one setting
 
 Starts the two servers on the data ``search_latency.py`` (default) or ``scale.py`` (``--data scale``) loaded,
-and one subprocess per code version (``search_worker.py``): this tree's ``src/`` and the baseline revision's,
+and one subprocess per code version (``timing_worker.py``): this tree's ``src/`` and the baseline revision's,
 checked out as a git worktree under ``.data/bench/`` (``baseline.py``). Each query goes to both in turn, the
 order alternating, round after round (a first untimed round warms both), so the machine's load falls on both
 alike; the time is taken in the subprocess around ``MemoryService.search`` alone, query embedding included.
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import os
 import random
 import statistics
 import sys
@@ -32,50 +30,17 @@ from baseline import baseline_tree
 from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB
 from mnemonet.store.embedded_postgres import EmbeddedPostgres
 from search_latency import cpu_ticks, pct, steal_share
+from worker_side import WorkerSide, loadavg
 
 REPO = Path(__file__).resolve().parent.parent
-WORKER = Path(__file__).resolve().parent / "search_worker.py"
 
 
 @dataclass
-class Side:
-    """One code version's subprocess: its label and source tree, and what it answered."""
+class Side(WorkerSide):
+    """One code version's worker, and what it answered."""
 
-    label: str
-    src: Path
-    change: dict[str, str] = field(default_factory=dict)
-    process: asyncio.subprocess.Process | None = None
     ms: list[float] = field(default_factory=list)
     hits: dict[str, list[list[object]]] = field(default_factory=dict)
-
-    async def start(self, config: dict[str, object], log: Path) -> str:
-        env = {**os.environ, "PYTHONPATH": str(self.src)}
-        with log.open("ab") as err:
-            self.process = await asyncio.create_subprocess_exec(
-                sys.executable, str(WORKER), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=err, env=env)
-        settings = {**config["settings"], **self.change}  # type: ignore[dict-item]
-        return str((await self.send({**config, "settings": settings}))["code"])
-
-    async def send(self, message: dict[str, object]) -> dict[str, object]:
-        assert self.process is not None and self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write((json.dumps(message) + "\n").encode())
-        await self.process.stdin.drain()
-        line = await self.process.stdout.readline()
-        if not line:
-            raise RuntimeError(f"{self.label}: the worker ended (see its log)")
-        reply: dict[str, object] = json.loads(line)
-        return reply
-
-    async def stop(self) -> None:
-        if self.process is not None and self.process.stdin is not None:
-            self.process.stdin.write(b"\n")
-            await self.process.stdin.drain()
-            await self.process.wait()
-
-
-def loadavg() -> str:
-    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 async def count_rows(url: str, schema: str) -> int:
@@ -121,15 +86,15 @@ async def run(data: str, baseline: str, rounds: int, n_queries: int, change: dic
                   file=sys.stderr)
         for q in asked[:5]:
             for side in sides:
-                await side.send({"query": q})
+                await side.send({"call": "search", "query": q})
         at_start, ticks = loadavg(), cpu_ticks()
         for r in range(rounds):
             for n, q in enumerate(asked):
                 shift = (r * len(asked) + n) % len(sides)
                 for side in sides[shift:] + sides[:shift]:
-                    reply = await side.send({"query": q})
-                    side.ms.append(float(reply["ms"]))  # type: ignore[arg-type]
-                    side.hits[q] = reply["hits"]  # type: ignore[assignment]
+                    reply = await side.send({"call": "search", "query": q})
+                    side.ms.append(float(reply["ms"]))
+                    side.hits[q] = reply["hits"]
         steal, at_end = steal_share(ticks, cpu_ticks()), loadavg()
     finally:
         for side in sides:
