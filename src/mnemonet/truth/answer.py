@@ -202,7 +202,8 @@ def compose(
 
     question = Question.read(recall.query, asker)
     # A turn's "he" or "she" is whom its speaker's turn before spoke of (``anaphora``): read as about them.
-    recall = recall.model_copy(update={"observations": bind(recall.observations, _drawn(recall))})
+    drawn = _drawn(recall)
+    recall = recall.model_copy(update={"observations": bind(recall.observations, drawn)})
     wanted = question.words
     retractions = [r for r in recall.retractions if terms(r.target_text, question.asker) & wanted - {"user"}]
     facts = [s for s in recall.statements if not s.summary]
@@ -255,11 +256,11 @@ def compose(
                      named=lambda s: question.polar and not vocabulary.single_valued(s.predicate))
     if chosen is not None and (instead := _said_instead(chosen, live, question, vocabulary)) is not None:
         scores[instead.id], chosen = scores[chosen.id], instead
-    lead_st = _with_status(chosen, recall, live, question, vocabulary) if chosen is not None else None
-    drawn = _drawn(recall)
+    lead_st = _with_status(chosen, recall, live, question, vocabulary, drawn) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary, drawn)
     if lead_st is None:
-        return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence)
+        return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence,
+                                drawn)
 
     group = key(lead_st)
     related = [s for s in answering if s.id != lead_st.id]
@@ -412,13 +413,14 @@ def _drawn(recall: Recall) -> dict[str, list[StatementView]]:
 def _nothing_answers(
     recall: Recall, question: Question, live: list[StatementView], scores: dict[str, float],
     missed: list[ObservationView], retractions: list[RetractionView], max_evidence: int,
+    drawn: dict[str, list[StatementView]],
 ) -> Composition:
     """No statement answers: what was said (an observation nothing was extracted from), else ``NOTHING``
     with the closest statements as related, at low confidence."""
     if missed:
         lead, lead_id, cited = _record_lead(missed, recall.observations,
                                             f"No statement answers that yet; {_said(missed[0], question)}.", question)
-        cited = _with_addition(cited, recall, question, _drawn(recall))
+        cited = _with_addition(cited, recall, question, drawn)
         return Composition(lead=lead, lead_id=lead_id, observations=cited[:max_evidence], retractions=retractions,
                            lead_words=_part(missed[0], question) if lead_id == missed[0].id else None,
                            confidence=round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2))
@@ -619,7 +621,7 @@ def _precise(statements: list[StatementView], vocabulary: Vocabulary) -> list[St
 
 
 def _with_status(lead: StatementView, recall: Recall, live: list[StatementView], question: Question,
-                 vocabulary: Vocabulary) -> StatementView:
+                 vocabulary: Vocabulary, drawn: dict[str, list[StatementView]]) -> StatementView:
     """The state of the lead's thing said after ``lead``, when there is one ("the offsite got cancelled" after
     "the offsite is on the 14th"; "my Halifax account" closed after "I have an account at Halifax"): whatever
     is asked about a thing, that it is cancelled, closed or over comes first. Unless the thing is the lead's
@@ -634,7 +636,7 @@ def _with_status(lead: StatementView, recall: Recall, live: list[StatementView],
         return lead
     status = max(later, key=lambda s: s.created_at)
     if _thing(status.subject) <= object_words(lead.object) \
-            and said_since(lead, recall.observations, _drawn(recall), question, vocabulary) is not None:
+            and said_since(lead, recall.observations, drawn, question, vocabulary) is not None:
         return lead
     return status
 
