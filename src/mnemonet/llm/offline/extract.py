@@ -20,6 +20,7 @@ from mnemonet.llm.offline import lexicon as lx
 from mnemonet.llm.offline.mapping import Mapper, is_question
 from mnemonet.llm.offline.parser import extract_triples as rule_triples
 from mnemonet.model.records import Revision
+from mnemonet.truth.cues import says_change, says_correction
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -55,9 +56,9 @@ def revision_of(sentence: Span) -> Revision | None:
     """ "correction" when the sentence corrects an earlier value ("sorry", "actually", "X is wrong", any
     form of the verb "correct", "I misspoke", "typo"), "change" when it says the value changed ("now",
     "no longer", "since the reorg"), else None."""
-    if _CORRECTION.search(sentence.text) or any(_corrects(t) for t in sentence):
+    if says_correction(sentence.text) or any(_corrects(t) for t in sentence):
         return "correction"
-    if _CHANGE.search(sentence.text) or any(t.lower_ == "since" and t.dep_ == "prep" for t in sentence):
+    if says_change(sentence.text) or any(t.lower_ == "since" and t.dep_ == "prep" for t in sentence):
         return "change"
     return None
 
@@ -150,8 +151,6 @@ def _words(phrases: tuple[str, ...]) -> str:
     return "|".join(r"\s+".join(map(re.escape, p.split())) for p in sorted(phrases, key=len, reverse=True))
 
 
-_CORRECTION = re.compile(rf"\b(?:{_words(lx.CORRECTION_CUES)})\b", re.IGNORECASE)
-_CHANGE = re.compile(rf"\b(?:{_words(lx.CHANGE_CUES)})\b", re.IGNORECASE)
 # One or more cues ending in punctuation: "No, wait, ...", "no wait, ...", "Hold on: ...".
 _CUE = _words(lx.LEADING_CUES)
 _LEADING_CUE = re.compile(rf"^(?:(?:(?:{_CUE})\s+)*(?:{_CUE})\s*[,:;.!-]+\s*)+", re.IGNORECASE)

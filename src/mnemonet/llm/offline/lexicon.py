@@ -276,18 +276,11 @@ APPOINT_VERBS = frozenset({"make", "name", "appoint", "elect"})
 CHANGE_MODIFIERS = frozenset({"new", "current", "latest", "present"})
 FORMER_MODIFIERS = frozenset({"old", "former", "previous", "ex"})
 
-# -- revision cues ----------------------------------------------------------------
-# Words by which a sentence says it replaces an earlier value (``Triple.revision``): a correction
-# wins over a change when both are present. Matched on whole words, case-insensitively.
-CORRECTION_CUES = (
-    "sorry", "actually", "correction", "corrected", "i meant", "my mistake", "my bad", "mistaken", "wrong",
-    "incorrect", "not right", "scratch that", "oops", "to correct", "i misspoke", "no wait", "hold on", "or rather",
-)
+# -- revision cues (the cue words themselves: ``truth.cues``) -----------------------
 # Lemmas by which a sentence corrects itself whatever their form ("let me correct that", "I misspoke",
 # "typo earlier"); "correct" counts as a verb only ("that's correct" confirms).
 CORRECTION_LEMMAS = frozenset({"correct", "correction", "misspeak", "misspoke", "typo", "mistake", "misremember"})
 MISTAKEN_WORDS = frozenset({"wrong", "mistaken", "incorrect"})
-CHANGE_CUES = ("now", "no longer", "anymore", "any more", "nowadays", "these days", "instead", "since then")
 # Cues that open a text before its first clause ("Correction: ...", "Sorry, ..."): stripped before
 # parsing, since the small parser takes "correction" for the subject of what follows.
 LEADING_CUES = ("correction", "sorry", "oops", "my mistake", "my bad", "actually", "no", "wait", "to correct that",
