@@ -28,7 +28,11 @@ extraction missed it), the lead says what was said (the clause that answers, ``r
 by whom and when, and the older statement follows as evidence. A turn's "he" or "she" is read as about the
 person its speaker's turn before spoke of (``anaphora``). A turn of the speaker's adding to the words that
 lead, among their next few ("I'm allergic to penicillin", then "oh and shellfish as well"), nothing drawn
-from it about anyone else, is shown beside the lead: an addition the extraction could not complete.
+from it about anyone else, is shown beside the lead: an addition the extraction could not complete. A turn among
+the next few after what answers that says it replaces it, in words no rule placed, leads in its place (its clauses
+naming what it replaced left out): a statement drawn from it marked a change or a correction, a cue of one in its
+words (``cues``), or, in a conversation, a value two speakers agree on ("how about the Red Lion?", "Red Lion
+works"); by the same speaker, unless the question is no one's own (``_replaced_next``).
 
 Contradictions: an open one is read by the same policy the validation worker
 applies (``currency.standing``; a worker's inference speaks for the speaker of
@@ -64,10 +68,11 @@ from mnemonet.model.api import Recall
 from mnemonet.model.ids import short_id
 from mnemonet.model.views import ContradictionView, ObservationView, RetractionView, StatementView, when
 from mnemonet.truth.anaphora import bind
+from mnemonet.truth.cues import revision_cue
 from mnemonet.truth.currency import Policy, standing
 from mnemonet.truth.polar import verdict, with_verdict
 from mnemonet.truth.realise import realise
-from mnemonet.truth.record import gives_kind, said_since, value_since
+from mnemonet.truth.record import gives_kind, said_since, value_since, values_named
 from mnemonet.truth.relevance import (
     ANSWERS,
     Question,
@@ -76,6 +81,7 @@ from mnemonet.truth.relevance import (
     gives_reason,
     holds_role,
     holds_thing,
+    leaving_out,
     score,
     text_gives_attribute,
 )
@@ -101,7 +107,8 @@ _ADDITIVE = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[.,;:!?)]|$))|^\W*
 # "Bruno's flight", "this year's offsite": a possessor (with the word fixing which one it is) and its noun.
 _POSSESSION = re.compile(r"(?:\b(?P<det>this|last|next|that)\s+)?\b(?P<owner>[a-z][\w-]*)'s\s+(?:[a-z-]+\s+)?"
                          r"(?P<noun>[a-z][\w-]*)")
-_ADDING_TURNS = 3  # how far after a speaker's words an addition to them is looked for
+_ADDING_TURNS = 3  # how far after a speaker's words an addition to them, or a change of them, is looked for
+_SHORT_WORD = 3  # words this short ("he", "all") say nothing of what a turn is about
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
 
 
@@ -258,9 +265,22 @@ def compose(
         scores[instead.id], chosen = scores[chosen.id], instead
     lead_st = _with_status(chosen, recall, live, question, vocabulary, drawn) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary, drawn)
+    # What answers may be replaced by a turn right after it that says so in words no rule placed.
+    origin = missed[0] if missed else _origin(lead_st, recall) if lead_st is not None else None
+    slot_asked = vocabulary.canonical(lead_st.predicate) if lead_st is not None and not missed else None
+    replacing = _replaced_next(origin, slot_asked, recall, question, drawn, vocabulary) if origin else None
+    words_score = observation_score(missed[0], question) if missed else 0.0  # how well the words that lead answer
+    old_values: list[frozenset[str]] = []  # the names and numbers of what the replacing words replace
+    if origin is not None and replacing is not None:
+        # the replacing words answer as well as what they replace (they need not repeat the question's words)
+        answered = observation_score(origin, question) if missed or lead_st is None else scores[lead_st.id]
+        words_score = max(observation_score(replacing, question), answered)
+        old_values = [v for v in values_named(origin.text if slot_asked is None or lead_st is None
+                                              else lead_st.object) if not v <= object_words(question.text)]
+        missed = [replacing, *missed]
     if lead_st is None:
-        return _nothing_answers(recall, question, live, scores, missed, retractions[:max_evidence], max_evidence,
-                                drawn)
+        return _nothing_answers(recall, question, live, scores, missed, words_score, old_values,
+                                retractions[:max_evidence], max_evidence, drawn)
 
     group = key(lead_st)
     related = [s for s in answering if s.id != lead_st.id]
@@ -300,11 +320,14 @@ def compose(
         missed = [o for o in missed if o.created_at > update.observation.created_at]
     if missed:
         # The record said more since: the newer words lead (who, when); the older statement is evidence.
+        leave_out = old_values if missed[0] is replacing else []
         composition.lead, composition.lead_id, composition.observations = _record_lead(
-            missed, recall.observations, f"{_capital(_said(missed[0], question))}.", question)
-        composition.lead_words = _part(missed[0], question) if composition.lead_id == missed[0].id else None
+            missed, recall.observations, f"{_capital(_said(missed[0], question, leave_out))}.", question)
+        composition.lead_words = _part(missed[0], question, leave_out) if composition.lead_id == missed[0].id \
+            else None
         composition.observations = _with_addition(composition.observations, recall, question, drawn)[:max_evidence]
-        composition.confidence = round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2)
+        composition.confidence = round(MISSED_CONFIDENCE * (
+            words_score if missed[0] is replacing else observation_score(missed[0], question)), 2)
     elif update is None and (more := _continued(lead_st, recall, drawn)) is not None:
         composition.observations = [*composition.observations, more][:max_evidence]
     if not missed and not lead_conflicts:
@@ -314,8 +337,8 @@ def compose(
         # One value at a time: what the same speaker said earlier in the slot is replaced, superseded yet or not.
         replaced += [s for s in evidence if key(s) == key(said) and s.created_at < said.created_at
                      and s.source == said.source and vocabulary.single_valued(s.predicate)]
-        origin = min([o.created_at for o in recall.observations if o.id in said.derived_from] or [said.created_at])
-        since = [o.text for o in recall.observations if o.created_at > origin and o.id not in said.derived_from]
+        said_at = min([o.created_at for o in recall.observations if o.id in said.derived_from] or [said.created_at])
+        since = [o.text for o in recall.observations if o.created_at > said_at and o.id not in said.derived_from]
         composition.verdict = verdict(question, said, replaced, vocabulary, since)
     return composition
 
@@ -379,6 +402,63 @@ def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[Sta
                  and all(about(s) for s in drawn.get(turn.id, []))), None)
 
 
+def _origin(statement: StatementView, recall: Recall) -> ObservationView | None:
+    """The latest recalled turn ``statement`` was drawn from."""
+    origins = [o for o in recall.observations if o.id in statement.derived_from]
+    return max(origins, key=lambda o: o.created_at) if origins else None
+
+
+def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, question: Question,
+                   drawn: dict[str, list[StatementView]], vocabulary: Vocabulary) -> ObservationView | None:
+    """The turn that replaces what ``origin`` said, in words no rule placed: of the next ``_ADDING_TURNS`` turns
+    recalled after it (its speaker's; anyone's in a conversation asked of no one's own), the last that says it
+    replaces something (a statement drawn from it marked a change or a correction, or a cue in its words:
+    ``cues``), gives a value of the kind asked and names something ``origin`` and the question do not ("my brother
+    Haruto works as a sous chef", then "Haruto quit the kitchen and he's driving deliveries for a bakery now";
+    "let's meet at the clock tower", then "new plan, outside the library instead"). Not a turn adding to it
+    (``_ADDITIVE``: that is coexistence), nor one whose statements the rules placed in a slot of their own: a
+    replaced statement, or one about whom the question asks in a relation the vocabulary knows other than the
+    ``slot`` answering ("I work at Google now" does not replace "I live in Paris"), nor one taken back. A turn
+    naming no new value that says again a word of what stands confirms it ("yep, sorry all, see you at the
+    library" after "book club is at the Riverside library instead"): it stands."""
+    anyone = not question.first_person or question.ours
+    after = sorted((o for o in recall.observations if o.created_at > origin.created_at), key=lambda o: o.created_at)
+    later = [o for o in after if anyone or o.source == origin.source][:_ADDING_TURNS]
+    placed = {i for s in recall.superseded for i in s.superseded_by}
+    known = set(object_words(origin.text)) | object_words(question.text)
+
+    def agreed(turn: ObservationView) -> bool:
+        """Whether ``turn`` names a new value another speaker proposed since ``origin`` ("how about the Red Lion?",
+        then "Red Lion works"): in a conversation, what two agree on replaces what was said before."""
+        proposed = {v for o in after if o.created_at < turn.created_at and o.source != turn.source
+                    for v in values_named(o.text)}
+        return anyone and any(v in proposed and not v <= known for v in values_named(turn.text))
+
+    def replaces(turn: ObservationView) -> bool:
+        said = drawn.get(turn.id, [])
+        marked = any(s.revision is not None for s in said) or revision_cue(turn.text) is not None or agreed(turn)
+        elsewhere = any(s.id in placed or about_subject(s, question) and vocabulary.known(s.predicate)
+                        and vocabulary.canonical(s.predicate) != slot for s in said)
+        return marked and not elsewhere and not any(s.id in taken_back for s in said) \
+            and not _ADDITIVE.search(turn.text) and gives_kind(turn.text, question) \
+            and bool(object_words(turn.text) - known)
+
+    def confirms(turn: ObservationView, standing: ObservationView) -> bool:
+        """Whether ``turn`` names no new value and says again a word of what stands beside the question's."""
+        if any(not v <= known | object_words(standing.text) for v in values_named(turn.text)):
+            return False
+        said = {w for w in terms(turn.text, turn.source or "user") - question.words if len(w) > _SHORT_WORD}
+        return bool(said & terms(standing.text, standing.source or "user"))
+
+    taken_back = {s.id for s in recall.withdrawn}
+    current = origin
+    for turn in later:
+        # a turn that says again what stands ("yep, see you at the library") confirms it
+        if replaces(turn) and not confirms(turn, current):
+            current = turn
+    return current if current is not origin else None
+
+
 def _record_lead(missed: list[ObservationView], observations: list[ObservationView], lead: str,
                  question: Question) -> tuple[str, str, list[ObservationView]]:
     """(the lead, its id, the observations cited) when what was said leads: the value restated since, if it
@@ -412,18 +492,20 @@ def _drawn(recall: Recall) -> dict[str, list[StatementView]]:
 
 def _nothing_answers(
     recall: Recall, question: Question, live: list[StatementView], scores: dict[str, float],
-    missed: list[ObservationView], retractions: list[RetractionView], max_evidence: int,
-    drawn: dict[str, list[StatementView]],
+    missed: list[ObservationView], words_score: float, replaced: list[frozenset[str]],
+    retractions: list[RetractionView],
+    max_evidence: int, drawn: dict[str, list[StatementView]],
 ) -> Composition:
-    """No statement answers: what was said (an observation nothing was extracted from), else ``NOTHING``
-    with the closest statements as related, at low confidence."""
+    """No statement answers: what was said (an observation nothing was extracted from; its clauses naming
+    ``replaced`` left out), else ``NOTHING`` with the closest statements as related, at low confidence."""
     if missed:
-        lead, lead_id, cited = _record_lead(missed, recall.observations,
-                                            f"No statement answers that yet; {_said(missed[0], question)}.", question)
+        said = _said(missed[0], question, replaced)
+        lead, lead_id, cited = _record_lead(missed, recall.observations, f"No statement answers that yet; {said}.",
+                                            question)
         cited = _with_addition(cited, recall, question, drawn)
         return Composition(lead=lead, lead_id=lead_id, observations=cited[:max_evidence], retractions=retractions,
-                           lead_words=_part(missed[0], question) if lead_id == missed[0].id else None,
-                           confidence=round(MISSED_CONFIDENCE * observation_score(missed[0], question), 2))
+                           lead_words=_part(missed[0], question, replaced) if lead_id == missed[0].id else None,
+                           confidence=round(MISSED_CONFIDENCE * words_score, 2))
     near = sorted((s for s in live if scores[s.id] > 0 or about_subject(s, question)),
                   key=lambda s: -scores[s.id])
     related = _distinct(near)[:max_evidence]
@@ -510,16 +592,18 @@ def _impersonal(text: str) -> bool:
     return not FIRST_PERSON & set(_WORDS.findall(text.casefold()))
 
 
-def _said(o: ObservationView, question: Question) -> str:
+def _said(o: ObservationView, question: Question, leave_out: list[frozenset[str]] | None = None) -> str:
     """Who said what (the clause that answers ``question``, marked as a part when it is one), and when."""
-    part = _part(o, question)
+    part = _part(o, question, leave_out)
     quoted = _one_line(part) if part == o.text else f"...{_one_line(part)}..."
     return f'{o.source or "someone"} said "{quoted}" ({when(o.created_at)})'
 
 
-def _part(o: ObservationView, question: Question) -> str:
+def _part(o: ObservationView, question: Question, leave_out: list[frozenset[str]] | None = None) -> str:
+    """The part of ``o`` that answers ``question``, without the clauses naming what it replaced (``leave_out``)."""
     asked = not gives_kind("", question)  # a kind of value is asked (nothing gives it)
-    return answering_part(o.text, question, o.source or "user",
+    text = leaving_out(o.text, leave_out) if leave_out else o.text
+    return answering_part(text, question, o.source or "user",
                           (lambda part: gives_kind(part, question, clause=True)) if asked else None)
 
 

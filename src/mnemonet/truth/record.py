@@ -468,6 +468,13 @@ def _names(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     return old, False, out
 
 
+def values_named(text: str) -> list[frozenset[str]]:
+    """The values ``text`` names, each as its words: its names, any capitalised word counting ({"red", "lion"}
+    of "Red Lion works"), and its numbers ({"8:15"})."""
+    names = [object_words(n.replace("'s", "").replace("’s", "")) for n in name_runs(text, first_is_name=True)]
+    return [v for v in names if v] + [frozenset({m.group("num")}) for m in _AMOUNT.finditer(text)]
+
+
 def name_runs(text: str, first_is_name: bool = False) -> list[str]:
     """Runs of capitalised words, broken by punctuation; a sentence's capitalised first word only if
     ``first_is_name`` or the sentence names it again ("Soylent made me an offer, I'm at Soylent now"; not

@@ -266,6 +266,28 @@ def answering_part(text: str, q: Question, speaker: str, gives: Callable[[str], 
     return parts[covered.index(best)]
 
 
+def leaving_out(text: str, values: list[frozenset[str]]) -> str:
+    """The longest run of ``text``'s clauses naming none of ``values`` (each named by all its words), as said
+    ("wait no, I got that
+    wrong, it's The Black Horse" of "..., the Red Lion was last month" without the Red Lion); the whole text when
+    no clause or every clause names one."""
+    ends = [0, *(m.end() for m in _CLAUSE_BREAK.finditer(text)), len(text) + 1]
+    spans = [(start, end) for start, end in zip(ends, ends[1:], strict=False) if text[start:end].strip()]
+    names = [any(v <= object_words(text[start:end]) for v in values) for start, end in spans]
+    if not any(names) or all(names):
+        return text
+    best: tuple[int, int] = (0, 0)
+    run_start = None
+    for i, named in enumerate([*names, True]):
+        if not named and run_start is None:
+            run_start = i
+        elif named and run_start is not None:
+            if i - run_start > best[1] - best[0]:
+                best = (run_start, i)
+            run_start = None
+    return text[spans[best[0]][0]:spans[best[1] - 1][1]].strip(" ,;.!?-–—")
+
+
 def _clauses(text: str) -> list[str]:
     out: list[str] = []
     for piece in _CLAUSE_BREAK.split(text.strip()):

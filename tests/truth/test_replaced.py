@@ -1,0 +1,143 @@
+"""A turn right after what answers that says it replaces it, in words no rule placed (``answer._replaced_next``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mnemonet.model.api import Recall
+from mnemonet.model.records import Revision
+from mnemonet.model.views import ObservationView, StatementView
+from mnemonet.settings import Settings
+from mnemonet.truth.answer import compose
+from mnemonet.truth.relevance import leaving_out
+from mnemonet.truth.vocabulary import default_vocabulary
+
+
+def _obs(id_: str, text: str, at: int, source: str = "user") -> ObservationView:
+    return ObservationView(id=id_, text=text, source=source, created_at=at)
+
+
+def _st(id_: str, subject: str, predicate: str, obj: str, origin: str, at: int, source: str = "user",
+        revision: Revision | None = None) -> StatementView:
+    return StatementView(id=id_, subject=subject, predicate=predicate, object=obj, confidence=0.9, created_at=at,
+                         source=source, derived_from=[origin], revision=revision)
+
+
+def _lead(query: str, said: list[ObservationView], statements: list[StatementView], asker: str = "user") -> str:
+    recall = Recall(query=query, statements=statements, observations=said)
+    return compose(recall, 5, default_vocabulary(), Settings(), asker=asker).lead
+
+
+def test_a_change_said_next_in_other_words_replaces_what_answered() -> None:
+    said = [_obs("obs-1", "my brother Haruto works as a sous chef at a ramen place in Leeds", 1),
+            _obs("obs-2", "guess what, Haruto quit the kitchen and he's driving deliveries for a bakery now", 2)]
+    statements = [_st("st-1", "Haruto", "works_as", "sous chef at ramen place in Leeds", "obs-1", 1),
+                  _st("st-2", "Haruto", "drives", "deliveries", "obs-2", 2, revision="change")]
+    lead = _lead("what does Haruto do for work?", said, statements)
+    assert "bakery" in lead and "sous chef" not in lead
+
+
+def test_a_correction_nothing_was_drawn_from_replaces_what_answered() -> None:
+    said = [_obs("obs-1", "my dentist appointment is with Dr Okafor", 1),
+            _obs("obs-2", "scratch that, it's Dr Okonkwo, I always mix them up", 2)]
+    statements = [_st("st-1", "user's dentist appointment", "is_with", "Dr Okafor", "obs-1", 1)]
+    assert "Okonkwo" in _lead("who is my dentist appointment with?", said, statements)
+
+
+def test_in_a_conversation_anyone_may_replace_a_plan() -> None:
+    said = [_obs("obs-1", "Sunday lunch is at ours this week", 1, source="mum"),
+            _obs("obs-2", "oven's packed in, so lunch will have to be at Auntie Precious's instead", 2, source="dad")]
+    statements = [_st("st-1", "sunday lunch", "located_in", "mum", "obs-1", 1, source="mum")]
+    assert "Precious" in _lead("where is Sunday lunch this week?", said, statements)
+
+
+def test_a_change_the_rules_placed_in_another_slot_replaces_nothing() -> None:
+    said = [_obs("obs-1", "I live in Paris", 1), _obs("obs-2", "I work at Google now", 2)]
+    statements = [_st("st-1", "user", "lives_in", "Paris", "obs-1", 1),
+                  _st("st-2", "user", "works_at", "Google", "obs-2", 2, revision="change")]
+    assert "Paris" in _lead("where do I live?", said, statements)
+
+
+def test_an_addition_replaces_nothing() -> None:
+    said = [_obs("obs-1", "I speak Portuguese with my mum", 1),
+            _obs("obs-2", "and I'm picking up Korean now as well", 2)]
+    statements = [_st("st-1", "user", "speaks", "Portuguese", "obs-1", 1)]
+    assert "Portuguese" in _lead("what languages do I speak?", said, statements)
+
+
+def test_asked_of_oneself_another_speaker_s_change_replaces_nothing() -> None:
+    said = [_obs("obs-1", "I live in Paris", 1, source="alice"), _obs("obs-2", "I'm in Rome now", 2, source="bob")]
+    statements = [_st("st-1", "alice", "lives_in", "Paris", "obs-1", 1, source="alice")]
+    assert "Paris" in _lead("where do I live?", said, statements, asker="alice")
+
+
+def test_a_change_said_long_after_replaces_nothing() -> None:
+    said = [_obs("obs-1", "my dentist appointment is with Dr Okafor", 1),
+            *(_obs(f"obs-{n}", f"note {n}: buy bread and milk", n) for n in range(2, 6)),
+            _obs("obs-6", "scratch that, it's Dr Okonkwo", 6)]
+    statements = [_st("st-1", "user's dentist appointment", "is_with", "Dr Okafor", "obs-1", 1)]
+    assert "Okafor" in _lead("who is my dentist appointment with?", said, statements)
+
+
+def test_in_a_conversation_what_two_agree_on_replaces_the_first_plan() -> None:
+    said = [_obs("obs-1", "let's meet at The Crown at 7 on Friday", 1, source="olu"),
+            _obs("obs-2", "The Crown's shut for refurb, how about the Red Lion?", 2, source="grace"),
+            _obs("obs-3", "Red Lion works", 3, source="olu"),
+            _obs("obs-4", "fine by me, see you all at the Red Lion", 4, source="ravi")]
+    lead = _lead("where are we meeting on Friday?", said, [])
+    assert "Red Lion" in lead and "Crown" not in lead
+
+
+def test_a_time_agreed_replaces_the_time_proposed() -> None:
+    said = [_obs("obs-1", "Friday dinner at Nando's, 7:30?", 1, source="amara"),
+            _obs("obs-2", "works for me", 2, source="felix"),
+            _obs("obs-3", "can we push to 8:15? I don't finish till 8", 3, source="joon"),
+            _obs("obs-4", "fine by me, 8:15 it is", 4, source="amara")]
+    lead = _lead("what time is Friday dinner?", said, [])
+    assert "8:15" in lead and "7:30" not in lead
+
+
+def test_repeating_what_was_proposed_first_replaces_nothing() -> None:
+    said = [_obs("obs-1", "let's meet at The Crown at 7 on Friday", 1, source="olu"),
+            _obs("obs-2", "The Crown at 7 works for me", 2, source="grace"),
+            _obs("obs-3", "see you at The Crown then", 3, source="ravi")]
+    assert "olu said" in _lead("where are we meeting on Friday?", said, [])
+
+
+def test_the_replacing_words_are_quoted_without_the_clause_naming_what_they_replace() -> None:
+    said = [_obs("obs-1", "quiz night is at The Red Lion", 1),
+            _obs("obs-2", "wait no, I got that wrong, it's The Black Horse, the Red Lion was last month", 2)]
+    statements = [_st("st-1", "quiz night", "located_in", "Red Lion", "obs-1", 1)]
+    lead = _lead("where is quiz night?", said, statements)
+    assert "Black Horse" in lead and "Red Lion" not in lead
+
+
+@pytest.mark.parametrize(("text", "left"), [
+    ("wait no, I got that wrong, it's The Black Horse, the Red Lion was last month",
+     "wait no, I got that wrong, it's The Black Horse"),
+    ("the Red Lion was last month. It is the Black Horse now", "It is the Black Horse now"),
+    ("moved from the Red Lion to the Black Horse", "moved from the Red Lion to the Black Horse"),  # one clause: kept
+    ("see you at the Black Horse", "see you at the Black Horse"),  # nothing to leave out
+])
+def test_leaving_out_keeps_the_longest_run_of_clauses_not_naming_the_values(text: str, left: str) -> None:
+    assert leaving_out(text, [frozenset({"red", "lion"}), frozenset({"7"})]) == left
+
+
+def test_a_turn_confirming_the_replacing_one_leaves_it_leading() -> None:
+    said = [_obs("obs-1", "book club is at my place on Saturday", 1, source="aroha"),
+            _obs("obs-2", "I'll bring snacks", 2, source="tevita"),
+            _obs("obs-3", "Aroha's kitchen flooded, so book club is at the Riverside library instead", 3,
+                 source="tevita"),
+            _obs("obs-4", "yep, sorry all, see you at the library", 4, source="aroha")]
+    assert "Riverside" in _lead("where's book club on Saturday?", said, [])
+
+
+def test_a_change_taken_back_replaces_nothing() -> None:
+    said = [_obs("obs-1", "I work at Yandex.", 1, source="ivan"), _obs("obs-2", "I've joined JetBrains.", 2,
+                                                                         source="ivan")]
+    kept = _st("st-1", "ivan", "works_at", "Yandex", "obs-1", 1, source="ivan")
+    joined = _st("st-2", "ivan", "joins", "JetBrains", "obs-2", 2, source="ivan", revision="change")
+    recall = Recall(query="where does Ivan work?", statements=[kept], observations=said,
+                    withdrawn=[joined.model_copy(update={"retracted_by": ["ret-1"]})])
+    lead = compose(recall, 5, default_vocabulary(), Settings(), asker="ivan").lead
+    assert "Yandex" in lead and "JetBrains" not in lead
