@@ -141,3 +141,14 @@ def test_a_change_taken_back_replaces_nothing() -> None:
                     withdrawn=[joined.model_copy(update={"retracted_by": ["ret-1"]})])
     lead = compose(recall, 5, default_vocabulary(), Settings(), asker="ivan").lead
     assert "Yandex" in lead and "JetBrains" not in lead
+
+
+def test_a_change_in_a_relation_found_only_by_meaning_still_replaces() -> None:
+    vocabulary = default_vocabulary().with_relations({"goes_with": "works_at"})
+    assert vocabulary.known("goes_with") and not vocabulary.declared("goes_with") and vocabulary.declared("works_at")
+    said = [_obs("obs-1", "I use Spotify for music", 1), _obs("obs-2", "cancelled it, went with Tidal instead", 2)]
+    statements = [_st("st-1", "user", "uses", "Spotify for music", "obs-1", 1),
+                  _st("st-2", "user", "goes_with", "Tidal", "obs-2", 2, revision="change")]
+    recall = Recall(query="what do I use for music?", statements=statements, observations=said)
+    lead = compose(recall, 5, vocabulary, Settings(), asker="user").lead
+    assert "Tidal" in lead and "Spotify" not in lead

@@ -415,12 +415,14 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
     replaces something (a statement drawn from it marked a change or a correction, or a cue in its words:
     ``cues``), gives a value of the kind asked and names something ``origin`` and the question do not ("my brother
     Haruto works as a sous chef", then "Haruto quit the kitchen and he's driving deliveries for a bakery now";
-    "let's meet at the clock tower", then "new plan, outside the library instead"). Not a turn adding to it
-    (``_ADDITIVE``: that is coexistence), nor one whose statements the rules placed in a slot of their own: a
-    replaced statement, or one about whom the question asks in a relation the vocabulary knows other than the
-    ``slot`` answering ("I work at Google now" does not replace "I live in Paris"), nor one taken back. A turn
-    naming no new value that says again a word of what stands confirms it ("yep, sorry all, see you at the
-    library" after "book club is at the Riverside library instead"): it stands."""
+    "let's meet at the clock tower", then "new plan, outside the library instead").
+
+    Not a turn adding to it (``_ADDITIVE``: that is coexistence), nor one taken back, nor one whose statements
+    the rules placed in a slot of their own: a replaced statement, or one about whom the question asks in a
+    relation the vocabulary declares (not one found for it by meaning) other than the ``slot`` answering ("I work
+    at Google now" does not replace "I live in Paris"). A turn naming no new value that says again a word of
+    what stands confirms it ("yep, sorry all, see you at the library" after "book club is at the Riverside
+    library instead"): it stands."""
     anyone = not question.first_person or question.ours
     after = sorted((o for o in recall.observations if o.created_at > origin.created_at), key=lambda o: o.created_at)
     later = [o for o in after if anyone or o.source == origin.source][:_ADDING_TURNS]
@@ -437,7 +439,7 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
     def replaces(turn: ObservationView) -> bool:
         said = drawn.get(turn.id, [])
         marked = any(s.revision is not None for s in said) or revision_cue(turn.text) is not None or agreed(turn)
-        elsewhere = any(s.id in placed or about_subject(s, question) and vocabulary.known(s.predicate)
+        elsewhere = any(s.id in placed or about_subject(s, question) and vocabulary.declared(s.predicate)
                         and vocabulary.canonical(s.predicate) != slot for s in said)
         return marked and not elsewhere and not any(s.id in taken_back for s in said) \
             and not _ADDITIVE.search(turn.text) and gives_kind(turn.text, question) \

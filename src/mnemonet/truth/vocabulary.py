@@ -107,6 +107,7 @@ class Vocabulary:
         self._specs: dict[str, PredicateSpec] = {}
         self._canonical: dict[str, str] = {}
         self._written: set[str] = set()
+        self._found: set[str] = set()  # predicates read as a relation by meaning (``with_relations``)
         for name, spec in doc.predicates.items():
             name = _predicate_name(name, "predicates")
             self._specs[name] = spec
@@ -142,6 +143,7 @@ class Vocabulary:
             return self
         view = Vocabulary(self._doc)
         view._canonical.update(extra)
+        view._found = set(extra)
         return view
 
     def phrases(self) -> dict[str, str]:
@@ -158,6 +160,10 @@ class Vocabulary:
     def known(self, predicate: str) -> bool:
         """Whether the vocabulary declares the predicate (or it is an alias of one it declares)."""
         return self.canonical(predicate) in self._specs
+
+    def declared(self, predicate: str) -> bool:
+        """Whether the predicate is known by the vocabulary itself, not only read as a relation by meaning."""
+        return self.known(predicate) and predicate not in self._found
 
     def spec(self, predicate: str) -> PredicateSpec:
         """The entry of a predicate or its alias; unknown predicates are multi-valued and temporal."""
