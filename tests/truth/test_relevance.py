@@ -66,6 +66,9 @@ def test_the_attribute_a_question_asks_of_a_thing(question: str, attribute: str,
     ("which hospital does Tariq work at?", ("Tariq", "works_as", "paramedic"), False),
     ("which hospital does Tariq work at?", ("Tariq", "works_at", "St James's"), True),
     ("which hospital does Tariq work at?", ("Tariq", "works_at", "the children's hospital"), True),
+    # ... by a name the question does not say already, no day or month
+    ("which hotel are we staying at in Hokkaido?", ("user", "has_property", "off to Hokkaido in February"), False),
+    ("which hotel are we staying at in Hokkaido?", ("user", "stays_at", "Hotel Niseko in Hokkaido"), True),
     ("what's the registration number of Chidi's car?", ("Chidi", "has_car", "blue Skoda Octavia"), False),
     ("what's the registration number of Chidi's car?", ("Chidi's car", "has_registration_number", "KX19 ABC"), True),
 ])
@@ -80,3 +83,11 @@ def test_a_statement_answers_only_with_what_is_asked(question: str, said: tuple[
 ])
 def test_who_is_answered_by_a_person_s_name(text: str, gives: bool) -> None:
     assert gives_kind(text, Question.read("who chairs the weekly sync?", "user")) is gives
+
+
+@pytest.mark.parametrize(("text", "gives"), [
+    ("we're off to Hokkaido in February!!", False),  # the place asked about and a month pick out no hotel
+    ("booked the Hotel Niseko for the whole week", True),
+])
+def test_which_is_answered_by_a_name_the_question_does_not_say(text: str, gives: bool) -> None:
+    assert gives_kind(text, Question.read("which hotel are we staying at in Hokkaido?", "user")) is gives

@@ -218,8 +218,8 @@ def gives_kind(text: str, question: Question, clause: bool = False) -> bool:
         asked = object_words(question.text)
         return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)
                    if not object_words(n) & _CALENDAR and not any(c.isdigit() for c in n))
-    if "name" in words or question.which:
-        asked = object_words(question.text)
+    if "name" in words or question.which:  # a name the question does not say, no day or month ("in February")
+        asked = object_words(question.text) | _CALENDAR
         return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)) or (
             question.which is not None and question.which in terms(text))
     if question.wh == "when":

@@ -309,6 +309,13 @@ def _names(s: StatementView, q: Question) -> bool:
     return any(w[:1].isupper() for w in head.split())
 
 
+def _picks_one(value: str, q: Question) -> bool:
+    """Whether ``value`` picks one out by a name or a number the question does not already say, no day or month
+    ("which hotel are we staying at in Hokkaido?" is not answered by "off to Hokkaido in February")."""
+    said = q.words | _CALENDAR_WORDS
+    return any((w[:1].isupper() or w[:1].isdigit()) and not terms(w, q.asker) <= said for w in value.split())
+
+
 def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     """The share of ``q``'s content words that ``s`` covers; 0 when it is not about the subject asked."""
     if not q.words:
@@ -326,7 +333,7 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
     said = subject | frozenset(terms(s.predicate, q.asker)) | obj
     if q.clock and not gives_clock(s.object):
         return 0.0  # "what time is my flight?" is not answered by "you fly to Lisbon on the 9th"
-    if q.which and q.which not in said and not any(w[:1].isupper() or w[:1].isdigit() for w in s.object.split()):
+    if q.which and q.which not in said and not _picks_one(s.object, q):
         return 0.0  # "which hospital does Tariq work at?" is not answered by "Tariq works as a paramedic"
     if q.wh == "why" and not gives_reason(s.object):
         return 0.0  # "why did I quit?" is not answered by "you quit your job"
