@@ -28,9 +28,9 @@ name?"), an answer must name that someone (the teacher), not only give a name. A
 the question already says ("my sister is Chiara" for "what does my sister Chiara do?") answers nothing.
 
 What a question asks for shapes what answers it: "the <attribute> of <thing>" asks as "<thing>'s
-<attribute>" does; "which <kind>" is answered by a name, or by naming the kind; "what time" by a time of day,
-not a date; "how much" by a value with digits, whatever its relation. ``answering_part`` picks the clause of
-a turn that answers (for words quoted as the answer).
+<attribute>" does; "which <kind>" is answered by a name (one the question does not say already, no day or
+month), or by naming the kind; "what time" by a time of day, not a date; "how much" by a value with digits,
+whatever its relation. ``answering_part`` picks the clause of a turn that answers (for words quoted as the answer).
 """
 
 from __future__ import annotations
