@@ -14,6 +14,7 @@ from mnemonet.model.views import ContradictionView, ObservationView, StatementVi
 from mnemonet.service import MemoryService
 from mnemonet.settings import Settings
 from mnemonet.truth.answer import NOTHING, compose
+from mnemonet.truth.relevance import rest_of_clause
 from mnemonet.truth.vocabulary import default_vocabulary
 
 VOCABULARY = default_vocabulary()
@@ -518,3 +519,20 @@ def test_a_possessed_subject_is_asked_by_its_nouns_not_its_modifiers() -> None:
     composed = compose(Recall(query="where do my sisters live?", statements=[older, younger]), 5, VOCABULARY,
                        Settings())
     assert {s.id for s in composed.evidence} == {"st-older", "st-younger"}
+
+
+def test_what_the_extraction_dropped_after_an_object_still_answers_from_the_words_it_was_drawn_from() -> None:
+    words = ObservationView(id="obs-1", text="we use Zoom for the book club calls", source="user", created_at=1)
+    zoom = _st("st-zoom", "user", "uses", "Zoom", at=1).model_copy(update={"derived_from": ["obs-1"]})
+    composed = compose(Recall(query="what do we use for book club calls?", statements=[zoom], observations=[words]),
+                       5, VOCABULARY, Settings())
+    assert composed.lead_id == "st-zoom"
+
+
+@pytest.mark.parametrize(("text", "phrase", "told"), [
+    ("we use Zoom for the book club calls, it's free", "Zoom", "Zoom for the book club calls"),
+    ("we use zoom for calls", "Zoom", "zoom for calls"),
+    ("we use Teams", "Zoom", None),
+])
+def test_the_rest_of_a_phrase_s_clause(text: str, phrase: str, told: str | None) -> None:
+    assert rest_of_clause(text, phrase) == told

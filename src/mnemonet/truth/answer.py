@@ -12,7 +12,8 @@ The text always has the same shape:
 5. ``Retracted:`` what was taken back that the question touches, by whom and why.
 
 Choosing the lead: only statements that answer the question can lead
-(``relevance``: about the subject asked, covering what it asks; a correction
+(``relevance``: about the subject asked, covering what it asks, its object read to the end of its clause in
+the words it was drawn from when the extraction dropped the rest: "Zoom for the book club calls"; a correction
 answers what the statement it replaced in the same slot answered), less a
 vaguer one a more precise one agrees with ("likes meetings" beside "prefers
 morning meetings"). They are grouped by (subject, relation), a subject said shorter grouped with the one
@@ -82,6 +83,7 @@ from mnemonet.truth.relevance import (
     holds_role,
     holds_thing,
     leaving_out,
+    rest_of_clause,
     score,
     text_gives_attribute,
 )
@@ -254,6 +256,11 @@ def compose(
         for new_id in old.superseded_by:
             if live_by_key.get(new_id) == key(old):
                 scores[new_id] = max(scores[new_id], scores[old.id])
+    # What the extraction dropped after a statement's object is still in the words it was drawn from: "we use
+    # Zoom for the book club calls" answers what we use for book club calls, though "user uses Zoom" does not.
+    for s in live:
+        if scores[s.id] < ANSWERS and (told := _as_told(s, recall)) is not None:
+            scores[s.id] = max(scores[s.id], score(told, question, vocabulary))
     if question.first_person:
         for s in _of_others(live, recall, question):
             scores[s.id] = 0.0
@@ -400,6 +407,16 @@ def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[Sta
                    key=lambda o: o.created_at)[:_ADDING_TURNS]
     return next((turn for turn in later if _ADDITIVE.search(turn.text)
                  and all(about(s) for s in drawn.get(turn.id, []))), None)
+
+
+def _as_told(statement: StatementView, recall: Recall) -> StatementView | None:
+    """``statement`` with its object as the words it was drawn from say it, to the end of its clause, when they
+    say more ("Zoom for the book club calls" of "user uses Zoom"); else None."""
+    origin = _origin(statement, recall)
+    told = rest_of_clause(origin.text, statement.object) if origin is not None else None
+    if told is None or len(told) <= len(statement.object):
+        return None
+    return statement.model_copy(update={"object": told})
 
 
 def _origin(statement: StatementView, recall: Recall) -> ObservationView | None:

@@ -280,6 +280,16 @@ def answering_part(text: str, q: Question, speaker: str, gives: Callable[[str], 
     return parts[covered.index(best)]
 
 
+def rest_of_clause(text: str, phrase: str) -> str | None:
+    """``phrase`` as ``text`` says it, with the rest of its clause ("Zoom for the book club calls" of "Zoom" in "we
+    use Zoom for the book club calls, it's free"), or None when the text does not say it."""
+    start = plain(text).find(plain(phrase))
+    if not phrase or start < 0:
+        return None
+    end = _CLAUSE_BREAK.search(text, start + len(phrase))
+    return text[start:end.start() if end else len(text)].strip(" .!?")
+
+
 def leaving_out(text: str, values: list[frozenset[str]]) -> str:
     """The longest run of ``text``'s clauses naming none of ``values`` (each named by all its words), as said
     ("wait no, I got that
