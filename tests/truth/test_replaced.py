@@ -152,3 +152,11 @@ def test_a_change_in_a_relation_found_only_by_meaning_still_replaces() -> None:
     recall = Recall(query="what do I use for music?", statements=statements, observations=said)
     lead = compose(recall, 5, vocabulary, Settings(), asker="user").lead
     assert "Tidal" in lead and "Spotify" not in lead
+
+
+def test_a_turn_saying_the_thing_ended_replaces_its_state() -> None:
+    said = [_obs("obs-1", "ticket 4821 about the login bug is open", 1),
+            _obs("obs-2", "4821 closed, fix shipped in v2.3", 2, source="support-agent")]
+    statements = [_st("st-1", "ticket 4821", "has_status", "open", "obs-1", 1)]
+    lead = _lead("is ticket 4821 still open?", said, statements)
+    assert "closed" in lead and not lead.startswith("Yes")

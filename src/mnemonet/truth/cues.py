@@ -1,4 +1,4 @@
-"""How words say that what was said before no longer holds: the cues of a correction and of a change.
+"""How words say that what was said before no longer holds: the cues of a correction, of a change, of an end.
 
 One list for the extraction (the offline model marks each statement of a sentence with its cue as
 ``revision``) and for the answer (a later turn may say it replaces the one before even when nothing was
@@ -19,6 +19,12 @@ CORRECTION_CUES = (
 )
 # "I live in Leeds now", "no longer at Acme", "Babbel instead": the earlier value held, and holds no more.
 CHANGE_CUES = ("now", "no longer", "anymore", "any more", "nowadays", "these days", "instead", "since then")
+# "the café closed for good", "the 42 was scrapped", "sold the keyboard": a thing's state ended, as said (the
+# offline extraction reads the same states from lemmas: ``llm.offline.lexicon.STATUS_VERBS``).
+ENDING_CUES = (
+    "closed", "closes", "shut", "shuts", "cancelled", "canceled", "scrapped", "called off", "ended", "finished",
+    "expired", "suspended", "discontinued", "broke", "broken", "sold", "stopped", "stops", "quit",
+)
 
 
 def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
@@ -28,6 +34,7 @@ def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str]:
 
 _CORRECTION = _pattern(CORRECTION_CUES)
 _CHANGE = _pattern(CHANGE_CUES)
+_ENDING = _pattern(ENDING_CUES)
 
 
 def says_correction(text: str) -> bool:
@@ -38,6 +45,11 @@ def says_correction(text: str) -> bool:
 def says_change(text: str) -> bool:
     """Whether ``text`` has a cue of a change ("now", "no longer", "instead")."""
     return _CHANGE.search(text) is not None
+
+
+def says_ended(text: str) -> bool:
+    """Whether ``text`` says a thing's state ended ("closed its doors for good", "the 42 was scrapped")."""
+    return _ENDING.search(text) is not None
 
 
 def revision_cue(text: str) -> Revision | None:
