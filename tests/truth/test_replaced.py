@@ -160,3 +160,9 @@ def test_a_turn_saying_the_thing_ended_replaces_its_state() -> None:
     statements = [_st("st-1", "ticket 4821", "has_status", "open", "obs-1", 1)]
     lead = _lead("is ticket 4821 still open?", said, statements)
     assert "closed" in lead and not lead.startswith("Yes")
+
+
+def test_an_end_of_something_else_replaces_nothing() -> None:
+    said = [_obs("obs-1", "Zainab's allergic to penicillin", 1), _obs("obs-2", "the boiler broke again", 2)]
+    statements = [_st("st-1", "Zainab", "allergic_to", "penicillin", "obs-1", 1)]
+    assert "penicillin" in _lead("what is Zainab allergic to?", said, statements)

@@ -429,11 +429,11 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
                    drawn: dict[str, list[StatementView]], vocabulary: Vocabulary) -> ObservationView | None:
     """The turn that replaces what ``origin`` said, in words no rule placed: of the next ``_ADDING_TURNS`` turns
     recalled after it (its speaker's; anyone's in a conversation asked of no one's own), the last that says it
-    replaces something (a statement drawn from it marked a change or a correction, or a cue of one or of an end
-    in its words: ``cues``), gives a value of the kind asked and names something ``origin`` and the question do
-    not ("my brother Haruto works as a sous chef", then "Haruto quit the kitchen and he's driving deliveries for a
-    bakery now"; "let's meet at the clock tower", then "new plan, outside the library instead"; "the 42 bus runs
-    to the university", then "the council scrapped the 42").
+    replaces something (a statement drawn from it marked a change or a correction, or a cue of one in its words,
+    or of an end of something ``origin`` names: ``cues``), gives a value of the kind asked and names something
+    ``origin`` and the question do not ("my brother Haruto works as a sous chef", then "Haruto quit the kitchen and
+    he's driving deliveries for a bakery now"; "let's meet at the clock tower", then "new plan, outside the
+    library instead"; "the 42 bus runs to the university", then "the council scrapped the 42").
 
     Not a turn adding to it (``_ADDITIVE``: that is coexistence), nor one taken back, nor one whose statements
     the rules placed in a slot of their own: a replaced statement, or one about whom the question asks in a
@@ -456,8 +456,10 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
 
     def replaces(turn: ObservationView) -> bool:
         said = drawn.get(turn.id, [])
-        marked = any(s.revision is not None for s in said) or revision_cue(turn.text) is not None \
-            or says_ended(turn.text) or agreed(turn)
+        # an end said of the thing spoken of ("4821 closed" after "ticket 4821 is open"), not of another
+        ended = says_ended(turn.text) and bool(object_words(turn.text) & object_words(origin.text))
+        marked = any(s.revision is not None for s in said) or revision_cue(turn.text) is not None or ended \
+            or agreed(turn)
         elsewhere = any(s.id in placed or about_subject(s, question) and vocabulary.declared(s.predicate)
                         and vocabulary.canonical(s.predicate) != slot for s in said)
         return marked and not elsewhere and not any(s.id in taken_back for s in said) \
