@@ -221,6 +221,22 @@ async def test_inferred_claims_take_the_concepts_their_extraction_names(graph_st
     assert again.created is False  # done once per worker
 
 
+async def test_extraction_given_the_time_it_was_said_skips_the_read_and_still_refuses_a_missing_one(
+    graph_store: GraphStore,
+) -> None:
+    raw = ObservationRecord(id="o1", text="I like tea", source=ALICE, created_at=1000, extraction_pending=True)
+    await graph_store.write_observation(raw)
+    written = await graph_store.write_extraction("o1", (), (st("s1", "alice", "likes", "tea"),), said_at=1000)
+    assert written.created and await graph_store.extraction_state("o1") == "done"
+    [statement] = await graph_store.statements_from_observation("o1")
+    assert (statement.created_at, statement.source) == (1000, "alice")
+    again = await graph_store.write_extraction("o1", (), (st("s1", "alice", "likes", "tea"),), said_at=1000)
+    assert again.created is False  # done once
+    with pytest.raises(UnknownReference):
+        await graph_store.write_extraction("o-missing", (), (st("s2", "alice", "likes", "tea"),), said_at=1000)
+    assert await graph_store.get_statements(["s2"]) == []
+
+
 async def test_concurrent_writers_share_one_concept(graph_store: GraphStore) -> None:
     await asyncio.gather(*(
         graph_store.write_observation(obs(f"o{i}", st(f"s{i}", "Tea", "is", "hot")))

@@ -302,7 +302,7 @@ class GraphStore:
 
     async def write_extraction(
         self, observation_id: str, concepts: tuple[ConceptSpec, ...], statements: tuple[StatementSpec, ...],
-        topics: tuple[str, ...] = (), error: str | None = None,
+        topics: tuple[str, ...] = (), error: str | None = None, said_at: int | None = None,
     ) -> WriteResult:
         """Write the extraction of an observation with its done-marker, once, in one round trip.
 
@@ -310,6 +310,9 @@ class GraphStore:
         ``created`` is False when the extraction was already written (nothing is written
         then); ``UnknownReference`` if the observation does not exist. ``error`` records
         why an extraction gave nothing (a malformed model result), so it is not retried forever.
+        ``said_at``: the observation's ``created_at`` when the caller has just written it, so it is not
+        read back first (the write matches nothing when the observation is missing, which is then
+        read to tell a missing observation from a done extraction).
         """
         check_id(observation_id, "observation_id")
         if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
@@ -319,12 +322,17 @@ class GraphStore:
         if error is not None:
             error = check_text(error, "error", 1000)
         topics = tuple(check_name(t, "topics", 80) for t in topics)
-        found = await self.get_observations([observation_id])
-        if not found:
-            raise UnknownReference("observation_id", [observation_id])
-        params = extraction_params(observation_id, concepts, statements, topics, found[0].created_at, _now_ms(), error)
+        read_first = said_at is None
+        if said_at is None:
+            found = await self.get_observations([observation_id])
+            if not found:
+                raise UnknownReference("observation_id", [observation_id])
+            said_at = found[0].created_at
+        params = extraction_params(observation_id, concepts, statements, topics, said_at, _now_ms(), error)
         cypher = q.extraction_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
         outcome = await self._group.write(cypher, params)
+        if not read_first and outcome.relationships_created == 0 and not await self.get_observations([observation_id]):
+            raise UnknownReference("observation_id", [observation_id])
         return WriteResult(id=observation_id, created=outcome.relationships_created > 0,
                            statement_ids=[x.id for x in statements], concept_ids=[c["id"] for c in params["concepts"]])
 
