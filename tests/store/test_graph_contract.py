@@ -237,6 +237,26 @@ async def test_extraction_given_the_time_it_was_said_skips_the_read_and_still_re
     assert await graph_store.get_statements(["s2"]) == []
 
 
+@pytest.mark.parametrize("retracted_first", [False, True])
+async def test_an_extraction_returns_its_statements_as_they_read_back(graph_store: GraphStore,
+                                                                      retracted_first: bool) -> None:
+    await graph_store.write_observation(obs("o0", concepts=(ConceptSpec(name="Morning meetings",
+                                                                        aliases=("AM meetings",)),)))
+    raw = ObservationRecord(id="o1", text="I dislike AM meetings", source=ALICE, created_at=1000,
+                            extraction_pending=True)
+    await graph_store.write_observation(raw)
+    if retracted_first:
+        assert await graph_store.retract("r1", "o1", "observation", "typo", "alice")
+    statements = (st("s1", "alice", "dislikes", "AM meetings"), st("s2", "alice", "has", "tea", 0.6, True),
+                  st("s3", "alice", "likes", "Alice"))
+    written = await graph_store.write_extraction("o1", (), statements, said_at=1000)
+    assert written.created and [s.object for s in written.statements if s.id == "s1"] == ["Morning meetings"]
+    assert written.statements == await graph_store.statements_from_observation("o1")
+    assert all(s.derived_from_retracted is retracted_first for s in written.statements)
+    again = await graph_store.write_extraction("o1", (), statements)
+    assert (again.created, again.statements) == (False, [])
+
+
 async def test_concurrent_writers_share_one_concept(graph_store: GraphStore) -> None:
     await asyncio.gather(*(
         graph_store.write_observation(obs(f"o{i}", st(f"s{i}", "Tea", "is", "hot")))

@@ -12,6 +12,8 @@ import logging
 import time
 from typing import Any, Literal
 
+from pydantic import Field
+
 from mnemonet.model import (
     AuditView,
     ClaimRecord,
@@ -54,6 +56,13 @@ LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
 # The predicate of consolidation summaries (statements whose text is in ``summary``).
 SUMMARY_PREDICATE = "has_summary"
 _LINKS: dict[str, str] = {"SUPERSEDES": q.LINK_SUPERSEDES, "CONTRADICTS": q.LINK_CONTRADICTS}
+
+
+class ExtractionWritten(WriteResult):
+    """``write_extraction``'s result, with the statements it created as ``statements_from_observation`` reads
+    them (newest first), so its caller need not read them back."""
+
+    statements: list[StatementView] = Field(default_factory=list)
 
 
 def _now_ms() -> int:
@@ -303,7 +312,7 @@ class GraphStore:
     async def write_extraction(
         self, observation_id: str, concepts: tuple[ConceptSpec, ...], statements: tuple[StatementSpec, ...],
         topics: tuple[str, ...] = (), error: str | None = None, said_at: int | None = None,
-    ) -> WriteResult:
+    ) -> ExtractionWritten:
         """Write the extraction of an observation with its done-marker, once, in one round trip.
 
         The statements are asserted by the observation's source and carry its time.
@@ -333,8 +342,11 @@ class GraphStore:
         outcome = await self._group.write(cypher, params)
         if not read_first and outcome.relationships_created == 0 and not await self.get_observations([observation_id]):
             raise UnknownReference("observation_id", [observation_id])
-        return WriteResult(id=observation_id, created=outcome.relationships_created > 0,
-                           statement_ids=[x.id for x in statements], concept_ids=[c["id"] for c in params["concepts"]])
+        written = sorted((StatementView(**_statement_row(r)) for r in outcome.rows),
+                         key=lambda v: (v.created_at, v.id), reverse=True)  # STATEMENTS_FROM_OBSERVATION's order
+        return ExtractionWritten(id=observation_id, created=outcome.relationships_created > 0,
+                                 statement_ids=[x.id for x in statements],
+                                 concept_ids=[c["id"] for c in params["concepts"]], statements=written)
 
     async def extraction_state(self, observation_id: str) -> Literal["done", "pending", "failed", "none"] | None:
         """Where the observation's extraction stands: ``done``, ``pending`` (written raw, not yet
