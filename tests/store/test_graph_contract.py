@@ -15,6 +15,7 @@ from mnemonet.model import (
     StatementLink,
     StatementSpec,
 )
+from mnemonet.model.errors import InvalidInput
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.graph_errors import UnknownReference
 
@@ -255,6 +256,20 @@ async def test_an_extraction_returns_its_statements_as_they_read_back(graph_stor
     assert all(s.derived_from_retracted is retracted_first for s in written.statements)
     again = await graph_store.write_extraction("o1", (), statements)
     assert (again.created, again.statements) == (False, [])
+
+
+async def test_reads_by_id_of_no_ids_find_nothing_without_asking_and_still_check_their_argument(
+    graph_store: GraphStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def no_read(cypher: str, params: dict[str, object]) -> list[dict[str, object]]:
+        raise AssertionError(f"a read of no ids went to the engine: {cypher[:60]}")
+
+    monkeypatch.setattr(graph_store.driver, "read", no_read)
+    assert await graph_store.get_concepts([]) == []
+    assert await graph_store.get_observations([]) == []
+    assert await graph_store.get_statements([]) == []
+    with pytest.raises(InvalidInput):
+        await graph_store.get_concepts("cpt-1")  # type: ignore[arg-type]
 
 
 async def test_concurrent_writers_share_one_concept(graph_store: GraphStore) -> None:
