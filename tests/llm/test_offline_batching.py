@@ -105,3 +105,24 @@ async def test_a_caller_that_gave_up_is_not_parsed() -> None:
     doc = await nlp.parse("Bob works at Acme", settings)  # the second text closes the batch
     assert doc.text == "Bob works at Acme"
     assert nlp.stats() == (batches + 1, parsed + 1)
+
+
+async def test_a_reading_runs_on_the_parser_thread_and_its_failure_is_its_callers_alone() -> None:
+    settings = Settings(offline_parse_batch_max=3, offline_parse_batch_wait=PATIENT)
+
+    def fails(doc: Any) -> None:
+        raise KeyError(doc.text)
+
+    def where(doc: Any) -> tuple[str, str]:
+        import threading
+
+        return doc.text, threading.current_thread().name
+
+    results = await asyncio.gather(
+        nlp.read("I like tea", settings, where), nlp.read("Bob works at Acme", settings, fails),
+        nlp.parse("We moved to Porto", settings), return_exceptions=True,
+    )
+    read, failed, parsed = results
+    assert read == ("I like tea", "mnemonet-offline-parser")  # no hand-over to another thread
+    assert isinstance(failed, KeyError)
+    assert [t.text for t in parsed][-1:] == ["Porto"]  # type: ignore[union-attr]

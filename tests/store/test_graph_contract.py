@@ -15,6 +15,7 @@ from mnemonet.model import (
     StatementLink,
     StatementSpec,
 )
+from mnemonet.model.errors import InvalidInput
 from mnemonet.store.graph import GraphStore
 from mnemonet.store.graph_errors import UnknownReference
 
@@ -219,6 +220,56 @@ async def test_inferred_claims_take_the_concepts_their_extraction_names(graph_st
     assert sorted(c.name for c in await graph_store.concepts()) == ["morning", "user"]
     again = await graph_store.write_inference("o1", (st("s2", "user", "likes", "mornings", negated=True),), WORKER)
     assert again.created is False  # done once per worker
+
+
+async def test_extraction_given_the_time_it_was_said_skips_the_read_and_still_refuses_a_missing_one(
+    graph_store: GraphStore,
+) -> None:
+    raw = ObservationRecord(id="o1", text="I like tea", source=ALICE, created_at=1000, extraction_pending=True)
+    await graph_store.write_observation(raw)
+    written = await graph_store.write_extraction("o1", (), (st("s1", "alice", "likes", "tea"),), said_at=1000)
+    assert written.created and await graph_store.extraction_state("o1") == "done"
+    [statement] = await graph_store.statements_from_observation("o1")
+    assert (statement.created_at, statement.source) == (1000, "alice")
+    again = await graph_store.write_extraction("o1", (), (st("s1", "alice", "likes", "tea"),), said_at=1000)
+    assert again.created is False  # done once
+    with pytest.raises(UnknownReference):
+        await graph_store.write_extraction("o-missing", (), (st("s2", "alice", "likes", "tea"),), said_at=1000)
+    assert await graph_store.get_statements(["s2"]) == []
+
+
+@pytest.mark.parametrize("retracted_first", [False, True])
+async def test_an_extraction_returns_its_statements_as_they_read_back(graph_store: GraphStore,
+                                                                      retracted_first: bool) -> None:
+    await graph_store.write_observation(obs("o0", concepts=(ConceptSpec(name="Morning meetings",
+                                                                        aliases=("AM meetings",)),)))
+    raw = ObservationRecord(id="o1", text="I dislike AM meetings", source=ALICE, created_at=1000,
+                            extraction_pending=True)
+    await graph_store.write_observation(raw)
+    if retracted_first:
+        assert await graph_store.retract("r1", "o1", "observation", "typo", "alice")
+    statements = (st("s1", "alice", "dislikes", "AM meetings"), st("s2", "alice", "has", "tea", 0.6, True),
+                  st("s3", "alice", "likes", "Alice"))
+    written = await graph_store.write_extraction("o1", (), statements, said_at=1000)
+    assert written.created and [s.object for s in written.statements if s.id == "s1"] == ["Morning meetings"]
+    assert written.statements == await graph_store.statements_from_observation("o1")
+    assert all(s.derived_from_retracted is retracted_first for s in written.statements)
+    again = await graph_store.write_extraction("o1", (), statements)
+    assert (again.created, again.statements) == (False, [])
+
+
+async def test_reads_by_id_of_no_ids_find_nothing_without_asking_and_still_check_their_argument(
+    graph_store: GraphStore, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def no_read(cypher: str, params: dict[str, object]) -> list[dict[str, object]]:
+        raise AssertionError(f"a read of no ids went to the engine: {cypher[:60]}")
+
+    monkeypatch.setattr(graph_store.driver, "read", no_read)
+    assert await graph_store.get_concepts([]) == []
+    assert await graph_store.get_observations([]) == []
+    assert await graph_store.get_statements([]) == []
+    with pytest.raises(InvalidInput):
+        await graph_store.get_concepts("cpt-1")  # type: ignore[arg-type]
 
 
 async def test_concurrent_writers_share_one_concept(graph_store: GraphStore) -> None:

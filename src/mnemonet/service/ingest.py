@@ -212,10 +212,14 @@ class Ingest:
             statement_spec(derived_id("st", obs_id, str(i)), t) for i, t in enumerate(extraction.statements)
         )
         written = await ctx.graph.write_extraction(
-            obs_id, tuple(extraction.concepts), statements, tuple(extraction.topics)
+            obs_id, tuple(extraction.concepts), statements, tuple(extraction.topics),
+            said_at=None if raw is None else raw.created_at,  # just written: its time need not be read back
         )
         literal = {st.id for st in statements}  # not the inferred claims written with them
-        stored = [st for st in await ctx.graph.statements_from_observation(obs_id) if st.id in literal]
+        if written.created and {st.id for st in written.statements} == literal:
+            stored = written.statements  # as the write made them: no read back
+        else:
+            stored = [st for st in await ctx.graph.statements_from_observation(obs_id) if st.id in literal]
         await self._index_extraction(raw_entries, stored if written.created else [],
                                      written.concept_ids if written.created else [])
         return ObserveResult(

@@ -12,6 +12,8 @@ import logging
 import time
 from typing import Any, Literal
 
+from pydantic import Field
+
 from mnemonet.model import (
     AuditView,
     ClaimRecord,
@@ -54,6 +56,13 @@ LinkKind = Literal["SUPERSEDES", "CONTRADICTS"]
 # The predicate of consolidation summaries (statements whose text is in ``summary``).
 SUMMARY_PREDICATE = "has_summary"
 _LINKS: dict[str, str] = {"SUPERSEDES": q.LINK_SUPERSEDES, "CONTRADICTS": q.LINK_CONTRADICTS}
+
+
+class ExtractionWritten(WriteResult):
+    """``write_extraction``'s result, with the statements it created as ``statements_from_observation`` reads
+    them (newest first), so its caller need not read them back."""
+
+    statements: list[StatementView] = Field(default_factory=list)
 
 
 def _now_ms() -> int:
@@ -302,14 +311,17 @@ class GraphStore:
 
     async def write_extraction(
         self, observation_id: str, concepts: tuple[ConceptSpec, ...], statements: tuple[StatementSpec, ...],
-        topics: tuple[str, ...] = (), error: str | None = None,
-    ) -> WriteResult:
+        topics: tuple[str, ...] = (), error: str | None = None, said_at: int | None = None,
+    ) -> ExtractionWritten:
         """Write the extraction of an observation with its done-marker, once, in one round trip.
 
         The statements are asserted by the observation's source and carry its time.
         ``created`` is False when the extraction was already written (nothing is written
         then); ``UnknownReference`` if the observation does not exist. ``error`` records
         why an extraction gave nothing (a malformed model result), so it is not retried forever.
+        ``said_at``: the observation's ``created_at`` when the caller has just written it, so it is not
+        read back first (the write matches nothing when the observation is missing, which is then
+        read to tell a missing observation from a done extraction).
         """
         check_id(observation_id, "observation_id")
         if not isinstance(statements, tuple) or not all(isinstance(x, StatementSpec) for x in statements):
@@ -319,14 +331,22 @@ class GraphStore:
         if error is not None:
             error = check_text(error, "error", 1000)
         topics = tuple(check_name(t, "topics", 80) for t in topics)
-        found = await self.get_observations([observation_id])
-        if not found:
-            raise UnknownReference("observation_id", [observation_id])
-        params = extraction_params(observation_id, concepts, statements, topics, found[0].created_at, _now_ms(), error)
+        read_first = said_at is None
+        if said_at is None:
+            found = await self.get_observations([observation_id])
+            if not found:
+                raise UnknownReference("observation_id", [observation_id])
+            said_at = found[0].created_at
+        params = extraction_params(observation_id, concepts, statements, topics, said_at, _now_ms(), error)
         cypher = q.extraction_write(bool(params["concepts"]), bool(params["relations"]), bool(params["statements"]))
         outcome = await self._group.write(cypher, params)
-        return WriteResult(id=observation_id, created=outcome.relationships_created > 0,
-                           statement_ids=[x.id for x in statements], concept_ids=[c["id"] for c in params["concepts"]])
+        if not read_first and outcome.relationships_created == 0 and not await self.get_observations([observation_id]):
+            raise UnknownReference("observation_id", [observation_id])
+        written = sorted((StatementView(**_statement_row(r)) for r in outcome.rows),
+                         key=lambda v: (v.created_at, v.id), reverse=True)  # STATEMENTS_FROM_OBSERVATION's order
+        return ExtractionWritten(id=observation_id, created=outcome.relationships_created > 0,
+                                 statement_ids=[x.id for x in statements],
+                                 concept_ids=[c["id"] for c in params["concepts"]], statements=written)
 
     async def extraction_state(self, observation_id: str) -> Literal["done", "pending", "failed", "none"] | None:
         """Where the observation's extraction stands: ``done``, ``pending`` (written raw, not yet
@@ -670,7 +690,9 @@ class GraphStore:
 
     async def get_statements(self, ids: list[str]) -> list[StatementView]:
         """Statements by id, with names and provenance; unknown ids are absent from the result."""
-        return await self._statements(q.GET_STATEMENTS, {"ids": self._ids(ids)})
+        if not (checked := self._ids(ids)):
+            return []  # no ids, no round trip (as for every read by id)
+        return await self._statements(q.GET_STATEMENTS, {"ids": checked})
 
     async def recent_statements(self, limit: int = 20) -> list[StatementView]:
         """Newest statements first, with subject, object and source names."""
@@ -737,7 +759,9 @@ class GraphStore:
 
     async def get_observations(self, ids: list[str]) -> list[ObservationView]:
         """Observations by id; unknown ids are absent from the result."""
-        rows = await self.driver.read(q.GET_OBSERVATIONS, {"ids": self._ids(ids)})
+        if not (checked := self._ids(ids)):
+            return []
+        rows = await self.driver.read(q.GET_OBSERVATIONS, {"ids": checked})
         return [ObservationView(**_observation_row(r)) for r in rows]
 
     async def concepts(self, limit: int = 100) -> list[ConceptView]:
@@ -751,8 +775,11 @@ class GraphStore:
         return await self.driver.read(q.CONCEPT_USE, params)
 
     async def get_concepts(self, ids: list[str]) -> list[ConceptView]:
-        """Concepts by id; unknown ids are absent from the result."""
-        rows = await self.driver.read(q.GET_CONCEPTS, {"ids": self._ids(ids)})
+        """Concepts by id; unknown ids are absent from the result (an observation that yields no concept, over
+        a quarter of LoCoMo's chat turns, asks with none: no round trip then)."""
+        if not (checked := self._ids(ids)):
+            return []
+        rows = await self.driver.read(q.GET_CONCEPTS, {"ids": checked})
         return [ConceptView(**_concept_row(r)) for r in rows]
 
     async def get_node(self, id: str) -> dict[str, Any] | None:

