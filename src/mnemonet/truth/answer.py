@@ -32,8 +32,9 @@ lead, among their next few ("I'm allergic to penicillin", then "oh and shellfish
 from it about anyone else, is shown beside the lead: an addition the extraction could not complete. A turn among
 the next few after what answers that says it replaces it, in words no rule placed, leads in its place (its clauses
 naming what it replaced left out): a statement drawn from it marked a change or a correction, a cue of one in its
-words (``cues``), or, in a conversation, a value two speakers agree on ("how about the Red Lion?", "Red Lion
-works"); by the same speaker, unless the question is no one's own (``_replaced_next``).
+words (``cues``), an end said of the thing ("4821 closed" after "ticket 4821 is open"), or, in a conversation, a
+value two speakers agree on ("how about the Red Lion?", "Red Lion works"); by the same speaker, unless the
+question is no one's own (``_replaced_next``).
 
 Contradictions: an open one is read by the same policy the validation worker
 applies (``currency.standing``; a worker's inference speaks for the speaker of
@@ -516,8 +517,7 @@ def _drawn(recall: Recall) -> dict[str, list[StatementView]]:
 def _nothing_answers(
     recall: Recall, question: Question, live: list[StatementView], scores: dict[str, float],
     missed: list[ObservationView], words_score: float, replaced: list[frozenset[str]],
-    retractions: list[RetractionView],
-    max_evidence: int, drawn: dict[str, list[StatementView]],
+    retractions: list[RetractionView], max_evidence: int, drawn: dict[str, list[StatementView]],
 ) -> Composition:
     """No statement answers: what was said (an observation nothing was extracted from; its clauses naming
     ``replaced`` left out), else ``NOTHING`` with the closest statements as related, at low confidence."""

@@ -283,18 +283,17 @@ def answering_part(text: str, q: Question, speaker: str, gives: Callable[[str], 
 def rest_of_clause(text: str, phrase: str) -> str | None:
     """``phrase`` as ``text`` says it, with the rest of its clause ("Zoom for the book club calls" of "Zoom" in "we
     use Zoom for the book club calls, it's free"), or None when the text does not say it."""
-    start = plain(text).find(plain(phrase))
-    if not phrase or start < 0:
+    found = re.search(re.escape(phrase), text, re.IGNORECASE) if phrase else None
+    if found is None:
         return None
-    end = _CLAUSE_BREAK.search(text, start + len(phrase))
-    return text[start:end.start() if end else len(text)].strip(" .!?")
+    end = _CLAUSE_BREAK.search(text, found.end())
+    return text[found.start():end.start() if end else len(text)].strip(" .!?")
 
 
 def leaving_out(text: str, values: list[frozenset[str]]) -> str:
     """The longest run of ``text``'s clauses naming none of ``values`` (each named by all its words), as said
-    ("wait no, I got that
-    wrong, it's The Black Horse" of "..., the Red Lion was last month" without the Red Lion); the whole text when
-    no clause or every clause names one."""
+    ("wait no, I got that wrong, it's The Black Horse" of "..., the Red Lion was last month" without the Red
+    Lion); the whole text when no clause or every clause names one."""
     ends = [0, *(m.end() for m in _CLAUSE_BREAK.finditer(text)), len(text) + 1]
     spans = [(start, end) for start, end in zip(ends, ends[1:], strict=False) if text[start:end].strip()]
     names = [any(v <= object_words(text[start:end]) for v in values) for start, end in spans]
