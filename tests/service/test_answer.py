@@ -533,6 +533,7 @@ def test_what_the_extraction_dropped_after_an_object_still_answers_from_the_word
     ("we use Zoom for the book club calls, it's free", "Zoom", "Zoom for the book club calls"),
     ("we use zoom for calls", "Zoom", "zoom for calls"),
     ("we use Teams", "Zoom", None),
+    ("my sister Chiara works as a pharmacist", "Chiara", None),  # a clause of its own, not a qualifier
 ])
 def test_the_rest_of_a_phrase_s_clause(text: str, phrase: str, told: str | None) -> None:
     assert rest_of_clause(text, phrase) == told

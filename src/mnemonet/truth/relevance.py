@@ -281,13 +281,20 @@ def answering_part(text: str, q: Question, speaker: str, gives: Callable[[str], 
 
 
 def rest_of_clause(text: str, phrase: str) -> str | None:
-    """``phrase`` as ``text`` says it, with the rest of its clause ("Zoom for the book club calls" of "Zoom" in "we
-    use Zoom for the book club calls, it's free"), or None when the text does not say it."""
+    """``phrase`` as ``text`` says it, with the phrase qualifying it to the end of its clause ("Zoom for the book
+    club calls" of "Zoom" in "we use Zoom for the book club calls, it's free"), or None when the text does not
+    say it so (not "Chiara works as a pharmacist" of "Chiara": a clause of its own)."""
     found = re.search(re.escape(phrase), text, re.IGNORECASE) if phrase else None
     if found is None:
         return None
     end = _CLAUSE_BREAK.search(text, found.end())
-    return text[found.start():end.start() if end else len(text)].strip(" .!?")
+    rest = text[found.end():end.start() if end else len(text)]
+    return f"{found.group(0)}{rest}".strip(" .!?") if _QUALIFIER.match(rest) else None
+
+
+# What starts a phrase qualifying the one before it: "for the book club calls", "at the weekends".
+_QUALIFIER = re.compile(r"\s+(?:for|in|on|at|with|from|during|every|over|to|by|of|about|after|before)\s",
+                        re.IGNORECASE)
 
 
 def leaving_out(text: str, values: list[frozenset[str]]) -> str:
