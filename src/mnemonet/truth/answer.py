@@ -571,10 +571,8 @@ def observation_score(o: ObservationView, question: Question) -> float:
     """The share of the question's words an observation's text covers, its speaker standing for "I";
     0 unless it is by the asker (a question in the first person) and covers a word besides the asker,
     or names at least two of the question's words (its subject and what is asked), or all of them when
-    the question has only one ("where is the printer?"), and more than whom the question asks about when it
-    asks something besides ("my landlord's called Mr Papadopoulos" does not say where my landlord lives).
-    Asked of "us" (no "I"), words in no one's voice by anyone may answer ("how many reams of A4 do we have?" of
-    a stock bot's "A4 paper: 65 reams")."""
+    the question has only one ("where is the printer?"). Asked of "us" (no "I"), words in no one's voice
+    by anyone may answer ("how many reams of A4 do we have?" of a stock bot's "A4 paper: 65 reams")."""
     source = o.source or "user"
     said = matching_text(o)
     if _anothers(said, question):
@@ -590,8 +588,6 @@ def observation_score(o: ObservationView, question: Question) -> float:
     beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
     if not beyond or (not mine and len(covered) < min(2, len(question.words))):
         return 0.0
-    if covered <= question.about < question.words and not question.attribute:
-        return 0.0  # only whom it asks about: "my landlord's called Mr Papadopoulos" for where my landlord lives
     if question.first_person and not mine:  # a record of ours stands for "we" as its speaker's words do for "I"
         covered |= question.words & set(terms(question.asker, question.asker))
     return len(covered) / len(question.words)

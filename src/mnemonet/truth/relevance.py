@@ -78,8 +78,6 @@ _WHICH = re.compile(r"\bwhich\s+(?!(?:of|is|are|was|were|one|ones|do|does|did|ca
 # only if it is not the question's.
 _NAME_WORD = re.compile(r"\b[A-Z][a-z][\w'-]*")
 _CALENDAR_WORDS = frozenset(fold(w) for w in RECURRING_TIMES | MONTHS)  # "Saturday", "May": no one's name
-# A noun said to be someone's: "my landlord", "Chidi's car" (its possessor is a name or the asker).
-_POSSESSED = re.compile(r"\b(?:my|your|our|his|her|their|[a-z][\w-]*'s)\s+([a-z][\w-]*)")
 _AMOUNT_ASKED = frozenset({"much", "many", "long", "far", "old", "often"})
 # "what time is my flight?": a time of day, which a date does not give.
 _WHAT_TIME = re.compile(r"\b(?:what|which)\s+time\b(?!\s+of\b)")
@@ -115,9 +113,6 @@ class Question:
     which: str | None = None  # the kind "which <kind>" asks to pick one of ("hospital" of "which hospital ...?")
     names: frozenset[str] = frozenset()  # the words of the names it says ("elena" of "what shoe size is Elena?")
     amount: bool = False  # asks how much, many, long, far, old or often: a number
-    # whom or what it asks about: the asker asking of themselves, names, possessed nouns ("landlord" of "where does
-    # my landlord live?"), not the attribute asked
-    about: frozenset[str] = frozenset()
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -140,16 +135,7 @@ class Question:
                    polar=polar, attribute=attribute, the_holder=holder, named=named,
                    clock=_WHAT_TIME.search(text.casefold()) is not None,
                    which=next(iter(terms(w.group(1), me)), None) if (w := _WHICH.search(text.casefold())) else None,
-                   amount=wh == "how" and bool(_AMOUNT_ASKED & set(raw)), names=_names_said(text, me),
-                   about=_about(text, me) - {attribute})
-
-
-def _about(text: str, asker: str) -> frozenset[str]:
-    """The words naming whom or what a question asks about: its first person (the asker), its names, and the
-    nouns it says are someone's ("my landlord", "Chidi's car")."""
-    possessed = " ".join(m.group(1) for m in _POSSESSED.finditer(plain(text)))
-    first = terms(asker, asker) if FIRST_PERSON & set(_WORD.findall(plain(text))) else set()
-    return frozenset(terms(possessed, asker)) | first | _names_said(text, asker)
+                   amount=wh == "how" and bool(_AMOUNT_ASKED & set(raw)), names=_names_said(text, me))
 
 
 def _names_said(text: str, asker: str) -> frozenset[str]:
