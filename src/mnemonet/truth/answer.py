@@ -12,8 +12,7 @@ The text always has the same shape:
 5. ``Retracted:`` what was taken back that the question touches, by whom and why.
 
 Choosing the lead: only statements that answer the question can lead
-(``relevance``: about the subject asked, covering what it asks, its object read to the end of its clause in
-the words it was drawn from when the extraction dropped the rest: "Zoom for the book club calls"; a correction
+(``relevance``: about the subject asked, covering what it asks; a correction
 answers what the statement it replaced in the same slot answered), less a
 vaguer one a more precise one agrees with ("likes meetings" beside "prefers
 morning meetings"). They are grouped by (subject, relation), a subject said shorter grouped with the one
@@ -26,7 +25,9 @@ lead together. Consolidation summaries are context: they never lead and never co
 The observation is the record: when a newer observation by or about the
 subject touches what is asked and nothing extracted from it answers (the
 extraction missed it), the lead says what was said (the clause that answers, ``relevance.answering_part``),
-by whom and when, and the older statement follows as evidence. A turn's "he" or "she" is read as about the
+by whom and when, and the older statement follows as evidence. So do words a statement was drawn from, when
+nothing answers but that statement with the phrase qualifying its object the extraction dropped ("we use Zoom
+for the book club calls": ``_told_more``). A turn's "he" or "she" is read as about the
 person its speaker's turn before spoke of (``anaphora``). A turn of the speaker's adding to the words that
 lead, among their next few ("I'm allergic to penicillin", then "oh and shellfish as well"), nothing drawn
 from it about anyone else, is shown beside the lead: an addition the extraction could not complete. A turn among
@@ -257,11 +258,6 @@ def compose(
         for new_id in old.superseded_by:
             if live_by_key.get(new_id) == key(old):
                 scores[new_id] = max(scores[new_id], scores[old.id])
-    # What the extraction dropped after a statement's object is still in the words it was drawn from: "we use
-    # Zoom for the book club calls" answers what we use for book club calls, though "user uses Zoom" does not.
-    for s in live:
-        if scores[s.id] < ANSWERS and (told := _as_told(s, recall)) is not None:
-            scores[s.id] = max(scores[s.id], score(told, question, vocabulary))
     if question.first_person:
         for s in _of_others(live, recall, question):
             scores[s.id] = 0.0
@@ -273,6 +269,8 @@ def compose(
         scores[instead.id], chosen = scores[chosen.id], instead
     lead_st = _with_status(chosen, recall, live, question, vocabulary, drawn) if chosen is not None else None
     missed = _missed_observations(recall, question, lead_st, scores, vocabulary, drawn)
+    if lead_st is None and not missed:
+        missed = _told_more(live, recall, question, vocabulary)
     # What answers may be replaced by a turn right after it that says so in words no rule placed.
     origin = missed[0] if missed else _origin(lead_st, recall) if lead_st is not None else None
     slot_asked = vocabulary.canonical(lead_st.predicate) if lead_st is not None and not missed else None
@@ -408,6 +406,20 @@ def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[Sta
                    key=lambda o: o.created_at)[:_ADDING_TURNS]
     return next((turn for turn in later if _ADDITIVE.search(turn.text)
                  and all(about(s) for s in drawn.get(turn.id, []))), None)
+
+
+def _told_more(live: list[StatementView], recall: Recall, question: Question,
+               vocabulary: Vocabulary) -> list[ObservationView]:
+    """The words that answer where the extraction dropped what follows a statement's object, newest first: "we
+    use Zoom for the book club calls" answers what we use for book club calls, though "user uses Zoom" does not;
+    the words lead, as words nothing answering was drawn from do."""
+    told = {}
+    for s in live:
+        if (as_told := _as_told(s, recall)) is not None and score(as_told, question, vocabulary) >= ANSWERS:
+            origin = _origin(s, recall)
+            assert origin is not None  # as told from it
+            told[origin.id] = origin
+    return sorted(told.values(), key=lambda o: -o.created_at)
 
 
 def _as_told(statement: StatementView, recall: Recall) -> StatementView | None:
