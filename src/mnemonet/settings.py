@@ -404,10 +404,12 @@ class Settings(BaseSettings):
         50, description="Hits k-NN and keyword search each hand to fusion and graph ranking; up to this, the "
         "order of the first k hits does not depend on k.",
     )
-    search_ranking: Literal["fitted", "rules"] = Field(
+    search_ranking: Literal["fitted", "logistic", "rules"] = Field(
         "fitted", description="How hybrid+graph search ranks: 'fitted' scores every candidate (both lists unfused, "
-        "their session windows, concept neighbours) with the weights fitted on LoCoMo conversations held out from "
-        "each other (service/fitted_rank.py, bench/README.md); 'rules' is the earlier fusion plus graph bonuses "
+        "their session windows, concept neighbours) with a small ensemble of regression trees fitted on LoCoMo "
+        "conversations held out from each other (service/fitted_rank.py, bench/README.md); 'logistic' scores the "
+        "same candidates with the two logistic regressions it replaced (round 13); 'rules' is the earlier fusion "
+        "plus graph bonuses "
         "(service/graph_rank.py). The recency and use lists (search_recency_weight, search_use_weight) weigh only "
         "in 'rules' and in hybrid mode.",
     )

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from datetime import date
 
+import numpy as np
+import pytest
+
 from mnemonet.model.views import SearchHit
 from mnemonet.service import MemoryService
-from mnemonet.service.fitted_rank import FittedRanker
+from mnemonet.service.fitted_rank import FEATURES, NEIGHBOUR_FEATURES, Trees
 from mnemonet.service.rank_time import asks_when, question_span, said_on, states_time
+from mnemonet.service.rank_weights import TREE_DEPTH, TREE_NODES
 from mnemonet.service.retrieval import Retriever
 from mnemonet.store.vector_context import session_windows
 
@@ -23,15 +27,21 @@ FILLER = ("the weather was grey all week", "my laptop battery died again", "the 
           "the bakery ran out of rye bread")
 
 
-def retriever(service: MemoryService, **overrides: object) -> Retriever:
-    """The service's retriever with the fitted ranking and ``overrides``."""
-    settings = service.settings.model_copy(update={"search_ranking": "fitted", **overrides})
+@pytest.fixture(params=["fitted", "logistic"])
+def ranking(request: pytest.FixtureRequest) -> str:
+    """Both fitted models: the trees (the default) and the logistic regressions they replaced."""
+    return str(request.param)
+
+
+def retriever(service: MemoryService, ranking: str, **overrides: object) -> Retriever:
+    """The service's retriever with the fitted ranking ``ranking`` and ``overrides``."""
+    settings = service.settings.model_copy(update={"search_ranking": ranking, **overrides})
     return Retriever(service.graph, service.vectors, service.embedder, settings, caught_up=service.indexer.caught_up)
 
 
 async def ranked(retriever: Retriever, query: str, per_list: int) -> dict[str, SearchHit]:
     """Every candidate of the fitted ranking's pool when the k-NN and keyword lists are ``per_list`` long."""
-    return {h.id: h for h in FittedRanker.rank(await retriever.candidate_pool(query, per_list)).hits}
+    return {h.id: h for h in retriever.fitted.rank(await retriever.candidate_pool(query, per_list)).hits}
 
 
 async def conversation(service: MemoryService, session: str, turns: list[tuple[str, str]],
@@ -43,7 +53,9 @@ async def conversation(service: MemoryService, session: str, turns: list[tuple[s
     return ids
 
 
-async def test_a_reply_is_found_through_the_window_of_the_turn_the_question_matches(service: MemoryService) -> None:
+async def test_a_reply_is_found_through_the_window_of_the_turn_the_question_matches(
+    service: MemoryService, ranking: str
+) -> None:
     for n, text in enumerate(FILLER):
         await conversation(service, f"other-{n}", [("Ivo", text)])
     answer, asked = await conversation(service, "chat-1", [
@@ -51,36 +63,37 @@ async def test_a_reply_is_found_through_the_window_of_the_turn_the_question_matc
         ("John", "Good idea for the team trip next month, we want to explore a new city!"),
     ])
     query = "which city did Tim suggest for the team trip next month?"
-    fitted = retriever(service)
+    fitted = retriever(service, ranking)
     flat = {h.id for mode in ("keyword", "vector") for h in await fitted.search(query, k=1, mode=mode)}
     assert flat == {asked}, "lists of one find only the turn the question matches"
 
     hits = await ranked(fitted, query, 1)
     assert hits[answer].graph_path == f"{asked} -NEXT_IN_SESSION- {answer}"
     assert hits[answer].vector_rank is None and hits[answer].keyword_rank is None
-    assert answer not in await ranked(retriever(service, search_window_turns=0), query, 1), "no window, no reply"
+    unwindowed = retriever(service, ranking, search_window_turns=0)
+    assert answer not in await ranked(unwindowed, query, 1), "no window, no reply"
 
 
-async def test_a_date_in_the_question_picks_the_turn_said_that_day(service: MemoryService) -> None:
+async def test_a_date_in_the_question_picks_the_turn_said_that_day(service: MemoryService, ranking: str) -> None:
     # The same words said in two sessions: only the session's date tells them apart.
     may = await conversation(service, "s1", [("Gina", "I went to the pottery class with my sister")],
                              session_date="1:56 pm on 8 May, 2023")
     july = await conversation(service, "s2", [("Gina", "I went to the pottery class with my sister")],
                               session_date="10:02 am on 3 July, 2023")
-    fitted = retriever(service)
+    fitted = retriever(service, ranking)
     for query, expected in (("What did Gina do on 3 July, 2023?", july), ("What did Gina do in May 2023?", may),
                             ("What did Gina do in July 2023?", july)):
         hits = await fitted.search(query, k=2, kinds=["observation"])
         assert [h.id for h in hits][:1] == expected, query
     # Without the said-at key both were said the day they were recorded: the older one leads on a tie.
-    undated = retriever(service, search_time_key="")
+    undated = retriever(service, ranking, search_time_key="")
     assert [h.id for h in await undated.search("What did Gina do on 3 July, 2023?", k=1)] == may
 
 
-async def test_a_when_question_prefers_the_turn_that_says_when(service: MemoryService) -> None:
+async def test_a_when_question_prefers_the_turn_that_says_when(service: MemoryService, ranking: str) -> None:
     timed = await conversation(service, "s1", [("Nate", "I won the chess tournament last weekend")])
     untimed = await conversation(service, "s2", [("Nate", "I won the chess tournament with my sister")])
-    fitted = retriever(service)
+    fitted = retriever(service, ranking)
 
     async def lead(query: str) -> float:
         """How far the timed turn's score is above the untimed one's (a ratio of the two)."""
@@ -94,19 +107,19 @@ async def test_a_when_question_prefers_the_turn_that_says_when(service: MemorySe
     assert plain > 1.0 and asked_when > plain
 
 
-async def test_a_statement_sharing_a_concept_with_a_top_hit_joins(service: MemoryService) -> None:
+async def test_a_statement_sharing_a_concept_with_a_top_hit_joins(service: MemoryService, ranking: str) -> None:
     owns = await service.claim("Dana owns a greyhound", source="scout")
     lives = await service.claim("Dana lives in Lisbon", source="scout")
     for text in FILLER:
         await service.observe(text, source="news")
     query = "who owns a greyhound?"
-    fitted = retriever(service, search_concept_expansion=100)
+    fitted = retriever(service, ranking, search_concept_expansion=100)
     flat = {h.id for mode in ("keyword", "vector") for h in await fitted.search(query, k=2, mode=mode)}
     assert owns.statement_id in flat and lives.statement_id not in flat
 
     hits = await ranked(fitted, query, 2)
     assert hits[lives.statement_id].graph_path == f"{owns.statement_id} -> (Dana) <-ABOUT- {lives.statement_id}"
-    assert lives.statement_id not in await ranked(retriever(service, search_concept_expansion=0), query, 2)
+    assert lives.statement_id not in await ranked(retriever(service, ranking, search_concept_expansion=0), query, 2)
 
 
 async def test_session_windows_read_neighbours_with_their_offsets_and_similarity(service: MemoryService) -> None:
@@ -151,3 +164,26 @@ def test_dates_and_times_read_from_questions_and_metadata() -> None:
         assert states_time(text) == told, text
     assert asks_when("When did Gina go?") and asks_when("How long has she lived there?")
     assert not asks_when("What did Gina see when she went?")
+
+
+def test_trees_sum_the_leaf_each_row_reaches() -> None:
+    # x0 <= 0.5 -> -1; else x1 <= 2 -> 2, else 5; plus a tree of one leaf (0.25) on every row.
+    trees = Trees.of([[(0, 0.5, 1, 2, 0.0), (0, 0.0, 1, 1, -1.0), (1, 2.0, 3, 4, 0.0), (0, 0.0, 3, 3, 2.0),
+                       (0, 0.0, 4, 4, 5.0)], [(0, 0.0, 0, 0, 0.25)]], depth=2)
+    x = np.array([[0.2, 9.0], [0.5, 0.0], [0.7, 2.0], [0.7, 2.5]])
+    assert trees(x).tolist() == [-0.75, -0.75, 2.25, 5.25]
+    assert trees(np.zeros((0, 2))).tolist() == []
+
+
+def test_the_written_trees_read_the_tree_inputs_and_stay_within_their_depth() -> None:
+    width = len(FEATURES) + len(NEIGHBOUR_FEATURES)
+    for tree in TREE_NODES:
+        for at, (feature, _, left, right, _) in enumerate(tree):
+            assert 0 <= feature < width and 0 <= left < len(tree) and 0 <= right < len(tree)
+            assert (left == right == at) or (left > at and right > at), "children after their parent, leaves loop"
+        # Every row reaches a leaf within TREE_DEPTH steps from the root.
+        frontier, steps = {0}, 0
+        while any(tree[n][2] != n for n in frontier):
+            frontier = {c for n in frontier for c in (tree[n][2], tree[n][3])}
+            steps += 1
+        assert steps <= TREE_DEPTH

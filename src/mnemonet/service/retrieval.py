@@ -82,7 +82,7 @@ class Retriever:
     ) -> list[SearchHit]:
         # The same candidate pool whatever k is, so a smaller k returns a prefix of a larger one.
         pool = min(max(k, self.settings.search_candidates), self.settings.vector_max_k)
-        if mode == "hybrid+graph" and self.settings.search_ranking == "fitted":
+        if mode == "hybrid+graph" and self.settings.search_ranking != "rules":
             ranking = await self._fitted(query, pool, kinds_list, since, settled)
             hits = await self._resolve([ranking.hits, ranking.folded], k)
             return _normalise(hits[:k])
