@@ -259,3 +259,19 @@ async def test_a_retry_of_a_write_whose_node_died_before_queuing_its_row_makes_i
     assert first.created and not retry.created and retry.observation_id == first.observation_id
     hits = await b.search(QUERY, k=5)
     assert hits and hits[0].id == first.observation_id
+
+
+async def test_renewals_holds_and_removals_at_once_take_their_locks_in_one_order(
+    pair: tuple[MemoryService, MemoryService],
+) -> None:
+    a, b = pair
+    _made_up(a, b)
+    queue = IndexQueue(a.vectors, "default", "busy-node")
+    for round_ in range(8):
+        # written in the reverse of their ids' order, so the table's order and the ids' index order differ
+        rows = [QueuedRow(id=f"obs-busy-{round_}-{i:03d}", kind="observation", text=f"busy note {i}",
+                          created_at=1_700_000_000_000 + i) for i in reversed(range(300))]
+        await queue.put(rows)
+        ids = [r.id for r in rows]
+        await asyncio.gather(queue.renew(), queue.hold(ids[::-1]), queue.done(ids), queue.renew(), queue.hold(ids))
+        assert await queue.hold(ids) == set(), "every row removed, none left held"
