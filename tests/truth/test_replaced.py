@@ -79,22 +79,21 @@ def test_a_change_said_long_after_replaces_nothing() -> None:
     assert "Okafor" in _lead("who is my dentist appointment with?", said, statements)
 
 
-def test_in_a_conversation_what_two_agree_on_replaces_the_first_plan() -> None:
-    said = [_obs("obs-1", "let's meet at The Crown at 7 on Friday", 1, source="olu"),
-            _obs("obs-2", "The Crown's shut for refurb, how about the Red Lion?", 2, source="grace"),
-            _obs("obs-3", "Red Lion works", 3, source="olu"),
-            _obs("obs-4", "fine by me, see you all at the Red Lion", 4, source="ravi")]
-    lead = _lead("where are we meeting on Friday?", said, [])
-    assert "Red Lion" in lead and "Crown" not in lead
-
-
-def test_a_time_agreed_replaces_the_time_proposed() -> None:
-    said = [_obs("obs-1", "Friday dinner at Nando's, 7:30?", 1, source="amara"),
-            _obs("obs-2", "works for me", 2, source="felix"),
-            _obs("obs-3", "can we push to 8:15? I don't finish till 8", 3, source="joon"),
-            _obs("obs-4", "fine by me, 8:15 it is", 4, source="amara")]
-    lead = _lead("what time is Friday dinner?", said, [])
-    assert "8:15" in lead and "7:30" not in lead
+@pytest.mark.parametrize(("turns", "question", "agreed", "proposed"), [
+    ([("olu", "let's meet at The Crown at 7 on Friday"),
+      ("grace", "The Crown's shut for refurb, how about the Red Lion?"),
+      ("olu", "Red Lion works"), ("ravi", "fine by me, see you all at the Red Lion")],
+     "where are we meeting on Friday?", "Red Lion", "Crown"),
+    ([("amara", "Friday dinner at Nando's, 7:30?"), ("felix", "works for me"),
+      ("joon", "can we push to 8:15? I don't finish till 8"), ("amara", "fine by me, 8:15 it is")],
+     "what time is Friday dinner?", "8:15", "7:30"),
+])
+def test_in_a_conversation_what_two_agree_on_replaces_what_was_proposed(
+    turns: list[tuple[str, str]], question: str, agreed: str, proposed: str,
+) -> None:
+    said = [_obs(f"obs-{n}", text, n, source=source) for n, (source, text) in enumerate(turns, start=1)]
+    lead = _lead(question, said, [])
+    assert agreed in lead and proposed not in lead
 
 
 def test_repeating_what_was_proposed_first_replaces_nothing() -> None:

@@ -410,26 +410,17 @@ def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[Sta
 
 def _told_more(live: list[StatementView], recall: Recall, question: Question,
                vocabulary: Vocabulary) -> list[ObservationView]:
-    """The words that answer where the extraction dropped what follows a statement's object, newest first: "we
-    use Zoom for the book club calls" answers what we use for book club calls, though "user uses Zoom" does not;
-    the words lead, as words nothing answering was drawn from do."""
+    """The words that answer where the extraction dropped the phrase qualifying a statement's object, newest
+    first: "we use Zoom for the book club calls" answers what we use for book club calls, though "user uses
+    Zoom" does not; the words lead, as words nothing answering was drawn from do."""
     told = {}
     for s in live:
-        if (as_told := _as_told(s, recall)) is not None and score(as_told, question, vocabulary) >= ANSWERS:
-            origin = _origin(s, recall)
-            assert origin is not None  # as told from it
+        origin = _origin(s, recall)
+        said = rest_of_clause(origin.text, s.object) if origin is not None else None
+        if origin is not None and said is not None \
+                and score(s.model_copy(update={"object": said}), question, vocabulary) >= ANSWERS:
             told[origin.id] = origin
     return sorted(told.values(), key=lambda o: -o.created_at)
-
-
-def _as_told(statement: StatementView, recall: Recall) -> StatementView | None:
-    """``statement`` with its object as the words it was drawn from say it, to the end of its clause, when they
-    say more ("Zoom for the book club calls" of "user uses Zoom"); else None."""
-    origin = _origin(statement, recall)
-    told = rest_of_clause(origin.text, statement.object) if origin is not None else None
-    if told is None or len(told) <= len(statement.object):
-        return None
-    return statement.model_copy(update={"object": told})
 
 
 def _origin(statement: StatementView, recall: Recall) -> ObservationView | None:
