@@ -33,6 +33,14 @@ def chromium_path() -> str:
 EventListener = Callable[[dict[str, Any]], None]
 
 
+# What Chromium answers a call that a navigation of the page cut short.
+_RELOADED = ("navigated or closed", "Execution context was destroyed", "Cannot find context with specified id")
+
+
+class PageNavigated(RuntimeError):
+    """A call into the page was cut short because the page navigated (a reload the page made itself)."""
+
+
 class Connection:
     """One CDP websocket: calls by id, on the browser or on an attached tab's session, and event listeners."""
 
@@ -72,6 +80,8 @@ class Connection:
         await self._ws.send(json.dumps(message))
         reply = await asyncio.wait_for(future, 15.0)
         if "error" in reply:
+            if any(said in reply["error"].get("message", "") for said in _RELOADED):
+                raise PageNavigated(f"{method}: {reply['error']}")
             raise RuntimeError(f"{method}: {reply['error']}")
         return reply.get("result", {})
 
@@ -121,9 +131,12 @@ class Page:
         """Poll ``expression`` until ``check(value)`` holds; fails the test with the last value otherwise."""
         deadline = asyncio.get_running_loop().time() + within
         while True:
-            value = await self.evaluate(expression)
-            if check(value):
-                return value
+            try:
+                value = await self.evaluate(expression)
+                if check(value):
+                    return value
+            except PageNavigated:  # the page reloaded under the poll: read the new one next time
+                value = "(reloading)"
             if asyncio.get_running_loop().time() > deadline:
                 raise AssertionError(f"{what}: not seen within {within}s; last value {value!r}")
             await asyncio.sleep(0.1)

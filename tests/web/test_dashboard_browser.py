@@ -184,8 +184,9 @@ async def test_the_space_picker_lists_the_tokens_spaces_and_shows_the_one_chosen
             and json.loads(v).get("observations") == "1", within=15.0, what="the picker and alpha's counts"))
         assert state["picker"] == ["*alpha", "beta"]  # the token's first space is shown first
 
-        await page.evaluate('const s = document.getElementById("space"); s.value = "beta";'
-                            's.dispatchEvent(new Event("change"))')
+        # The switch reloads the page: dispatch after this call returns so the reload cannot cut it short.
+        await page.evaluate('setTimeout(() => { const s = document.getElementById("space"); s.value = "beta";'
+                            ' s.dispatchEvent(new Event("change")); }, 0)')
         state = json.loads(await page.wait_for(
             SPACE_STATE, lambda v: v is not None and json.loads(v).get("observations") == "2"
             and json.loads(v).get("picker") == ["alpha", "*beta"], within=15.0, what="beta's counts after the switch"))
