@@ -113,6 +113,11 @@ ROWS = [
      "how much is my rent?", "1,020"),
     (("user's rent", "has_value", "950"), ("user", "paid 1,020 for the sofa"), "how much is my rent?", None),
     (("yara", "lives_in", "Haifa"), ("user", "Yara lives in Tel Aviv."), "where does Yara live?", None),
+    # its teller's pronoun stands for the thing: its one new amount is the value, said without the unit
+    (("user's rent", "has_value", "950 euros"), ("user", "landlord bumped it to 1100 from this month ugh"),
+     "how much is my rent?", "1100"),
+    (("user's rent", "has_value", "950 euros"), ("user", "paid 1100 for the sofa today"), "how much is my rent?",
+     None),
     # a day and a month where a day and another month were: one form of date
     (("graduation", "happens_on", "21 June"), ("user", "they brought graduation forward to 30 May"),
      "when is graduation?", "30 May"),
@@ -121,6 +126,11 @@ ROWS = [
      "what phone do I have?", "Galaxy S9"),
     (("user's phone", "has_value", "Pixel 7"), ("user", "my sister is on a Galaxy S9 now"),
      "what phone do I have?", None),
+    # the number of a name is no amount: "Pixel 8" restates "iPhone 12" as a name, never as "iPhone 8"
+    (("user's phone", "has_value", "iPhone 12"), ("user", "upgraded to a Pixel 8 last weekend"),
+     "what phone do I have?", "Pixel 8"),
+    (("user's flight", "departs_at", "11:40"), ("user", "no, BA 287 leaves at 14:10"),
+     "when does my flight depart?", "14:10"),
     # a change the extraction could not place: a copula with a preposition, or a switch written as "uses"
     (("user", "trains_at", "PureGym"), ("user", "cancelled that and signed up with Anytime Fitness instead"),
      "which gym do I train at?", "Anytime Fitness"),
@@ -148,6 +158,7 @@ DRAWN: dict[str, list[tuple[str, ...]]] = {
         ("user's cars", "located_in", "Aviva"), ("user's cars", "located_in", "Direct Line", "change")],
     "my sister's van went over to Direct Line": [("user's sister's van", "goes_to", "Direct Line", "change")],
     "cracked the screen, so I'm on an old Galaxy S9 now": [("user", "is_on", "old Galaxy S9", "change")],
+    "upgraded to a Pixel 8 last weekend": [("user", "has_value", "Pixel 8", "change")],
     "my sister is on a Galaxy S9 now": [("user's sister", "is_on", "Galaxy S9", "change")],
     "cancelled that and signed up with Anytime Fitness instead": [("user", "uses", "Anytime Fitness", "change")],
     "I keep some vegan butter too": [("user", "keeps", "vegan butter")],

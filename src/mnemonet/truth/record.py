@@ -75,6 +75,10 @@ _NOT_UNITS = frozenset({
     "now", "this", "that", "last", "next", "each", "every", "from", "so", "then", "is", "was", "it",
 })
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
+# The word right before a number (a space between them), and the weekdays a number after a word may date.
+_LAST_WORD = re.compile(r"([A-Za-z][\w'’.&-]*)[ \t]+$")
+_WEEKDAYS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday",
+                       "wednesday", "thursday", "friday", "saturday", "sunday"})
 _DAY = {"date", "ordinal"}  # the forms of a day of a month, with its month or without
 # The month after a day and its ordinal ("12th of July", "the 3rd of May").
 _MONTH_AFTER = re.compile(r"\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
@@ -236,7 +240,8 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
         return None
     # The first shape the old value has that the words give a new value of ("senior analyst now" for a
     # "junior analyst at Deloitte" names no new employer, but a new rank).
-    found = next((f for f in (_amounts(s.object, o.text), _names(s.object, o.text), _kinds(s.object, o.text))
+    amounts = _amounts(s.object, o.text)
+    found = next((f for f in (amounts, _names(s.object, o.text), _kinds(s.object, o.text))
                   if f is not None and f[2]), None)
     if found is None:
         return None
@@ -260,7 +265,10 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
     # "upgraded to a Pixel 8": the extraction saw the subject change to the value but not which of its
     # slots changed (a generic relation); the slot asked about is that slot.
     unplaced = any(_unplaced(d, s, vocabulary) and object_words(value) & object_words(d.object) for d in drawn)
-    linked = mentions_old or bool(asked & set(terms(matching_text(o), o.source or "user"))) or unplaced
+    # "landlord bumped it to 1100" where "950 euros" was: its teller's pronoun stands for the thing, and the
+    # one new amount is its value.
+    linked = mentions_old or bool(asked & set(terms(matching_text(o), o.source or "user"))) or unplaced \
+        or found is amounts and _refers_back(s, o)
     predicate = vocabulary.canonical(s.predicate)
     # A name of the old one's kind is not enough when the extraction put it in another of the subject's
     # relations ("I met Dr Ferreira at the conference": meets, not the dentist).
@@ -392,12 +400,14 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
     numbers of as many digits; failing those, numbers of three digits or more, or bare numbers where ``obj``
     has a unit, not distinctive."""
     m = _AMOUNT.search(obj)
-    if m is None:
-        return None
+    if m is None or _numbers_a_name(m):
+        return None  # "iPhone 12" is a name, restated by a name ("Pixel 8"), not by a number
     pre, unit = _form(m)
     bare, digits = (pre, unit) == ("", ""), len(re.sub(r"\D", "", m.group("num")))
     out, longer_or_shorter = [], []
     for n in _AMOUNT.finditer(text):
+        if _numbers_a_name(n):
+            continue  # "BA 287", "Pixel 8": the number of a name is no amount
         their_pre, their_unit = _form(n)
         # A bare number meets a number followed by any word ("May 3" and "May 17 because ..."), not a glued unit;
         # a date meets a day said without its month ("Thursday 5th June", then "now Thursday the 12th").
@@ -419,6 +429,19 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
         # for that when it is not strong).
         return _amount_text(m, bool(unit)), False, longer_or_shorter
     return _amount_text(m, bool(unit)), not bare or digits >= 3, out
+
+
+def _numbers_a_name(m: re.Match[str]) -> bool:
+    """Whether the amount ``m`` is the number of a name: after a capitalised word that is no weekday or month
+    and no "I" ("iPhone 12", "Gate 5", "BA 287"; not "Thu 10:00", "May 3", "I'm 34")."""
+    if m.group("pre"):
+        return False
+    before = _LAST_WORD.search(m.string, 0, m.start())
+    if before is None:
+        return False
+    word = before.group(1)
+    return any(c.isupper() for c in word) and word.casefold() not in _NOT_NAMES \
+        and word.casefold().rstrip(".") not in _WEEKDAYS and word.casefold()[:3] not in _MONTHS
 
 
 def _amount_text(m: re.Match[str], with_unit: bool) -> str:
