@@ -405,6 +405,8 @@ def test_values_of_a_slot_said_together_lead_together_in_the_order_said() -> Non
     composed = compose(Recall(query="how does Gareth take his coffee?", statements=[milk, sugar, other],
                               observations=said), 5, VOCABULARY, Settings())
     assert "two sugars and oat milk" in composed.lead and "bus" not in composed.lead
+    # a model phrases the lead from the values together, not from the first statement alone
+    assert "two sugars and oat milk" in composed.memory()[0][1]
 
 
 def test_owning_a_thing_answers_what_one_has() -> None:

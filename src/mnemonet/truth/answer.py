@@ -136,6 +136,8 @@ class Composition:
     verdict: bool | None = None
     # The clause of the words that lead which answers, when they lead and say more than it (``answering_part``).
     lead_words: str | None = None
+    # The lead statement with the other values of its slot said with it (``_together``): what a model phrases.
+    joined: StatementView | None = None
 
     @property
     def cited(self) -> list[str]:
@@ -157,7 +159,8 @@ class Composition:
         if any(o.id == self.lead_id for o in self.observations):
             o = self.observations[0]
             return [(o.id, f"{_one_line(self.lead_words or o.text)} | observed | from {o.source or 'unknown'}")]
-        lines = [(s.id, f"{realise(s, self.asker)} | current | {_provenance(s)}") for s in self.evidence[:1]]
+        lines = [(s.id, f"{realise(self.joined if self.joined and s.id == self.joined.id else s, self.asker)} | "
+                        f"current | {_provenance(s)}") for s in self.evidence[:1]]
         for c in self.conflicts:
             if self.lead_id not in (c.a.id, c.b.id):
                 continue
@@ -308,9 +311,9 @@ def compose(
 
     assert chosen is not None
     confidence = round(scores[chosen.id] * _confidence(lead_st, live, lead_conflicts), 2)
+    joined = _together(lead_st, answering, key, vocabulary, recall)
     composition = Composition(
-        lead=_sentence(_together(lead_st, answering, key, vocabulary, recall), lead_conflicts, asker),
-        lead_id=lead_st.id, evidence=evidence,
+        lead=_sentence(joined, lead_conflicts, asker), lead_id=lead_st.id, evidence=evidence, joined=joined,
         changed=changed[:max_evidence], conflicts=conflicts[:max_evidence], confidence=confidence, asker=asker,
         retractions=retractions[:max_evidence], observations=missed[:max_evidence],
     )
