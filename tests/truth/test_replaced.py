@@ -165,3 +165,25 @@ def test_an_end_of_something_else_replaces_nothing() -> None:
     said = [_obs("obs-1", "Zainab's allergic to penicillin", 1), _obs("obs-2", "the boiler broke again", 2)]
     statements = [_st("st-1", "Zainab", "allergic_to", "penicillin", "obs-1", 1)]
     assert "penicillin" in _lead("what is Zainab allergic to?", said, statements)
+
+
+@pytest.mark.parametrize(("second", "replaced"), [
+    ("kwame", True),  # its speaker's "cancelled that" ends what they booked
+    ("zara", False),  # another's "that" may be anything
+])
+def test_an_end_said_of_what_its_speaker_spoke_of_replaces_it(second: str, replaced: bool) -> None:
+    said = [_obs("obs-1", "booked us a lane at Hollywood Bowl for Saturday", 1, source="kwame"),
+            _obs("obs-2", "the weather looks grim this weekend", 2, source="zara"),
+            _obs("obs-3", "ugh. ok cancelled that, rebooked at Tenpin in Croydon, same time", 3, source=second)]
+    lead = _lead("where are we bowling on Saturday?", said, [])
+    assert ("Tenpin" in lead) is replaced and ("Hollywood" in lead) is not replaced
+
+
+@pytest.mark.parametrize(("speakers", "answers"), [
+    (("haruto", "leila"), True),  # a conversation: a member's "let's" is the group's
+    (("haruto", "haruto"), False),  # one speaker's "we" alone may be another group
+])
+def test_asked_of_us_a_member_of_a_conversation_speaks_for_the_group(speakers: tuple[str, str], answers: bool) -> None:
+    said = [_obs("obs-1", "let's meet at the clock tower at noon", 1, source=speakers[0]),
+            _obs("obs-2", "fine, I'll bring the map", 2, source=speakers[1])]
+    assert ("clock tower" in _lead("where are we meeting?", said, [])) is answers

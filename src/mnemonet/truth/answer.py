@@ -35,7 +35,8 @@ the next few after what answers that says it replaces it, in words no rule place
 naming what it replaced left out): a statement drawn from it marked a change or a correction, a cue of one in its
 words (``cues``), an end said of the thing ("4821 closed" after "ticket 4821 is open"), or, in a conversation, a
 value two speakers agree on ("how about the Red Lion?", "Red Lion works"); by the same speaker, unless the
-question is no one's own (``_replaced_next``).
+question is no one's own (``_replaced_next``). An end is of the thing when it names it, or when its speaker's
+"that" or "it" stands for it ("booked us a lane at Hollywood Bowl", then "cancelled that, rebooked at Tenpin").
 
 Contradictions: an open one is read by the same policy the validation worker
 applies (``currency.standing``; a worker's inference speaks for the speaker of
@@ -89,7 +90,16 @@ from mnemonet.truth.relevance import (
     score,
     text_gives_attribute,
 )
-from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, plain, terms
+from mnemonet.truth.text import (
+    FIRST_PERSON,
+    fold,
+    matching_text,
+    object_words,
+    plain,
+    points_back,
+    speaks_for_us,
+    terms,
+)
 from mnemonet.truth.vocabulary import Vocabulary
 
 NOTHING = "Nothing in memory answers that."
@@ -214,7 +224,7 @@ def compose(
         spoken = speakers.get(s.id)
         return s.model_copy(update={"source": spoken}) if spoken and spoken != s.source else s
 
-    question = Question.read(recall.query, asker)
+    question = Question.read(recall.query, asker).in_conversation({o.source or "user" for o in recall.observations})
     # A turn's "he" or "she" is whom its speaker's turn before spoke of (``anaphora``): read as about them.
     drawn = _drawn(recall)
     recall = recall.model_copy(update={"observations": bind(recall.observations, drawn)})
@@ -463,8 +473,10 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
 
     def replaces(turn: ObservationView) -> bool:
         said = drawn.get(turn.id, [])
-        # an end said of the thing spoken of ("4821 closed" after "ticket 4821 is open"), not of another
-        ended = says_ended(turn.text) and bool(object_words(turn.text) & object_words(origin.text))
+        # an end said of the thing spoken of ("4821 closed" after "ticket 4821 is open"; its speaker's "cancelled
+        # that" after "booked us a lane"), not of another
+        ended = says_ended(turn.text) and (bool(object_words(turn.text) & object_words(origin.text))
+                                           or turn.source == origin.source and points_back(turn.text))
         marked = any(s.revision is not None for s in said) or revision_cue(turn.text) is not None or ended \
             or agreed(turn)
         elsewhere = any(s.id in placed or about_subject(s, question) and vocabulary.declared(s.predicate)
@@ -578,7 +590,8 @@ def observation_score(o: ObservationView, question: Question) -> float:
     0 unless it is by the asker (a question in the first person) and covers a word besides the asker,
     or names at least two of the question's words (its subject and what is asked), or all of them when
     the question has only one ("where is the printer?"). Asked of "us" (no "I"), words in no one's voice
-    by anyone may answer ("how many reams of A4 do we have?" of a stock bot's "A4 paper: 65 reams")."""
+    by anyone may answer ("how many reams of A4 do we have?" of a stock bot's "A4 paper: 65 reams"), and so may a
+    member's words in the first person plural in a conversation of several ("let's meet at the clock tower")."""
     source = o.source or "user"
     said = matching_text(o)
     if _anothers(said, question):
@@ -586,11 +599,16 @@ def observation_score(o: ObservationView, question: Question) -> float:
     if question.names and not question.names & set(terms(f"{said} {source}", source)):
         return 0.0  # the one named is not named in them, nor says them ("Yusuf's shoe size" for Elena's)
     mine = question.first_person and source.casefold() == question.asker.casefold()
-    if question.first_person and not mine and not (question.ours and _impersonal(o.text)):
+    # asked of "us" beside a conversation, a member's words in the first person plural speak for the group
+    # ("let's meet at noon"); one speaker's "we" alone may be another group (their household, their team)
+    voice = question.group_talk and not mine and speaks_for_us(o.text)
+    if question.first_person and not mine and not (question.ours and _impersonal(o.text)) and not voice:
         return 0.0  # another's words about themselves; asked of "us", a record in no one's voice may answer
     if not question.words:
         return 0.0
     covered = question.words & set(terms(said, source))
+    if voice:
+        covered |= question.words & set(terms(question.asker, question.asker))
     beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
     if not beyond or (not mine and len(covered) < min(2, len(question.words))):
         return 0.0

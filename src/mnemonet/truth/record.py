@@ -47,7 +47,7 @@ from dataclasses import dataclass
 
 from mnemonet.model.views import ObservationView, StatementView
 from mnemonet.truth.relevance import Question, about_subject, gives_clock
-from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, plain, terms
+from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, plain, points_back, terms
 from mnemonet.truth.vocabulary import HABIT_RELATION, Vocabulary, rule_cardinality
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
@@ -105,7 +105,6 @@ _DETERMINERS = frozenset({
 # does a habit taken up or given up ("gave up coffee, it's green tea for me now").
 _GENERIC = frozenset({"has_property", "has_value", "has_status", HABIT_RELATION})
 # Pronouns standing for a thing said before ("put it up", "that's gone up").
-_ANAPHORA = frozenset({"it", "it's", "its", "that", "that's", "this"})
 _SWITCHED = "uses"  # what the extraction writes a switch as when it cannot tell the slot ("moved my account to Monzo")
 
 
@@ -349,7 +348,7 @@ def _refers_back(s: StatementView, o: ObservationView) -> bool:
     flat is £1150", then "landlord's put it up, we're paying £1275 now"): by the same speaker, with a pronoun
     standing for a thing."""
     return (o.source or "user").casefold() == (s.source or "user").casefold() \
-        and bool(_ANAPHORA & set(_WORD.findall(o.text.casefold())))
+        and points_back(o.text)
 
 
 def _someone_else(subject: str, lead_subject: str, owner: str) -> bool:

@@ -37,10 +37,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mnemonet.model.views import StatementView
-from mnemonet.truth.text import FIRST_PERSON, MONTHS, RECURRING_TIMES, fold, object_words, plain, terms
+from mnemonet.truth.text import (
+    FIRST_PERSON,
+    FIRST_PERSON_PLURAL,
+    MONTHS,
+    RECURRING_TIMES,
+    fold,
+    object_words,
+    plain,
+    terms,
+)
 from mnemonet.truth.vocabulary import Vocabulary
 
 # The share of the question a statement must cover to answer it (see the module docstring).
@@ -50,8 +59,6 @@ _ARTICLES = frozenset({"the", "a", "an", "our", "their", "his", "her", "its"})
 _QUESTION_WORDS = ("where", "when", "who", "whom", "whose", "what", "which", "how", "why")
 # "Why" asks for a reason: only words that give one (a causal connective) answer it.
 _CAUSAL = frozenset({"because", "cause", "cos", "cuz", "since", "due", "reason", "so"})
-# The first person plural: a question in it alone is of a team ("what do we use for chat?").
-_PLURAL_FIRST = frozenset({"we", "us", "our", "ours", "ourselves"})
 # The auxiliaries of a question about the past ("where did I work?", "what was ...", "what did I use to ...").
 _PAST_AUXILIARIES = frozenset({"did", "was", "were", "used", "had"})
 # The first words of a question asking yes or no ("do I still smoke?", "is Marco my manager?").
@@ -113,6 +120,14 @@ class Question:
     which: str | None = None  # the kind "which <kind>" asks to pick one of ("hospital" of "which hospital ...?")
     names: frozenset[str] = frozenset()  # the words of the names it says ("elena" of "what shoe size is Elena?")
     amount: bool = False  # asks how much, many, long, far, old or often: a number
+    # asked of "us" beside a conversation of several others (``in_conversation``): a member's "we" is the group's
+    group_talk: bool = False
+
+    def in_conversation(self, speakers: set[str]) -> Question:
+        """This question asked beside turns by ``speakers``: two or more besides the asker make a conversation,
+        whose members' "we" ("let's meet at the clock tower") is the group asked of as "we"."""
+        others = {plain(s) for s in speakers} - {plain(self.asker)}
+        return replace(self, group_talk=self.ours and len(others) >= 2)
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
@@ -131,7 +146,7 @@ class Question:
             named = fold(of.group(2)) if attribute == _NAME else None
         return cls(text=text, asker=me, words=frozenset(terms(text, me)), wh=wh,
                    first_person=any(w in FIRST_PERSON for w in raw), past=bool(_PAST_AUXILIARIES & set(raw)),
-                   ours=bool(_PLURAL_FIRST & set(raw)) and not (FIRST_PERSON - _PLURAL_FIRST) & set(raw),
+                   ours=bool(FIRST_PERSON_PLURAL & set(raw)) and not (FIRST_PERSON - FIRST_PERSON_PLURAL) & set(raw),
                    polar=polar, attribute=attribute, the_holder=holder, named=named,
                    clock=_WHAT_TIME.search(text.casefold()) is not None,
                    which=next(iter(terms(w.group(1), me)), None) if (w := _WHICH.search(text.casefold())) else None,

@@ -75,6 +75,21 @@ _SAME = {
     "called": "name", "named": "name", "has": "have", "had": "have", "having": "have",
 }
 FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", "ours"})
+# The first person plural: a question in it alone is of a group ("what do we use for chat?"), and any member's
+# words in it ("let's meet at the clock tower") speak for the group.
+FIRST_PERSON_PLURAL = frozenset({"we", "us", "our", "ours", "ourselves"})
+_POINTING_BACK = re.compile(r"\b(?:it|its|that|this)\b", re.IGNORECASE)  # "it's", "that's" too
+_PLURAL_VOICE = re.compile(r"\b(?:we|us|our|ours|ourselves|let['’]s)\b", re.IGNORECASE)
+
+
+def points_back(text: str) -> bool:
+    """Whether ``text`` has a pronoun standing for a thing said before ("it", "that", "this")."""
+    return _POINTING_BACK.search(text) is not None
+
+
+def speaks_for_us(text: str) -> bool:
+    """Whether ``text`` says "we", "us", "our" or "let's": its speaker speaks for a group they belong to."""
+    return _PLURAL_VOICE.search(text) is not None
 
 
 def terms(text: str, me: str = "user") -> set[str]:
