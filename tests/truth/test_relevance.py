@@ -71,6 +71,10 @@ def test_the_attribute_a_question_asks_of_a_thing(question: str, attribute: str,
     ("which hotel are we staying at in Hokkaido?", ("user", "stays_at", "Hotel Niseko in Hokkaido"), True),
     ("what's the registration number of Chidi's car?", ("Chidi", "has_car", "blue Skoda Octavia"), False),
     ("what's the registration number of Chidi's car?", ("Chidi's car", "has_registration_number", "KX19 ABC"), True),
+    # the holder of a thing: the statement says the whole question ("who coaches the under-9 team?" of "Priya
+    # coaches the under-9s", the question naming the whole object, answers too: tests/service/test_answer.py)
+    ("who's driving to the lake?", ("Rosa", "drives", "everyone to the lake on Sunday"), True),
+    ("who's driving to the lake?", ("Rosa", "drives", "her kids to school"), False),
 ])
 def test_a_statement_answers_only_with_what_is_asked(question: str, said: tuple[str, str, str], answers: bool) -> None:
     statement = StatementView(id="st-1", subject=said[0], predicate=said[1], object=said[2], confidence=0.9)
@@ -83,6 +87,15 @@ def test_a_statement_answers_only_with_what_is_asked(question: str, said: tuple[
 ])
 def test_who_is_answered_by_a_person_s_name(text: str, gives: bool) -> None:
     assert gives_kind(text, Question.read("who chairs the weekly sync?", "user")) is gives
+
+
+@pytest.mark.parametrize(("text", "speaker", "gives"), [
+    ("my van fits all six of us, I'll drive instead", "tomasz", True),  # its speaker, by "I"
+    ("my van fits all six of us, I'll drive instead", "rosa", False),  # the one the question names
+    ("the van fits all six of us", "tomasz", False),  # no one
+])
+def test_who_is_answered_by_a_speaker_s_i(text: str, speaker: str, gives: bool) -> None:
+    assert gives_kind(text, Question.read("who's driving Rosa's kids to the lake?", "user"), speaker=speaker) is gives
 
 
 @pytest.mark.parametrize(("text", "gives"), [

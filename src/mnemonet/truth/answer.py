@@ -482,7 +482,7 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
         elsewhere = any(s.id in placed or about_subject(s, question) and vocabulary.declared(s.predicate)
                         and vocabulary.canonical(s.predicate) != slot for s in said)
         return marked and not elsewhere and not any(s.id in taken_back for s in said) \
-            and not _ADDITIVE.search(turn.text) and gives_kind(turn.text, question) \
+            and not _ADDITIVE.search(turn.text) and gives_kind(turn.text, question, speaker=turn.source) \
             and bool(object_words(turn.text) - known)
 
     def confirms(turn: ObservationView, standing: ObservationView) -> bool:

@@ -91,6 +91,7 @@ _NUMBERED = re.compile(r"\d+(?:[.:]\d+)*")  # the number of a numbered name: "Ro
 # A sentence ends at a stop that is not a title's ("Dr. Kowalczyk", "St. Ives").
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[A-Z])[.!?]+\s+|\n")
 # Words a name never is: the speaker's "I" and its contractions.
+_SINGULAR_FIRST = frozenset({"i", "me", "myself"})  # "I'll" is read as "i" and "ll"
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "im", "ok", "okay"})
 # What ends a thing's own words and starts a qualifier: "cow's milk in my coffee" -> "cow's milk".
 _QUALIFIER = re.compile(r"\s(?:in|on|at|for|with|from|during|every|by|of)\s", re.IGNORECASE)
@@ -209,16 +210,20 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(w for w in terms(text) if not w[:1].isdigit() and w != "user")
 
 
-def gives_kind(text: str, question: Question, clause: bool = False) -> bool:
-    """Whether ``text`` holds a value of the kind ``question`` asks for: a person's name for "who"; a name for
-    "what is ...'s name" and for "which <kind>" (or the kind: "which hospital"), a time for "when" (of day for
-    "what time"), a number for "how much/many/old"; any other question takes any text. A ``clause`` cut from a
-    turn may open with a name ("..., Marguerite wanted a break")."""
+def gives_kind(text: str, question: Question, clause: bool = False, speaker: str | None = None) -> bool:
+    """Whether ``text`` holds a value of the kind ``question`` asks for: a person's name for "who" (or its
+    ``speaker``'s "I": "I'll drive instead"); a name for "what is ...'s name" and for "which <kind>" (or the kind:
+    "which hospital"), a time for "when" (of day for "what time"), a number for "how much/many/old"; any other
+    question takes any text. A ``clause`` cut from a turn may open with a name ("..., Marguerite wanted a
+    break")."""
     words = set(_WORD.findall(question.text.casefold()))
     if question.clock:
         return gives_clock(text)
     if question.wh == "who":  # a person: no day of the week or month, no number ("Thursdays", "Room 4.12")
         asked = object_words(question.text)
+        if speaker is not None and _SINGULAR_FIRST & set(_WORD.findall(text.casefold())) \
+                and not object_words(speaker) <= asked:
+            return True
         return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)
                    if not object_words(n) & _CALENDAR and not any(c.isdigit() for c in n))
     if "name" in words or question.which:  # a name the question does not say, no day or month ("in February")

@@ -203,8 +203,11 @@ def holds_thing(s: StatementView, q: Question, vocabulary: Vocabulary) -> bool:
 
 
 def _names_what_is_held(obj: frozenset[str], relation: frozenset[str], q: Question) -> bool:
-    """Whether a statement's object is the thing ``q`` asks the holder of, by a relation the question names."""
-    return bool(obj) and obj <= q.words and bool(relation & q.words)
+    """Whether a statement's object is the thing ``q`` asks the holder of, by a relation the question names: the
+    question names every word of the object ("who coaches the under-9 netball team?" of "Priya coaches the
+    under-9s"), or the relation and the object say every word of the question ("who's driving to the lake?" of
+    "Rosa drives everyone to the lake on Sunday")."""
+    return bool(obj & q.words) and bool(relation & q.words) and (obj <= q.words or q.words <= obj | relation)
 
 
 def about_subject(s: StatementView, q: Question) -> bool:
