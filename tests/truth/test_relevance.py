@@ -89,6 +89,15 @@ def test_who_is_answered_by_a_person_s_name(text: str, gives: bool) -> None:
     assert gives_kind(text, Question.read("who chairs the weekly sync?", "user")) is gives
 
 
+@pytest.mark.parametrize(("text", "gives"), [
+    ("honestly... the team is nice but the work is boring", False),  # no place
+    ("I've been at Hooli for two weeks now", True),
+    ("working from home most days", True),  # a phrase of place
+])
+def test_where_is_answered_by_a_place(text: str, gives: bool) -> None:
+    assert gives_kind(text, Question.read("where do I work?", "user")) is gives
+
+
 @pytest.mark.parametrize(("text", "speaker", "gives"), [
     ("my van fits all six of us, I'll drive instead", "tomasz", True),  # its speaker, by "I"
     ("my van fits all six of us, I'll drive instead", "rosa", False),  # the one the question names

@@ -187,3 +187,18 @@ def test_asked_of_us_a_member_of_a_conversation_speaks_for_the_group(speakers: t
     said = [_obs("obs-1", "let's meet at the clock tower at noon", 1, source=speakers[0]),
             _obs("obs-2", "fine, I'll bring the map", 2, source=speakers[1])]
     assert ("clock tower" in _lead("where are we meeting?", said, [])) is answers
+
+
+@pytest.mark.parametrize(("second", "replaced"), [
+    # the old value said to be over: the turn is about the slot, wherever the rules placed the new value
+    ("ok I did it. resigned from Soylent. I've been at Hooli for two weeks now, ML team", True),
+    ("I've been at Hooli for two weeks now, ML team, still at Soylent on Fridays", False),  # the old one stands
+])
+def test_a_turn_saying_the_old_value_is_over_replaces_it_from_another_slot(second: str, replaced: bool) -> None:
+    said = [_obs("obs-1", "Soylent made me an offer and I took it, so I'm at Soylent now", 1), _obs("obs-2", second, 2)]
+    statements = [_st("st-1", "user", "works_at", "Soylent", "obs-1", 1, revision="change"),
+                  _st("st-2", "user", "located_in", "Hooli", "obs-2", 2, revision="change"),
+                  _st("st-3", "user", "resigns_from" if replaced else "works_at", "Soylent", "obs-2", 2)
+                  .model_copy(update={"tense": "past" if replaced else "present"})]
+    lead = _lead("where do I work?", said, statements)
+    assert ("Hooli" in lead) is replaced

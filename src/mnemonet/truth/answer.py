@@ -287,7 +287,9 @@ def compose(
     # What answers may be replaced by a turn right after it that says so in words no rule placed.
     origin = missed[0] if missed else _origin(lead_st, recall) if lead_st is not None else None
     slot_asked = vocabulary.canonical(lead_st.predicate) if lead_st is not None and not missed else None
-    replacing = _replaced_next(origin, slot_asked, recall, question, drawn, vocabulary) if origin else None
+    replacing = _replaced_next(origin, slot_asked, recall, question, drawn, vocabulary,
+                               lead_st.object if slot_asked is not None and lead_st is not None else None) \
+        if origin else None
     words_score = observation_score(missed[0], question) if missed else 0.0  # how well the words that lead answer
     old_values: list[frozenset[str]] = []  # the names and numbers of what the replacing words replace
     if origin is not None and replacing is not None:
@@ -443,7 +445,8 @@ def _origin(statement: StatementView, recall: Recall) -> ObservationView | None:
 
 
 def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, question: Question,
-                   drawn: dict[str, list[StatementView]], vocabulary: Vocabulary) -> ObservationView | None:
+                   drawn: dict[str, list[StatementView]], vocabulary: Vocabulary,
+                   old: str | None = None) -> ObservationView | None:
     """The turn that replaces what ``origin`` said, in words no rule placed: of the next ``_ADDING_TURNS`` turns
     recalled after it (its speaker's; anyone's in a conversation asked of no one's own), the last that says it
     replaces something (a statement drawn from it marked a change or a correction, or a cue of one in its words,
@@ -455,7 +458,9 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
     Not a turn adding to it (``_ADDITIVE``: that is coexistence), nor one taken back, nor one whose statements
     the rules placed in a slot of their own: a replaced statement, or one about whom the question asks in a
     relation the vocabulary declares (not one found for it by meaning) other than the ``slot`` answering ("I work
-    at Google now" does not replace "I live in Paris"). A turn naming no new value that says again a word of
+    at Google now" does not replace "I live in Paris"), unless it says the ``old`` value that answered is over (a
+    statement of it in the past or denied: "resigned from Soylent, I've been at Hooli for two weeks now", however
+    the rules placed Hooli). A turn naming no new value that says again a word of
     what stands confirms it ("yep, sorry all, see you at the library" after "book club is at the Riverside
     library instead"): it stands."""
     anyone = not question.first_person or question.ours
@@ -479,8 +484,10 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
                                            or turn.source == origin.source and points_back(turn.text))
         marked = any(s.revision is not None for s in said) or revision_cue(turn.text) is not None or ended \
             or agreed(turn)
-        elsewhere = any(s.id in placed or about_subject(s, question) and vocabulary.declared(s.predicate)
-                        and vocabulary.canonical(s.predicate) != slot for s in said)
+        over = old is not None and any(object_words(old) <= object_words(s.object) and (s.tense == "past" or s.negated)
+                                       for s in said)
+        elsewhere = not over and any(s.id in placed or about_subject(s, question) and vocabulary.declared(s.predicate)
+                                     and vocabulary.canonical(s.predicate) != slot for s in said)
         return marked and not elsewhere and not any(s.id in taken_back for s in said) \
             and not _ADDITIVE.search(turn.text) and gives_kind(turn.text, question, speaker=turn.source) \
             and bool(object_words(turn.text) - known)

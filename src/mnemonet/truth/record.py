@@ -91,6 +91,9 @@ _NUMBERED = re.compile(r"\d+(?:[.:]\d+)*")  # the number of a numbered name: "Ro
 # A sentence ends at a stop that is not a title's ("Dr. Kowalczyk", "St. Ives").
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[A-Z])[.!?]+\s+|\n")
 # Words a name never is: the speaker's "I" and its contractions.
+# A preposition of place before what it places: "from home", "outside the library", "at the clock tower".
+_PLACE_PHRASE = re.compile(r"\b(?:at|in|on|from|near|to|into|onto|outside|inside|behind|opposite|by)\s+[\w']",
+                           re.IGNORECASE)
 _SINGULAR_FIRST = frozenset({"i", "me", "myself"})  # "I'll" is read as "i" and "ll"
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "im", "ok", "okay"})
 # What ends a thing's own words and starts a qualifier: "cow's milk in my coffee" -> "cow's milk".
@@ -212,10 +215,10 @@ def _content(text: str) -> frozenset[str]:
 
 def gives_kind(text: str, question: Question, clause: bool = False, speaker: str | None = None) -> bool:
     """Whether ``text`` holds a value of the kind ``question`` asks for: a person's name for "who" (or its
-    ``speaker``'s "I": "I'll drive instead"); a name for "what is ...'s name" and for "which <kind>" (or the kind:
-    "which hospital"), a time for "when" (of day for "what time"), a number for "how much/many/old"; any other
-    question takes any text. A ``clause`` cut from a turn may open with a name ("..., Marguerite wanted a
-    break")."""
+    ``speaker``'s "I": "I'll drive instead"); a place for "where" (a name, or a phrase of place); a name for
+    "what is ...'s name" and for "which <kind>" (or the kind: "which hospital"), a time for "when" (of day for
+    "what time"), a number for "how much/many/old"; any other question takes any text. A ``clause`` cut from a
+    turn may open with a name ("..., Marguerite wanted a break")."""
     words = set(_WORD.findall(question.text.casefold()))
     if question.clock:
         return gives_clock(text)
@@ -226,6 +229,10 @@ def gives_kind(text: str, question: Question, clause: bool = False, speaker: str
             return True
         return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)
                    if not object_words(n) & _CALENDAR and not any(c.isdigit() for c in n))
+    if question.wh == "where":  # a place: a name the question does not say, or a phrase of place ("from home")
+        asked = object_words(question.text)
+        return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)) \
+            or _PLACE_PHRASE.search(text) is not None
     if "name" in words or question.which:  # a name the question does not say, no day or month ("in February")
         asked = object_words(question.text) | _CALENDAR
         return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)) or (
