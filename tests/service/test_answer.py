@@ -504,6 +504,9 @@ def test_asked_who_holds_a_thing_a_new_holder_said_as_a_change_holds_it(revision
     ("what is Petra's position at the clinic?", "the clinic made Petra head of nursing", True),  # given, unnamed
     ("what does my cousin Bea do for work?", "my cousin is Bea", False),  # nothing the question does not say
     ("what does my cousin Bea do for work?", "my cousin Bea does payroll work at Ikea", True),
+    # "how many" asks for an amount and names nothing the words must say
+    ("how many days of annual leave does Nkechi have left?", "Leave balance update - Nkechi Eze: 12 days remaining",
+     True),
 ])
 def test_words_nothing_was_drawn_from_lead_only_when_they_may_answer(question: str, said: str, leads: bool) -> None:
     words = ObservationView(id="obs-1", text=said, source="user", created_at=1)

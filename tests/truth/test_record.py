@@ -239,6 +239,10 @@ def test_a_value_changed_twice_ends_at_the_last() -> None:
     ("my flight lands at 6pm", ("bob", "bob: my flight lands at 9pm"), "scratch that, it lands at 8pm", "8pm"),
     # a name: restated beside the old one
     ("the on-call engineer this week is Bo", ("user", "Kim is on holiday"), "Bo swapped on-call with Kim", "Kim"),
+    # an amount of someone else's, in between, restates nothing: it names none of the names the words did
+    ("Leave balance update - Nkechi Eze: 12 days remaining",
+     ("user", "Leave balance update - Olumide Bello: 4 days remaining"),
+     "Leave balance update - Nkechi Eze: 10 days remaining", "10 days"),
 ])
 def test_a_value_said_in_words_alone_is_restated_by_its_speaker(
     first: str, aside: tuple[str, str], restating: str, value: str,

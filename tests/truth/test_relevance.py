@@ -62,6 +62,8 @@ def test_the_attribute_a_question_asks_of_a_thing(question: str, attribute: str,
     # an amount asked is given by a value with digits, whatever its relation
     ("how much is the boiler service?", ("annual boiler service", "costs", "£85"), True),
     ("how much is the boiler service?", ("annual boiler service", "is_due", "next week"), False),
+    ("how many kids does Priyanka have?", ("Priyanka", "has", "Arjun"), False),
+    ("how many kids does Priyanka have?", ("Priyanka", "has", "two kids"), True),
     # "which <kind>" picks one out: by a name, or naming the kind
     ("which hospital does Tariq work at?", ("Tariq", "works_as", "paramedic"), False),
     ("which hospital does Tariq work at?", ("Tariq", "works_at", "St James's"), True),

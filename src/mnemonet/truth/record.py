@@ -46,7 +46,7 @@ import re
 from dataclasses import dataclass
 
 from mnemonet.model.views import ObservationView, StatementView
-from mnemonet.truth.relevance import Question, about_subject, gives_clock
+from mnemonet.truth.relevance import Question, about_subject, gives_amount, gives_clock
 from mnemonet.truth.text import FIRST_PERSON, fold, matching_text, object_words, plain, points_back, terms
 from mnemonet.truth.vocabulary import HABIT_RELATION, Vocabulary, rule_cardinality
 
@@ -58,10 +58,6 @@ _CALENDAR = frozenset({
 _TIMES = _CALENDAR | frozenset({
     "today", "tomorrow", "tonight", "yesterday", "week", "weekend", "month", "year", "morning", "afternoon",
     "evening", "night", "noon", "midnight", "later", "soon", "next", "spring", "summer", "autumn", "winter",
-})
-_NUMBER_WORDS = frozenset({
-    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
-    "thirty", "forty", "fifty", "hundred", "thousand", "dozen", "half", "once", "twice", "daily", "weekly",
 })
 # An amount: an optional currency sign or month name before a number, an optional unit after it (glued, as
 # in "8pm" and "12th", or a word after a space, as in "76 kg"); not a number glued to letters before it, which
@@ -179,13 +175,18 @@ def value_since(said: ObservationView, observations: list[ObservationView],
     later observation by the same speaker (by anyone in the conversation, with ``anyone``), sharing a word
     with it, naming one other value of the same shape: an amount of the same distinctive form (a currency, a
     unit, a time of day ...: "my flight lands at 6pm" -> "scratch that, it lands at 8pm"), or a name beside
-    the old one ("the on-call engineer is Bo" -> "Bo swapped on-call with Kim"). None unless ``said`` names
-    exactly one amount, or else one name."""
+    the old one ("the on-call engineer is Bo" -> "Bo swapped on-call with Kim"); not words naming none of the
+    names ``said`` does and others instead (someone else's). None unless ``said`` names exactly one amount, or
+    else one name."""
     speaker = (said.source or "user").casefold()
     current, topic, out = said.text, _content(said.text), None
+    named = [object_words(n) for n in name_runs(said.text)]
     for o in sorted((o for o in observations if o.created_at > said.created_at), key=lambda o: o.created_at):
         if (o.source or "user").casefold() != speaker and not anyone or not topic & _content(o.text):
             continue
+        if named and not any(n <= object_words(o.text) for n in named) \
+                and any(not object_words(n) <= topic for n in name_runs(o.text)):
+            continue  # of someone else: "Olumide Bello: 4 days remaining" after "Nkechi Eze: 12 days remaining"
         value = _restated_amount(current, o.text) or _restated_name(current, o.text)
         if value is not None:
             current, out = value, (value, o)
@@ -239,8 +240,8 @@ def gives_kind(text: str, question: Question, clause: bool = False, speaker: str
             question.which is not None and question.which in terms(text))
     if question.wh == "when":
         return bool(_AMOUNT.search(text)) or bool(object_words(text) & _TIMES)
-    if question.wh == "how" and words & {"much", "many", "old", "long", "far", "often"}:
-        return any(c.isdigit() for c in text) or bool(object_words(text) & _NUMBER_WORDS)
+    if question.amount:
+        return gives_amount(text)
     return True
 
 

@@ -86,6 +86,10 @@ _WHICH = re.compile(r"\bwhich\s+(?!(?:of|is|are|was|were|one|ones|do|does|did|ca
 _NAME_WORD = re.compile(r"\b[A-Z][a-z][\w'-]*")
 _CALENDAR_WORDS = frozenset(fold(w) for w in RECURRING_TIMES | MONTHS)  # "Saturday", "May": no one's name
 _AMOUNT_ASKED = frozenset({"much", "many", "long", "far", "old", "often"})
+_NUMBER_WORDS = frozenset({
+    "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
+    "thirty", "forty", "fifty", "hundred", "thousand", "dozen", "half", "once", "twice", "daily", "weekly",
+})
 # "what time is my flight?": a time of day, which a date does not give.
 _WHAT_TIME = re.compile(r"\b(?:what|which)\s+time\b(?!\s+of\b)")
 _CLOCK = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:am|pm)\b|\b\d{1,2}:\d{2}\b|\b(?:noon|midday|midnight|o'clock|"
@@ -234,6 +238,11 @@ def gives_clock(text: str) -> bool:
     return _CLOCK.search(text) is not None
 
 
+def gives_amount(text: str) -> bool:
+    """Whether ``text`` gives an amount: a number, in digits or words ("12 days", "twice a week")."""
+    return any(c.isdigit() for c in text) or bool(object_words(text) & _NUMBER_WORDS)
+
+
 def gives_reason(text: str) -> bool:
     """Whether ``text`` gives a reason ("because the pay was bad", "due to the move")."""
     return bool(_CAUSAL & set(_WORD.findall(text.casefold())))
@@ -369,6 +378,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
         return 0.0  # "what time is my flight?" is not answered by "you fly to Lisbon on the 9th"
     if q.which and q.which not in said and not _picks_one(s.object, q):
         return 0.0  # "which hospital does Tariq work at?" is not answered by "Tariq works as a paramedic"
+    if q.amount and not gives_amount(s.object):
+        return 0.0  # "how much is the boiler service?" is not answered by "the boiler service is due next week"
     if q.wh == "why" and not gives_reason(s.object):
         return 0.0  # "why did I quit?" is not answered by "you quit your job"
     if q.wh and not q.polar and not s.negated and said <= q.words | _HAVE:

@@ -58,6 +58,8 @@ _STOP = frozenset({
     "am", "was", "were", "can", "could", "would", "should", "will", "the", "a", "an", "of", "about", "tell",
     "know", "you", "any", "there", "in", "on", "at", "to", "for", "and", "or", "with", "remember", "now",
     "currently", "current", "still", "not", "it", "that", "this", "be", "each", "every",
+    # "how many" and "how much" ask for an amount (``relevance.Question.amount``), which names no thing
+    "many", "much",
     # whoever or whatever is asked after names nothing ("is Ifeoma seeing anyone?")
     "anyone", "anybody", "anything", "someone", "somebody", "something",
 })
