@@ -118,6 +118,13 @@ ROWS = [
      "how much is my rent?", "1100"),
     (("user's rent", "has_value", "950 euros"), ("user", "paid 1100 for the sofa today"), "how much is my rent?",
      None),
+    # a time of day with its day is one value, in place of the old time and its day
+    (("car's MOT", "happens_on", "9am"), ("user", "garage called, they've moved the MOT to 2pm on the 10th"),
+     "when is the car's MOT?", "2pm on the 10th"),
+    (("car's MOT", "happens_on", "9am on the 3rd"), ("user", "garage called, they've moved the MOT to 2pm on the 10th"),
+     "when is the car's MOT?", "2pm on the 10th"),
+    (("car's MOT", "happens_on", "9am on Friday"), ("user", "garage called, they've moved the MOT to 2pm"),
+     "when is the car's MOT?", "2pm on Friday"),
     # a day and a month where a day and another month were: one form of date
     (("graduation", "happens_on", "21 June"), ("user", "they brought graduation forward to 30 May"),
      "when is graduation?", "30 May"),

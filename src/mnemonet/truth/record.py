@@ -71,6 +71,9 @@ _NOT_UNITS = frozenset({
     "now", "this", "that", "last", "next", "each", "every", "from", "so", "then", "is", "was", "it",
 })
 _ORDINAL = frozenset({"st", "nd", "rd", "th"})
+# A day after a time of day: " on the 10th", " on Friday", " on 3 May".
+_DAY_AFTER = re.compile(r"\s+on\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?(?:\s+(?:jan|feb|mar|apr|may|jun|jul|"
+                        r"aug|sep|oct|nov|dec)[a-z]*)?|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)\b", re.IGNORECASE)
 # The word right before a number (a space between them), and the weekdays a number after a word may date.
 _LAST_WORD = re.compile(r"([A-Za-z][\w'’.&-]*)[ \t]+$")
 _WEEKDAYS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday",
@@ -310,6 +313,10 @@ def _new_value(s: StatementView, o: ObservationView, drawn: list[StatementView],
             return None  # understood: someone else's value ("my wife's manager is Greg")
         if object_words(value) <= object_words(d.object) and _another_attribute(d.predicate, s):
             return None  # understood: another of the subject's attributes ("my favourite band is Wilco")
+    if _DAY_AFTER.search(value) is not None:  # the new time's day stands for the old one's
+        at = s.object.find(old)
+        if at >= 0 and (after := _DAY_AFTER.match(s.object, at + len(old))) is not None:
+            old += after.group(0)
     return s.object.replace(old, value, 1)
 
 
@@ -432,7 +439,8 @@ def _amounts(obj: str, text: str) -> tuple[str, bool, list[str]] | None:
                 longer_or_shorter.append(_amount_text(n, False))
             continue
         if not bare or digits < 3 or their_digits == digits:
-            out.append(_amount_text(n, bool(unit)))
+            # a time of day with its day is one value: "moved the MOT to 2pm on the 10th"
+            out.append(_amount_text(n, bool(unit)) + (_day_after(n) if unit == "clock" else ""))
         elif their_digits >= 3:
             longer_or_shorter.append(_amount_text(n, bool(unit)))
     if not out and longer_or_shorter:
@@ -466,6 +474,12 @@ def _amount_text(m: re.Match[str], with_unit: bool) -> str:
         return f"{m.group('pre') or ''}{m.group('num')}{m.group('space') if day else ''}{day}".strip() + \
             (month.group(0).rstrip() if month else "")
     return (m.group(0) if with_unit else (m.group("pre") or "") + m.group("num")).strip()
+
+
+def _day_after(m: re.Match[str]) -> str:
+    """The day said right after the amount ``m`` ("2pm *on the 10th*", "9:30 on Friday"), or ""."""
+    day = _DAY_AFTER.match(m.string, m.end())
+    return day.group(0).rstrip() if day else ""
 
 
 def _form(m: re.Match[str]) -> tuple[str, str]:
