@@ -74,10 +74,9 @@ _ORDINAL = frozenset({"st", "nd", "rd", "th"})
 # A day after a time of day: " on the 10th", " on Friday", " on 3 May".
 _DAY_AFTER = re.compile(r"\s+on\s+(?:the\s+)?(?:\d{1,2}(?:st|nd|rd|th)?(?:\s+of)?(?:\s+(?:jan|feb|mar|apr|may|jun|jul|"
                         r"aug|sep|oct|nov|dec)[a-z]*)?|(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*)\b", re.IGNORECASE)
-# The word right before a number (a space between them), and the weekdays a number after a word may date.
+# The word right before a number (a space between them), and the short weekdays a number after a word may date.
 _LAST_WORD = re.compile(r"([A-Za-z][\w'’.&-]*)[ \t]+$")
-_WEEKDAYS = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun", "monday", "tuesday",
-                       "wednesday", "thursday", "friday", "saturday", "sunday"})
+_WEEKDAYS_SHORT = frozenset({"mon", "tue", "tues", "wed", "thu", "thur", "thurs", "fri", "sat", "sun"})
 _DAY = {"date", "ordinal"}  # the forms of a day of a month, with its month or without
 # The month after a day and its ordinal ("12th of July", "the 3rd of May").
 _MONTH_AFTER = re.compile(r"\s+(?:of\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b", re.IGNORECASE)
@@ -89,11 +88,11 @@ _CONNECTORS = frozenset({"of", "de", "da", "van", "von", "the"})
 _NUMBERED = re.compile(r"\d+(?:[.:]\d+)*")  # the number of a numbered name: "Room 4.12", "Gate 5"
 # A sentence ends at a stop that is not a title's ("Dr. Kowalczyk", "St. Ives").
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[A-Z])[.!?]+\s+|\n")
-# Words a name never is: the speaker's "I" and its contractions.
 # A preposition of place before what it places: "from home", "outside the library", "at the clock tower".
 _PLACE_PHRASE = re.compile(r"\b(?:at|in|on|from|near|to|into|onto|outside|inside|behind|opposite|by)\s+[\w']",
                            re.IGNORECASE)
 _SINGULAR_FIRST = frozenset({"i", "me", "myself"})  # "I'll" is read as "i" and "ll"
+# Words a name never is: the speaker's "I" and its contractions.
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "im", "ok", "okay"})
 # What ends a thing's own words and starts a qualifier: "cow's milk in my coffee" -> "cow's milk".
 _QUALIFIER = re.compile(r"\s(?:in|on|at|for|with|from|during|every|by|of)\s", re.IGNORECASE)
@@ -107,7 +106,6 @@ _DETERMINERS = frozenset({
 # The relations of any value (not attributes naming one): "has_property" says nothing of which slot, nor
 # does a habit taken up or given up ("gave up coffee, it's green tea for me now").
 _GENERIC = frozenset({"has_property", "has_value", "has_status", HABIT_RELATION})
-# Pronouns standing for a thing said before ("put it up", "that's gone up").
 _SWITCHED = "uses"  # what the extraction writes a switch as when it cannot tell the slot ("moved my account to Monzo")
 
 
@@ -459,9 +457,9 @@ def _numbers_a_name(m: re.Match[str]) -> bool:
     before = _LAST_WORD.search(m.string, 0, m.start())
     if before is None:
         return False
-    word = before.group(1)
-    return any(c.isupper() for c in word) and word.casefold() not in _NOT_NAMES \
-        and word.casefold().rstrip(".") not in _WEEKDAYS and word.casefold()[:3] not in _MONTHS
+    word = before.group(1).casefold().rstrip(".")
+    return any(c.isupper() for c in before.group(1)) and word not in _NOT_NAMES | _CALENDAR | _WEEKDAYS_SHORT \
+        and word[:3] not in _MONTHS
 
 
 def _amount_text(m: re.Match[str], with_unit: bool) -> str:
