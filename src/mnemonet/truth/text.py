@@ -81,7 +81,7 @@ FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself", "we", "us", "our", 
 # words in it ("let's meet at the clock tower") speak for the group.
 FIRST_PERSON_PLURAL = frozenset({"we", "us", "our", "ours", "ourselves"})
 _POINTING_BACK = re.compile(r"\b(?:it|its|that|this)\b", re.IGNORECASE)  # "it's", "that's" too
-_PLURAL_VOICE = re.compile(r"\b(?:we|us|our|ours|ourselves|let['’]s)\b", re.IGNORECASE)
+_PLURAL_VOICE = re.compile(rf"\b(?:{'|'.join(sorted(FIRST_PERSON_PLURAL))}|let['’]s)\b", re.IGNORECASE)
 
 
 def points_back(text: str) -> bool:
