@@ -330,6 +330,8 @@ def test_an_addition_a_few_turns_on_is_shown_beside_the_lead(between: list[str],
     ("he also drives for Uber at weekends", "user", True),
     ("the boiler broke again", "user", False),  # no addition
     ("shellfish too", "bob", False),  # another speaker's turn
+    ("but plasters bring her out in a rash", "user", True),  # a contrast adds a case
+    ("but she's fine with penicillin now, she outgrew it", "user", False),  # a contrast saying a change
 ])
 def test_the_next_turn_adding_to_words_that_lead_is_shown_beside_them(turn: str, source: str, shown: bool) -> None:
     said = [ObservationView(id="obs-1", text="Zainab's allergic to penicillin", source="user", created_at=1),

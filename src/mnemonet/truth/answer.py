@@ -121,6 +121,9 @@ _ADDITIVE = re.compile(r"\b(?:also|as well)\b|\btoo\b(?=\s*(?:[.,;:!?)]|$))|^\W*
 # "Bruno's flight", "this year's offsite": a possessor (with the word fixing which one it is) and its noun.
 _POSSESSION = re.compile(r"(?:\b(?P<det>this|last|next|that)\s+)?\b(?P<owner>[a-z][\w-]*)'s\s+(?:[a-z-]+\s+)?"
                          r"(?P<noun>[a-z][\w-]*)")
+# "but after lunch I'll only have a flat white": a contrast opening a turn adds a case to what was said
+# (unless it says a change or a correction, which replaces it).
+_CONTRAST = re.compile(r"^\W*(?:oh\s+)?but\b", re.IGNORECASE)
 _ADDING_TURNS = 3  # how far after a speaker's words an addition to them, or a change of them, is looked for
 _SHORT_WORD = 3  # words this short ("he", "all") say nothing of what a turn is about
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
@@ -414,12 +417,13 @@ def _continued(lead: StatementView, recall: Recall, drawn: dict[str, list[Statem
 def _added_to(origin: ObservationView, recall: Recall, drawn: dict[str, list[StatementView]],
               about: Callable[[StatementView], bool]) -> ObservationView | None:
     """The first of the next ``_ADDING_TURNS`` turns recalled of the speaker of ``origin`` that adds to it
-    (``_ADDITIVE``), every statement drawn from it, if any, ``about`` what was asked: an addition shown beside
-    what it adds to, remarks on something else in between ("weather's been grim", then "I also help out at the
-    animal shelter")."""
+    (``_ADDITIVE``, or a contrast saying no change: ``_CONTRAST``), every statement drawn from it, if any,
+    ``about`` what was asked: an addition shown beside what it adds to, remarks on something else in between
+    ("weather's been grim", then "I also help out at the animal shelter")."""
     later = sorted((o for o in recall.observations if o.source == origin.source and o.created_at > origin.created_at),
                    key=lambda o: o.created_at)[:_ADDING_TURNS]
-    return next((turn for turn in later if _ADDITIVE.search(turn.text)
+    return next((turn for turn in later
+                 if (_ADDITIVE.search(turn.text) or _CONTRAST.search(turn.text) and revision_cue(turn.text) is None)
                  and all(about(s) for s in drawn.get(turn.id, []))), None)
 
 
