@@ -386,6 +386,16 @@ def test_asked_of_us_a_record_in_no_ones_voice_answers(question: str, source: st
     assert (composed.lead_id == "obs-1") is answers
 
 
+@pytest.mark.parametrize(("number", "answers"), [("88213", True), ("88214", False)])
+def test_words_naming_the_asker_s_thing_by_its_number_are_of_it(number: str, answers: bool) -> None:
+    said = [ObservationView(id="obs-1", text=f"hi, where's my order {number}?", source="user", created_at=1),
+            ObservationView(id="obs-2", text="Order 88213 has been dispatched via Royal Mail Tracked 48.",
+                            source="support-bot", created_at=2)]
+    composed = compose(Recall(query="which courier is delivering my order?", observations=said), 5, VOCABULARY,
+                       Settings(), asker="user")
+    assert (composed.lead_id == "obs-2") is answers
+
+
 @pytest.mark.parametrize(("question", "text", "answers"), [
     ("what time does Bruno's flight land?", "Aiyana's flight lands at 6:40pm on Friday", False),  # hers
     ("what time does Bruno's flight land?", "Bruno's flight lands at 6:40pm on Friday", True),

@@ -124,6 +124,7 @@ _POSSESSION = re.compile(r"(?:\b(?P<det>this|last|next|that)\s+)?\b(?P<owner>[a-
 # "but after lunch I'll only have a flat white": a contrast opening a turn adds a case to what was said
 # (unless it says a change or a correction, which replaces it).
 _CONTRAST = re.compile(r"^\W*(?:oh\s+)?but\b", re.IGNORECASE)
+_NUMBERED = re.compile(r"[a-z]*\d[\w-]*")  # a word with digits: a number naming a thing ("88213", "bk4471")
 _ADDING_TURNS = 3  # how far after a speaker's words an addition to them, or a change of them, is looked for
 _SHORT_WORD = 3  # words this short ("he", "all") say nothing of what a turn is about
 DEGRADED = "(Degraded: no language model answered; this answer was composed by rule from memory.)"
@@ -227,7 +228,7 @@ def compose(
         spoken = speakers.get(s.id)
         return s.model_copy(update={"source": spoken}) if spoken and spoken != s.source else s
 
-    question = Question.read(recall.query, asker).in_conversation({o.source or "user" for o in recall.observations})
+    question = Question.read(recall.query, asker).in_conversation(recall.observations)
     # A turn's "he" or "she" is whom its speaker's turn before spoke of (``anaphora``): read as about them.
     drawn = _drawn(recall)
     recall = recall.model_copy(update={"observations": bind(recall.observations, drawn)})
@@ -613,12 +614,15 @@ def observation_score(o: ObservationView, question: Question) -> float:
     # asked of "us" beside a conversation, a member's words in the first person plural speak for the group
     # ("let's meet at noon"); one speaker's "we" alone may be another group (their household, their team)
     voice = question.group_talk and not mine and speaks_for_us(o.text)
-    if question.first_person and not mine and not (question.ours and _impersonal(o.text)) and not voice:
+    # words naming the asker's thing by the number the asker named it with are of it ("Order 88213 was dispatched")
+    of_mine = not mine and bool(question.owned & set(_NUMBERED.findall(o.text.casefold())))
+    if question.first_person and not mine and not (question.ours and _impersonal(o.text)) and not voice \
+            and not of_mine:
         return 0.0  # another's words about themselves; asked of "us", a record in no one's voice may answer
     if not question.words:
         return 0.0
     covered = question.words & set(terms(said, source))
-    if voice:
+    if voice or of_mine:
         covered |= question.words & set(terms(question.asker, question.asker))
     beyond = covered - set(terms(source, source)) - set(terms(question.asker, question.asker))
     if not beyond or (not mine and len(covered) < min(2, len(question.words))):

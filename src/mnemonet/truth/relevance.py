@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from mnemonet.model.views import StatementView
+from mnemonet.model.views import ObservationView, StatementView
 from mnemonet.truth.text import (
     FIRST_PERSON,
     FIRST_PERSON_PLURAL,
@@ -85,6 +85,8 @@ _WHICH = re.compile(r"\bwhich\s+(?!(?:of|is|are|was|were|one|ones|do|does|did|ca
 # only if it is not the question's.
 _NAME_WORD = re.compile(r"\b[A-Z][a-z][\w'-]*")
 _CALENDAR_WORDS = frozenset(fold(w) for w in RECURRING_TIMES | MONTHS)  # "Saturday", "May": no one's name
+# "my order 88213", "my ticket #4821": one's thing and the number naming it.
+_OWN_NUMBERED = re.compile(r"\bmy\s+([a-z][\w-]*)\s+(?:number\s+|no\.?\s*|#)?([a-z]*\d[\w-]*)", re.IGNORECASE)
 _AMOUNT_ASKED = frozenset({"much", "many", "long", "far", "old", "often"})
 _NUMBER_WORDS = frozenset({
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
@@ -126,12 +128,19 @@ class Question:
     amount: bool = False  # asks how much, many, long, far, old or often: a number
     # asked of "us" beside a conversation of several others (``in_conversation``): a member's "we" is the group's
     group_talk: bool = False
+    # the numbers by which the asker named the thing asked about as theirs ("88213" of "my order 88213")
+    owned: frozenset[str] = frozenset()
 
-    def in_conversation(self, speakers: set[str]) -> Question:
-        """This question asked beside turns by ``speakers``: two or more besides the asker make a conversation,
-        whose members' "we" ("let's meet at the clock tower") is the group asked of as "we"."""
-        others = {plain(s) for s in speakers} - {plain(self.asker)}
-        return replace(self, group_talk=self.ours and len(others) >= 2)
+    def in_conversation(self, turns: list[ObservationView]) -> Question:
+        """This question asked beside ``turns``: two or more speakers besides the asker make a conversation, whose
+        members' "we" ("let's meet at the clock tower") is the group asked of as "we"; a thing the question asks
+        of as the asker's, which the asker named by its number ("where's my order 88213?"), is the one others'
+        words name by it ("Order 88213 has been dispatched")."""
+        me = plain(self.asker)
+        others = {plain(t.source or "user") for t in turns} - {me}
+        owned = {m.group(2).casefold() for t in turns if plain(t.source or "user") == me
+                 for m in _OWN_NUMBERED.finditer(t.text) if fold(m.group(1).casefold()) in self.words}
+        return replace(self, group_talk=self.ours and len(others) >= 2, owned=frozenset(owned))
 
     @classmethod
     def read(cls, text: str, asker: str | None) -> Question:
