@@ -202,3 +202,17 @@ def test_a_turn_saying_the_old_value_is_over_replaces_it_from_another_slot(secon
                   .model_copy(update={"tense": "past" if replaced else "present"})]
     lead = _lead("where do I work?", said, statements)
     assert ("Hooli" in lead) is replaced
+
+
+@pytest.mark.parametrize(("asked", "slot", "replaced"), [
+    ("where's our team's office now?", "is_on", True),  # a place for a place, of a slot no rule knows
+    ("where do I work?", "works_at", False),  # a declared slot: a move is another one (home, not work)
+])
+def test_a_move_answers_where_a_place_is_asked_of_a_slot_no_rule_knows(asked: str, slot: str, replaced: bool) -> None:
+    said = [_obs("obs-1", "our team's office is on the 4th floor of the Kingsway building", 1),
+            _obs("obs-2", "heads up, we've relocated to the old warehouse on Dock Road", 2)]
+    statements = [_st("st-1", "user's team's office" if slot == "is_on" else "user", slot, "Kingsway building",
+                      "obs-1", 1),
+                  _st("st-2", "user", "lives_in", "old warehouse on Dock Road", "obs-2", 2, revision="change")]
+    lead = _lead(asked, said, statements)
+    assert ("Dock Road" in lead) is replaced and ("Kingsway" in lead) is not replaced

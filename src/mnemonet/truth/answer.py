@@ -463,7 +463,8 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
     Not a turn adding to it (``_ADDITIVE``: that is coexistence), nor one taken back, nor one whose statements
     the rules placed in a slot of their own: a replaced statement, or one about whom the question asks in a
     relation the vocabulary declares (not one found for it by meaning) other than the ``slot`` answering ("I work
-    at Google now" does not replace "I live in Paris"), unless it says the ``old`` value that answered is over (a
+    at Google now" does not replace "I live in Paris"; a place does where a place is asked of a slot the
+    vocabulary does not declare: ``a_place``), unless it says the ``old`` value that answered is over (a
     statement of it in the past or denied: "resigned from Soylent, I've been at Hooli for two weeks now", however
     the rules placed Hooli). A turn naming no new value that says again a word of
     what stands confirms it ("yep, sorry all, see you at the library" after "book club is at the Riverside
@@ -492,7 +493,7 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
         over = old is not None and any(object_words(old) <= object_words(s.object) and (s.tense == "past" or s.negated)
                                        for s in said)
         elsewhere = not over and any(s.id in placed or about_subject(s, question) and vocabulary.declared(s.predicate)
-                                     and vocabulary.canonical(s.predicate) != slot for s in said)
+                                     and vocabulary.canonical(s.predicate) != slot and not a_place(s) for s in said)
         return marked and not elsewhere and not any(s.id in taken_back for s in said) \
             and not _ADDITIVE.search(turn.text) and gives_kind(turn.text, question, speaker=turn.source) \
             and bool(object_words(turn.text) - known)
@@ -503,6 +504,12 @@ def _replaced_next(origin: ObservationView, slot: str | None, recall: Recall, qu
             return False
         said = {w for w in terms(turn.text, turn.source or "user") - question.words if len(w) > _SHORT_WORD}
         return bool(said & terms(standing.text, standing.source or "user"))
+
+    def a_place(s: StatementView) -> bool:
+        """Whether ``s`` gives a place where a place is asked of a slot the vocabulary does not know ("our office
+        is on the 4th floor of Kingsway", then "we've relocated to the old warehouse on Dock Road")."""
+        return question.wh == "where" and slot is not None and not vocabulary.declared(slot) \
+            and "where" in vocabulary.asked_with(s.predicate)
 
     taken_back = {s.id for s in recall.withdrawn}
     current = origin
