@@ -13,6 +13,8 @@ from mnemonet.truth.cues import revision_cue, says_ended
     ("sorry, I'm now in Leeds", "correction"),  # a correction outranks a change
     ("I'm on Vite now", "change"),
     ("been doing Babbel instead", "change"),
+    ("the company has moved everyone onto Microsoft Teams as of this week", "change"),  # what holds from a time on
+    ("standups are at 9:30 going forward", "change"),
     ("nowhere near done", None),  # whole words only
     ("I live in Leeds", None),
 ])

@@ -17,8 +17,10 @@ CORRECTION_CUES = (
     "sorry", "actually", "correction", "corrected", "i meant", "my mistake", "my bad", "mistaken", "wrong",
     "incorrect", "not right", "scratch that", "oops", "to correct", "i misspoke", "no wait", "hold on", "or rather",
 )
-# "I live in Leeds now", "no longer at Acme", "Babbel instead": the earlier value held, and holds no more.
-CHANGE_CUES = ("now", "no longer", "anymore", "any more", "nowadays", "these days", "instead", "since then")
+# "I live in Leeds now", "no longer at Acme", "Babbel instead": the earlier value held, and holds no more; "as of
+# this week", "from now on": what holds from a time on.
+CHANGE_CUES = ("now", "no longer", "anymore", "any more", "nowadays", "these days", "instead", "since then", "as of",
+               "from now on", "going forward")
 # "the café closed for good", "the 42 was scrapped", "sold the keyboard": a thing's state ended, as said (the
 # offline extraction reads the same states from lemmas: ``llm.offline.lexicon.STATUS_VERBS``).
 ENDING_CUES = (
