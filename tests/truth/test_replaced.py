@@ -216,3 +216,15 @@ def test_a_move_answers_where_a_place_is_asked_of_a_slot_no_rule_knows(asked: st
                   _st("st-2", "user", "lives_in", "old warehouse on Dock Road", "obs-2", 2, revision="change")]
     lead = _lead(asked, said, statements)
     assert ("Dock Road" in lead) is replaced and ("Kingsway" in lead) is not replaced
+
+
+@pytest.mark.parametrize(("asked", "verdict"), [
+    ("is Ines the project lead?", "No."),  # asked of the value replaced
+    ("is Hugo the project lead?", None),  # the words that lead are no statement: no yes of them
+])
+def test_asked_yes_or_no_of_a_value_words_replaced_the_answer_is_no(asked: str, verdict: str | None) -> None:
+    said = [_obs("obs-1", "the project lead is Ines", 1), _obs("obs-2", "Hugo took over as project lead now", 2)]
+    statements = [_st("st-1", "project lead", "is_a", "Ines", "obs-1", 1)]
+    recall = Recall(query=asked, statements=statements, observations=said)
+    lead = compose(recall, 5, default_vocabulary(), Settings()).text().partition("\n")[0]
+    assert "Hugo" in lead and lead.startswith("No.") is (verdict == "No.")

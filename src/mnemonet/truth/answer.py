@@ -296,16 +296,21 @@ def compose(
         if origin else None
     words_score = observation_score(missed[0], question) if missed else 0.0  # how well the words that lead answer
     old_values: list[frozenset[str]] = []  # the names and numbers of what the replacing words replace
+    denied = False  # asked yes or no of a value the words replace ("is Ines the project lead?"): no
     if origin is not None and replacing is not None:
         # the replacing words answer as well as what they replace (they need not repeat the question's words)
         answered = observation_score(origin, question) if missed or lead_st is None else scores[lead_st.id]
         words_score = max(observation_score(replacing, question), answered)
-        old_values = [v for v in values_named(origin.text if slot_asked is None or lead_st is None
-                                              else lead_st.object) if not v <= object_words(question.text)]
+        named = values_named(origin.text if slot_asked is None or lead_st is None else lead_st.object)
+        old_values = [v for v in named if not v <= object_words(question.text)]
+        denied = question.polar and len(old_values) < len(named)
         missed = [replacing, *missed]
     if lead_st is None:
-        return _nothing_answers(recall, question, live, scores, missed, words_score, old_values,
-                                retractions[:max_evidence], max_evidence, drawn)
+        composition = _nothing_answers(recall, question, live, scores, missed, words_score, old_values,
+                                       retractions[:max_evidence], max_evidence, drawn)
+        if denied and replacing is not None and composition.lead_id == replacing.id:
+            composition.verdict = False
+        return composition
 
     group = key(lead_st)
     related = [s for s in answering if s.id != lead_st.id]
@@ -353,6 +358,8 @@ def compose(
         composition.observations = _with_addition(composition.observations, recall, question, drawn)[:max_evidence]
         composition.confidence = round(MISSED_CONFIDENCE * (
             words_score if missed[0] is replacing else observation_score(missed[0], question)), 2)
+        if denied and missed[0] is replacing:
+            composition.verdict = False
     elif update is None and (more := _continued(lead_st, recall, drawn)) is not None:
         composition.observations = [*composition.observations, more][:max_evidence]
     if not missed and not lead_conflicts:
