@@ -52,7 +52,7 @@ def test_the_corpus_loads_with_every_class_well_filled() -> None:
 @pytest.mark.parametrize("name", ["scenarios_more.yaml", "scenarios_heldout.yaml", "scenarios_polar.yaml",
                                   "scenarios_heldout_e.yaml", "scenarios_round12.yaml", "scenarios_round13.yaml",
                                   "scenarios_heldout_i.yaml", "scenarios_round14.yaml", "scenarios_heldout_m.yaml",
-                                  "scenarios_heldout_o.yaml"])
+                                  "scenarios_heldout_o.yaml", "scenarios_heldout_q.yaml"])
 def test_the_further_sets_load_apart_from_the_corpus(name: str) -> None:
     cases = scenarios.load_corpus(REPO / "bench" / "data" / name)
     assert len(cases) >= 30 and len({c.name for c in cases}) == len(cases)
