@@ -73,6 +73,11 @@ def test_the_attribute_a_question_asks_of_a_thing(question: str, attribute: str,
     ("which hotel are we staying at in Hokkaido?", ("user", "stays_at", "Hotel Niseko in Hokkaido"), True),
     ("what's the registration number of Chidi's car?", ("Chidi", "has_car", "blue Skoda Octavia"), False),
     ("what's the registration number of Chidi's car?", ("Chidi's car", "has_registration_number", "KX19 ABC"), True),
+    # a yes-or-no question naming one thing: another value of a many-valued relation says nothing of it
+    ("do I have a dog?", ("user", "has", "cat named Miso"), False),
+    ("do I have a dog?", ("user", "has", "dog named Pepper"), True),
+    ("do I play the drums?", ("user", "plays", "guitar"), False),
+    ("do I live in a flat?", ("user", "lives_in", "house in Leeds"), True),  # one value at a time: it tells
     # the holder of a thing: the statement says the whole question ("who coaches the under-9 team?" of "Priya
     # coaches the under-9s", the question naming the whole object, answers too: tests/service/test_answer.py)
     ("who's driving to the lake?", ("Rosa", "drives", "everyone to the lake on Sunday"), True),

@@ -30,7 +30,9 @@ the question already says ("my sister is Chiara" for "what does my sister Chiara
 What a question asks for shapes what answers it: "the <attribute> of <thing>" asks as "<thing>'s
 <attribute>" does; "which <kind>" is answered by a name (one the question does not say already, no day or
 month), or by naming the kind; "what time" by a time of day, not a date; "how much" by a value with digits,
-whatever its relation. ``answering_part`` picks the clause of a turn that answers (for words quoted as the answer).
+whatever its relation; a yes-or-no question ending with one thing ("do I have a dog?") by a statement naming it, or
+by a value of a relation that holds one at a time. ``answering_part`` picks the clause of a turn that answers (for
+words quoted as the answer).
 """
 
 from __future__ import annotations
@@ -87,6 +89,8 @@ _NAME_WORD = re.compile(r"\b[A-Z][a-z][\w'-]*")
 _CALENDAR_WORDS = frozenset(fold(w) for w in RECURRING_TIMES | MONTHS)  # "Saturday", "May": no one's name
 # "my order 88213", "my ticket #4821": one's thing and the number naming it.
 _OWN_NUMBERED = re.compile(r"\bmy\s+([a-z][\w-]*)\s+(?:number\s+|no\.?\s*|#)?([a-z]*\d[\w-]*)", re.IGNORECASE)
+# "do I have a dog?", "do I play the drums?": a yes-or-no question ending with one thing it names.
+_THING_ASKED = re.compile(r"\b(?:a|an|the)\s+([a-z][\w-]*)\s*\?*$")
 _AMOUNT_ASKED = frozenset({"much", "many", "long", "far", "old", "often"})
 _NUMBER_WORDS = frozenset({
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve", "twenty",
@@ -130,6 +134,8 @@ class Question:
     group_talk: bool = False
     # the numbers by which the asker named the thing asked about as theirs ("88213" of "my order 88213")
     owned: frozenset[str] = frozenset()
+    # the one thing a yes-or-no question ends by naming ("dog" of "do I have a dog?")
+    thing: str | None = None
 
     def in_conversation(self, turns: list[ObservationView]) -> Question:
         """This question asked beside ``turns``: two or more speakers besides the asker make a conversation, whose
@@ -163,7 +169,8 @@ class Question:
                    polar=polar, attribute=attribute, the_holder=holder, named=named,
                    clock=_WHAT_TIME.search(text.casefold()) is not None,
                    which=next(iter(terms(w.group(1), me)), None) if (w := _WHICH.search(text.casefold())) else None,
-                   amount=wh == "how" and bool(_AMOUNT_ASKED & set(raw)), names=_names_said(text, me))
+                   amount=wh == "how" and bool(_AMOUNT_ASKED & set(raw)), names=_names_said(text, me),
+                   thing=fold(t.group(1)) if polar and (t := _THING_ASKED.search(text.casefold())) else None)
 
 
 def _names_said(text: str, asker: str) -> frozenset[str]:
@@ -389,6 +396,8 @@ def score(s: StatementView, q: Question, vocabulary: Vocabulary) -> float:
         return 0.0  # "which hospital does Tariq work at?" is not answered by "Tariq works as a paramedic"
     if q.amount and not gives_amount(s.object):
         return 0.0  # "how much is the boiler service?" is not answered by "the boiler service is due next week"
+    if q.thing and q.thing not in obj and not vocabulary.single_valued(s.predicate):
+        return 0.0  # "do I have a dog?" is not answered by "you have a cat": many values may hold at once
     if q.wh == "why" and not gives_reason(s.object):
         return 0.0  # "why did I quit?" is not answered by "you quit your job"
     if q.wh and not q.polar and not s.negated and said <= q.words | _HAVE:
