@@ -6,6 +6,7 @@ at any size, so FalkorDB's ``GRAPH.EXPLAIN`` on an empty, indexed graph is enoug
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -30,8 +31,15 @@ async def test_a_read_by_ids_looks_each_id_up_in_an_index(
     try:
         await store.ensure_indexes()
         text = f"CYPHER ids=['st-1'] {getattr(q, name)}"
-        plan = await driver._client.execute_command("GRAPH.EXPLAIN", unique_name, text)
-        steps = [s.decode() if isinstance(s, bytes) else str(s) for s in plan]
+        # FalkorDB builds an index after CREATE INDEX has answered: until it is built the planner scans, so the
+        # plan is read until it uses an index (a busy machine may take a moment), failing if it never does.
+        deadline = asyncio.get_running_loop().time() + 15.0
+        while True:
+            plan = await driver._client.execute_command("GRAPH.EXPLAIN", unique_name, text)
+            steps = [s.decode() if isinstance(s, bytes) else str(s) for s in plan]
+            if any("Node By Index Scan" in s for s in steps) or asyncio.get_running_loop().time() > deadline:
+                break
+            await asyncio.sleep(0.05)
         assert any("Node By Index Scan" in s for s in steps), steps
         assert not any("All Node Scan" in s for s in steps), steps
     finally:
