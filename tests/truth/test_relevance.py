@@ -100,6 +100,8 @@ def test_who_is_answered_by_a_person_s_name(text: str, gives: bool) -> None:
     ("honestly... the team is nice but the work is boring", False),  # no place
     ("I've been at Hooli for two weeks now", True),
     ("working from home most days", True),  # a phrase of place
+    ("the spare key's under the mat", True),
+    ("Malaga this year, booked it last night", True),  # a name opening the words
 ])
 def test_where_is_answered_by_a_place(text: str, gives: bool) -> None:
     assert gives_kind(text, Question.read("where do I work?", "user")) is gives

@@ -88,9 +88,14 @@ _CONNECTORS = frozenset({"of", "de", "da", "van", "von", "the"})
 _NUMBERED = re.compile(r"\d+(?:[.:]\d+)*")  # the number of a numbered name: "Room 4.12", "Gate 5"
 # A sentence ends at a stop that is not a title's ("Dr. Kowalczyk", "St. Ives").
 _SENTENCE_END = re.compile(r"(?<!\b[A-Z][a-z])(?<!\b[A-Z])[.!?]+\s+|\n")
-# A preposition of place before what it places: "from home", "outside the library", "at the clock tower".
-_PLACE_PHRASE = re.compile(r"\b(?:at|in|on|from|near|to|into|onto|outside|inside|behind|opposite|by)\s+[\w']",
-                           re.IGNORECASE)
+# A preposition of place before what it places ("from home", "under the mat", "next to the station"), or an
+# adverb of place ("upstairs", "abroad"): English's closed classes of both.
+_PLACE_PHRASE = re.compile(
+    r"\b(?:at|in|on|from|near|to|into|onto|outside|inside|behind|opposite|by|under|underneath|beneath|below|above|"
+    r"over|beside|besides|between|among|along|across|past|around|round|through|beyond|toward|towards|within|up|down|"
+    r"off|next\s+to|close\s+to|in\s+front\s+of)\s+[\w']"
+    r"|\b(?:home|upstairs|downstairs|abroad|overseas|nearby|outdoors|indoors|next\s+door|away|locally|online|"
+    r"here|there|everywhere|somewhere)\b", re.IGNORECASE)
 _SINGULAR_FIRST = frozenset({"i", "me", "myself"})  # "I'll" is read as "i" and "ll"
 # Words a name never is: the speaker's "I" and its contractions.
 _NOT_NAMES = frozenset({"i", "i'm", "i've", "i'll", "i'd", "im", "ok", "okay"})
@@ -231,9 +236,10 @@ def gives_kind(text: str, question: Question, clause: bool = False, speaker: str
             return True
         return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)
                    if not object_words(n) & _CALENDAR and not any(c.isdigit() for c in n))
-    if question.wh == "where":  # a place: a name the question does not say, or a phrase of place ("from home")
+    if question.wh == "where":  # a place: a name the question does not say (opening the words too: "Malaga this
+        # year"), or a phrase of place ("from home")
         asked = object_words(question.text)
-        return any(object_words(n) - asked for n in name_runs(text, first_is_name=clause)) \
+        return any(object_words(n) - asked for n in name_runs(text, first_is_name=True)) \
             or _PLACE_PHRASE.search(text) is not None
     if "name" in words or question.which:  # a name the question does not say, no day or month ("in February")
         asked = object_words(question.text) | _CALENDAR
