@@ -2,11 +2,12 @@
 
     python bench/retrieval_locomo.py locomo-dev.json --reuse --fit --dump-pools /tmp/pools.pkl   # once
     python bench/rank_trees.py /tmp/pools.pkl
+    python bench/rank_trees.py /tmp/pools.pkl --baseline /tmp/before.pkl --only written   # pools of two codes
 
-Reads the pools ``retrieval_locomo.py --fit`` fitted on (the same 23 feature
-rows, neighbours and evidence labels) and prints, side by side, recall@5/10/20
-recall@10 per category, and the recall@10 gain over today's ranking (a paired
-bootstrap interval over questions; how many of the six conversations gain) of
+Reads the pools ``retrieval_locomo.py --fit`` fitted on (the same feature
+rows, neighbours and evidence labels) and prints, side by side, recall@5/10/20,
+recall@10 per category, and the recall@10 and recall@5 gains over today's ranking (paired
+bootstrap intervals over questions; how many of the six conversations gain) of
 each ranking fitted on five conversations and
 scored on the sixth, for each of the six:
 
@@ -25,6 +26,10 @@ scored on the sixth, for each of the six:
 Tree settings (``rank_fit.TREES``) were fixed before any figure was seen, shallow and few, so
 that scoring ~250 candidates stays cheap at query time; none is chosen on the
 held-out figures. Needs ``lightgbm`` (bench only, never at run time).
+
+``--baseline FILE``: the gains are measured against the written ranking fitted (held out
+the same way) on the pools of FILE, dumped from the same stores and questions by other
+code (another candidate pool or other features), instead of against the first row.
 """
 
 from __future__ import annotations
@@ -171,7 +176,7 @@ def chosen(train: Sequence[Question]) -> Scorer:
     fitted on all of ``train``: choosing a ranking inside the training conversations, as a nested cross-validation,
     so the held-out figure pays for the choice."""
     candidates = [name for name in RANKINGS if name not in (CHOSEN, SHIPPED)]
-    inner = {name: statistics.mean(v for values in held_out(train, RANKINGS[name])[1].values() for v in values)
+    inner = {name: statistics.mean(v for values in held_out(train, RANKINGS[name])[1][10].values() for v in values)
              for name in candidates}
     best = max(candidates, key=lambda name: inner[name])
     print(f"  fitted on {', '.join(sorted({q.conversation for q in train}))}: chose {best} "
@@ -184,10 +189,13 @@ def recall(q: Question, scores: np.ndarray, k: int) -> float:
     return len(q.evidence & {q.turns[i] for i in order}) / len(q.evidence)
 
 
-def held_out(questions: Sequence[Question], fit: Fitter) -> tuple[dict[str, float], dict[str, list[float]]]:
+PerQuestion = dict[int, dict[str, list[float]]]
+
+
+def held_out(questions: Sequence[Question], fit: Fitter) -> tuple[dict[str, float], PerQuestion]:
     """recall@k and recall@10 per category, each conversation scored by a model fitted on the others only; and
-    each conversation's recall@10 per question (in the questions' order within it)."""
-    per_conv: dict[str, list[float]] = defaultdict(list)
+    for each k, each conversation's recall@k per question (in the questions' order within it)."""
+    per_conv: PerQuestion = {k: defaultdict(list) for k in KS}
     per_k: dict[int, list[float]] = defaultdict(list)
     per_cat: dict[int, list[float]] = defaultdict(list)
     for held in sorted({q.conversation for q in questions}):
@@ -197,37 +205,53 @@ def held_out(questions: Sequence[Question], fit: Fitter) -> tuple[dict[str, floa
                 s = score(q)
                 for k in KS:
                     per_k[k].append(recall(q, s, k))
+                    per_conv[k][held].append(recall(q, s, k))
                 per_cat[q.category].append(recall(q, s, 10))
-                per_conv[held].append(recall(q, s, 10))
     out = {f"r@{k}": statistics.mean(v) for k, v in per_k.items()}
     out.update({f"c{c}": statistics.mean(v) for c, v in per_cat.items()})
     return out, per_conv
 
 
-def gain(base: dict[str, list[float]], new: dict[str, list[float]], draws: int = 2000) -> str:
-    """recall@10 gain over ``base``: 95% interval of a paired bootstrap over questions, conversations that gain."""
-    diff = np.concatenate([np.subtract(new[c], base[c]) for c in sorted(base)])
-    rng = np.random.default_rng(0)
-    means = diff[rng.integers(0, len(diff), size=(draws, len(diff)))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    up = sum(statistics.mean(new[c]) > statistics.mean(base[c]) for c in base)
-    down = sum(statistics.mean(new[c]) < statistics.mean(base[c]) for c in base)
-    return f"{diff.mean():+.3f} [{low:+.3f}, {high:+.3f}] | {up} up, {down} down"
+def gain(base: PerQuestion, new: PerQuestion, draws: int = 2000) -> str:
+    """Gains over ``base``: recall@10's 95% interval of a paired bootstrap over questions, the conversations
+    whose recall@10 rose and fell, and recall@5's interval."""
+    def interval(k: int) -> str:
+        diff = np.concatenate([np.subtract(new[k][c], base[k][c]) for c in sorted(base[k])])
+        rng = np.random.default_rng(0)
+        means = diff[rng.integers(0, len(diff), size=(draws, len(diff)))].mean(axis=1)
+        low, high = np.percentile(means, [2.5, 97.5])
+        return f"{diff.mean():+.3f} [{low:+.3f}, {high:+.3f}]"
+
+    up = sum(statistics.mean(new[10][c]) > statistics.mean(base[10][c]) for c in base[10])
+    down = sum(statistics.mean(new[10][c]) < statistics.mean(base[10][c]) for c in base[10])
+    return f"{interval(10)} | {up} up, {down} down | {interval(5)}"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pools", type=Path, help="pools pickled by retrieval_locomo.py --fit --dump-pools")
     parser.add_argument("--only", action="append", metavar="WORDS", help="only the rankings whose name has WORDS")
+    parser.add_argument("--baseline", type=Path, default=None, metavar="FILE",
+                        help="gains against the written ranking on FILE's pools (the same questions, other code)")
     args = parser.parse_args()
     with args.pools.open("rb") as f:
         questions: list[Question] = pickle.load(f)
     print(f"{len(questions)} questions, {len({q.conversation for q in questions})} conversations, "
           f"{sum(int(q.is_turn.sum()) for q in questions)} candidate turns; held out by conversation\n")
     names = " | ".join(f"{c} {name}" for c, name in CATEGORIES.items())
-    print(f"| ranking | recall@5 | recall@10 | recall@20 | {names} | r@10 gain [95%] | conversations | fit s |")
-    print("|---|---:|---:|---:|" + "---:|" * len(CATEGORIES) + "---:|---|---:|")
-    base: dict[str, list[float]] | None = None
+    print(f"| ranking | recall@5 | recall@10 | recall@20 | {names} | r@10 gain [95%] | conversations | "
+          "r@5 gain [95%] | fit s |")
+    print("|---|---:|---:|---:|" + "---:|" * len(CATEGORIES) + "---:|---|---:|---:|")
+    base: PerQuestion | None = None
+    if args.baseline is not None:
+        with args.baseline.open("rb") as f:
+            before: list[Question] = pickle.load(f)
+        if [(q.conversation, q.evidence) for q in before] != [(q.conversation, q.evidence) for q in questions]:
+            raise SystemExit(f"{args.baseline}: not the same questions in the same order")
+        was, base = held_out(before, shipped)
+        cells = " | ".join(f"{was[f'r@{k}']:.3f}" for k in KS)
+        cats = " | ".join(f"{was.get(f'c{c}', float('nan')):.3f}" for c in CATEGORIES)
+        print(f"| {SHIPPED}, on {args.baseline.name} (the baseline) | {cells} | {cats} | | | | |", flush=True)
     for name, fit in RANKINGS.items():
         if args.only and not any(w in name for w in args.only):
             continue

@@ -25,10 +25,11 @@ The ablation rows rerun hybrid + graph with one of its steps switched off or cha
 
 ``--fit`` measures the stages apart: candidate recall (the share of evidence
 turns anywhere in the fitted ranking's pool, with k-NN and keyword lists of
-50, 100 and 200), then fits the ranking's trees and its two logistic regressions
-(``bench/rank_fit.py``) and prints recall of each held out by conversation
-(fitted on the other conversations) and in sample (fitted on all), and one
-held-out row of the logistic regressions per feature left out.
+50, 100 and 200, overall and per question category), then fits the ranking's
+trees and its two logistic regressions (``bench/rank_fit.py``) and prints
+recall of each held out by conversation (fitted on the other conversations)
+and in sample (fitted on all), and one held-out row of the logistic
+regressions per feature left out.
 """
 
 from __future__ import annotations
@@ -248,7 +249,7 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
     scores = Scores(labels)
     observed, ingest_seconds, refused = 0, 0.0, 0
     fitting: list[Question] = []
-    pool_recall: dict[int, list[float]] = {n: [] for n in POOL_LISTS}
+    pool_recall: dict[tuple[int, int], list[float]] = {(n, c): [] for n in POOL_LISTS for c in CATEGORIES}
     pool_size: dict[int, list[int]] = {n: [] for n in POOL_LISTS}
     # --spaces: one store, each conversation a memory space of it (its graph and schema named after the store's).
     store = SpacedMemory(await build_memory_service(base.model_copy(update={"graph_name": SPACES_STORE}), llm, embedder,
@@ -320,15 +321,16 @@ async def run(path: Path, limit: int | None, reuse: bool, ablate: bool, spaces: 
         print("ingest: reused the graphs of an earlier run (no ingest rate measured)")
 
 
-async def pools(svc: MemoryService, conv: Conversation, recall: dict[int, list[float]],
+async def pools(svc: MemoryService, conv: Conversation, recall: dict[tuple[int, int], list[float]],
                 size: dict[int, list[int]]) -> list[Question]:
-    """Each question's fitted-ranking pool (lists of 100) to fit on; candidate recall of lists of each length."""
+    """Each question's fitted-ranking pool (lists of 100) to fit on; candidate recall of lists of each length
+    (keyed by length and question category)."""
     out = []
     for question, evidence, category in conv.questions:
         for n in POOL_LISTS:
             pool = await svc.retriever.candidate_pool(question, n)
             turns = [conv.obs_to_dia.get(it.row.id) if it.row.kind == "observation" else None for it in pool.items]
-            recall[n].append(len(evidence & set(turns)) / len(evidence))
+            recall[(n, category)].append(len(evidence & set(turns)) / len(evidence))
             size[n].append(len(turns))
             if n == 100:
                 labels = np.array([float(t in evidence) for t in turns])
@@ -336,15 +338,19 @@ async def pools(svc: MemoryService, conv: Conversation, recall: dict[int, list[f
     return out
 
 
-def print_fit(path: Path, convs: list[Conversation], questions: list[Question], pool_recall: dict[int, list[float]],
-              pool_size: dict[int, list[int]], write_weights: bool) -> None:
+def print_fit(path: Path, convs: list[Conversation], questions: list[Question],
+              pool_recall: dict[tuple[int, int], list[float]], pool_size: dict[int, list[int]],
+              write_weights: bool) -> None:
     """Candidate recall, then the ranking held out by conversation and in sample, and one row per feature left out."""
     print(f"\nLoCoMo {path.name}: {len(convs)} conversations, {len(questions)} questions (categories 1-4)\n")
-    print("| k-NN and keyword lists of | candidates (mean) | candidate recall |")
-    print("|---:|---:|---:|")
-    for n in POOL_LISTS:
-        print(f"| {n} | {statistics.mean(pool_size[n]):.0f} | {statistics.mean(pool_recall[n]):.3f} |")
     names = " | ".join(f"{c} {name}" for c, name in CATEGORIES.items())
+    print(f"| k-NN and keyword lists of | candidates (mean) | candidate recall | {names} |")
+    print("|---:|---:|---:|" + "---:|" * len(CATEGORIES))
+    for n in POOL_LISTS:
+        every = [r for c in CATEGORIES for r in pool_recall[(n, c)]]
+        cats = " | ".join(f"{statistics.mean(pool_recall[(n, c)]):.3f}" if pool_recall[(n, c)] else "-"
+                          for c in CATEGORIES)
+        print(f"| {n} | {statistics.mean(pool_size[n]):.0f} | {statistics.mean(every):.3f} | {cats} |")
     print(f"\n| fitted ranking | recall@5 | recall@10 | recall@20 | {names} |")
     print("|---|---:|---:|---:|" + "---:|" * len(CATEGORIES))
 

@@ -422,6 +422,11 @@ class Settings(BaseSettings):
         50, ge=0, le=1000, description="Candidates (the strongest of both lists, fused by rank) whose session "
         "windows the fitted ranking reads (search_window_turns); the others get only their own similarity.",
     )
+    search_unnamed_query: bool = Field(
+        True, description="Fitted ranking: when the query names a source (a speaker), embed it again without "
+        "the names and give every candidate its similarity to that as a feature (one more query embedding for "
+        "such a query; off: the query's own similarity stands in).",
+    )
     search_time_key: str = Field(
         "session_date", description="Observation metadata key whose value (ISO 8601, or a written date such as "
         "'8 May, 2023') says when it was said, where that differs from when it was recorded (an imported "

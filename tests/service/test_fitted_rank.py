@@ -3,7 +3,8 @@
 Small hand-written conversations in which the right turn is found only through
 the mechanism under test: a session window (the reply next to the turn the
 question matches), a date the question names, a time the turn states, a
-concept shared with a top hit; and the store query that reads the windows.
+concept shared with a top hit, the query without the speaker it names; and
+the store query that reads the windows.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pytest
 
 from mnemonet.model.views import SearchHit
 from mnemonet.service import MemoryService
-from mnemonet.service.fitted_rank import FEATURES, NEIGHBOUR_FEATURES, Trees
+from mnemonet.service.fitted_rank import FEATURES, NEIGHBOUR_FEATURES, Trees, without_names
 from mnemonet.service.rank_time import asks_when, question_span, said_on, states_time
 from mnemonet.service.rank_weights import TREE_DEPTH, TREE_NODES
 from mnemonet.service.retrieval import Retriever
@@ -122,6 +123,31 @@ async def test_a_statement_sharing_a_concept_with_a_top_hit_joins(service: Memor
     assert lives.statement_id not in await ranked(retriever(service, ranking, search_concept_expansion=0), query, 2)
 
 
+async def test_a_query_naming_a_speaker_is_also_compared_without_the_name(service: MemoryService) -> None:
+    [camped] = await conversation(service, "trip", [("Caroline", "We pitched the tent by a lake and cooked on a fire")])
+    for n, text in enumerate(FILLER):
+        await conversation(service, f"chat-{n}", [("Melanie", f"Hi Caroline, {text}")])
+    query = "Where has Melanie camped?"
+    fitted = retriever(service, "fitted")
+    [top] = await fitted.search(query, k=1, mode="vector")
+    assert top.id != camped, "the name pulls the query's vector towards Melanie's turns"
+
+    unnamed, dense = FEATURES.index("unnamed_dense"), FEATURES.index("dense")
+    pool = await fitted.candidate_pool(query, 20)
+    row = pool.features[pool.ids().index(camped)]
+    assert row[unnamed] == 0.0 and row[dense] < 0.0, "nearest to the query without the name, not to the query"
+    off = await retriever(service, "fitted", search_unnamed_query=False).candidate_pool(query, 20)
+    assert (off.features[:, unnamed] == off.features[:, dense]).all(), "off: the query's own similarity"
+
+
+def test_without_names_takes_out_every_word_of_the_names_and_a_possessive() -> None:
+    assert without_names("What do Melanie's kids like?", {"Melanie"}) == "What do kids like?"
+    assert without_names("How do JON and Jolene destress?", {"Jon", "Jolene"}) == "How do and destress?"
+    assert without_names("What did Ada Stone say to Adam?", {"Ada Stone"}) == "What did say to Adam?"
+    assert without_names("Melanie?", {"Melanie"}) is None, "nothing left to embed"
+    assert without_names("What does Melanie like?", set()) is None, "no name, no second query"
+
+
 async def test_session_windows_read_neighbours_with_their_offsets_and_similarity(service: MemoryService) -> None:
     ids = await conversation(service, "chat", [("a", f"turn number {n} about {word}") for n, word in
                                                enumerate(("apples", "boats", "clouds", "dogs", "eggs"))])
@@ -140,6 +166,12 @@ async def test_session_windows_read_neighbours_with_their_offsets_and_similarity
         "a neighbour already in the pool comes without its text"
     assert await session_windows(service.vectors, pool, [ids[2]], "session", 0, 86_400_000, vector) == [
         w for w in rows if w.offset == 0]
+    assert all(w.unnamed_similarity is None for w in rows)
+    [eggs] = await service.embedder.embed(["eggs"], kind="query")
+    both = await session_windows(service.vectors, pool, [ids[2]], "session", 1, 86_400_000, vector, eggs)
+    unnamed = {w.row.id: w.unnamed_similarity for w in both}
+    assert {w.row.id: w.similarity for w in both} == {w.row.id: w.similarity for w in rows}
+    assert unnamed[ids[3]] is not None and unnamed[ids[1]] is not None and unnamed[ids[3]] != similarity[ids[3]]
 
 
 def test_dates_and_times_read_from_questions_and_metadata() -> None:

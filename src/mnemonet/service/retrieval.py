@@ -21,7 +21,7 @@ from typing import Any, Literal
 from mnemonet.embed.base import Embedder
 from mnemonet.model.errors import InvalidInput
 from mnemonet.model.views import SearchHit, StatementView
-from mnemonet.service.fitted_rank import FittedRanker, Origins, Pool
+from mnemonet.service.fitted_rank import FittedRanker, Origins, Pool, named_sources, without_names
 from mnemonet.service.graph_rank import Candidate, GraphRanker, Ranking
 from mnemonet.service.priors import with_priors
 from mnemonet.settings import Settings
@@ -135,7 +135,16 @@ class Retriever:
             (vector, dense), (lexical, origins) = await asyncio.gather(
                 self._embed_then_knn(query, per_list, kinds, since, settled),
                 self._keyword_then_origins(query, per_list, kinds, since, settled))
-        return await self.fitted.pool(query, vector, dense, lexical, kinds, since, origins)
+        return await self.fitted.pool(query, vector, dense, lexical, kinds, since, origins,
+                                      await self._unnamed(query, [*dense, *lexical]))
+
+    async def _unnamed(self, query: str, hits: list[VectorHit]) -> list[float] | None:
+        """The query without the sources it names (found among ``hits``), embedded; None when it names none
+        (``search_unnamed_query``; fitted_rank.without_names says why)."""
+        if not self.settings.search_unnamed_query:
+            return None
+        stripped = without_names(query, named_sources(query, hits))
+        return None if stripped is None else await self._embed_query(stripped)
 
     @staticmethod
     async def _settled_then(

@@ -30,13 +30,15 @@ _MAX_WINDOW_SEEDS = 1000
 class WindowRow:
     """A row of a seed's window: ``offset`` turns after the seed (negative: before; 0: the seed itself).
 
-    ``similarity`` is the cosine similarity of the row's vector to the query (None: no vector).
+    ``similarity`` is the cosine similarity of the row's vector to the query (None: no vector);
+    ``unnamed_similarity`` its similarity to a second query vector, if one was given.
     """
 
     seed: str
     offset: int
     row: VectorHit
     similarity: float | None
+    unnamed_similarity: float | None = None
 
 
 async def session_neighbours(
@@ -78,10 +80,11 @@ async def session_neighbours(
 
 async def session_windows(
     store: VectorStore, ids: Sequence[str], seeds: Sequence[str], key: str, turns: int, span_ms: int,
-    vector: Sequence[float],
+    vector: Sequence[float], unnamed: Sequence[float] | None = None,
 ) -> list[WindowRow]:
     """Each of ``ids`` (offset 0) with its similarity to ``vector``, and up to ``turns`` observations on
     each side of each of ``seeds`` (some of ``ids``) in its session, with theirs: one query for a pool.
+    With ``unnamed`` (a second query vector) each row also has its similarity to that.
 
     Every id known to the store comes back as its own offset-0 row (so a keyword-only candidate gets its
     dense similarity too); only a seed observation whose metadata has ``key`` has neighbours: observations
@@ -110,18 +113,20 @@ async def session_windows(
     known = "n.offset_ <> 0 AND n.id = ANY($1::text[])"
     sql = f"""SELECT s.id AS seed, n.id, n.kind, CASE WHEN {known} THEN '' ELSE n.text END AS text, n.created_at,
                      CASE WHEN {known} THEN NULL ELSE n.metadata END AS metadata, n.offset_,
-                     1 - (n.embedding <=> $5) AS similarity
+                     1 - (n.embedding <=> $5) AS similarity, 1 - (n.embedding <=> $7) AS unnamed_similarity
               FROM {q}.embeddings s
               CROSS JOIN LATERAL ({itself} UNION ALL {before} UNION ALL {after}) n
               WHERE s.id = ANY($1::text[])"""
     async with store.acquire() as conn:
-        rows = await conn.fetch(sql, list(ids), key, turns, span_ms, Vector(list(vector)), list(seeds))
+        rows = await conn.fetch(sql, list(ids), key, turns, span_ms, Vector(list(vector)), list(seeds),
+                                None if unnamed is None else Vector(list(unnamed)))
     return [
         WindowRow(
             r["seed"], int(r["offset_"]),
             VectorHit(id=r["id"], kind=r["kind"], text=r["text"], score=0.0, vector_rank=None, keyword_rank=None,
                       created_at=r["created_at"], metadata=r["metadata"] or {}),
             None if r["similarity"] is None else float(r["similarity"]),
+            None if r["unnamed_similarity"] is None else float(r["unnamed_similarity"]),
         )
         for r in rows
     ]
