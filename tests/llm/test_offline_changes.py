@@ -100,6 +100,22 @@ async def test_a_change_of_something_else_keeps_off_the_slot(
     assert not [t for t in changed if _slot(t) in said and t.tense == "present"], [t.model_dump() for t in changed]
 
 
+@pytest.mark.parametrize(("sentence", "expected"), [
+    # what moved names nothing: the speaker switched to the place it went, no one lives there
+    ("moved everything over to Revolut last week", ("Sam", "uses", "Revolut")),
+    ("moved it all to Starling", ("Sam", "uses", "Starling")),
+    # a thing that names itself moved there; the speaker moved home
+    ("we moved our hosting to Hetzner", ("Sam's hosting", "located_in", "Hetzner")),
+    ("we moved to Leeds last month", ("Sam", "lives_in", "Leeds")),
+])
+async def test_a_move_of_what_names_nothing_is_a_switch(
+    offline: OfflineLanguageModel, sentence: str, expected: tuple[str, str, str]
+) -> None:
+    found = (await offline.extract_observation(sentence, "Sam")).statements
+    assert [(t.subject, t.predicate, t.object) for t in found if t.revision == "change"] == [expected], \
+        [t.model_dump() for t in found]
+
+
 # Read in real chat (LoCoMo dev turns): none of these says a value changed.
 @pytest.mark.parametrize(("sentence", "absent"), [
     ("A certain activity can become a part of our lives", "is_a"),  # a possibility

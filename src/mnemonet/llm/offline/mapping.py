@@ -355,6 +355,12 @@ class Mapper:
         if (move := changes.moved_to(verb)) is not None:
             place, origin = move
             mover = changes.changed_thing(verb, subj_tok)  # "we moved our hosting to Hetzner": the hosting
+            if mover is not subj_tok and self._subject(mover) is None:
+                # "moved everything over to Revolut": what moved names nothing, so no one and nothing lives
+                # there; the speaker switched to it (the slot is the one their words were about)
+                for item, _ in self._objects(place):
+                    self._add(subject, "uses", item, False, changed, when)
+                return True
             subject = self._subject(mover) or subject
             predicate = _home_predicate(mover, place)
             if origin is not None and clause.tense != "future":  # "moved from Boston to Seattle": Boston was
