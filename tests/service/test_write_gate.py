@@ -112,6 +112,14 @@ async def test_writes_resting_on_the_erased_items_wait_for_the_erasure_and_then_
     assert (counts["Observation"], counts["Statement"], counts["Retraction"]) == (0, 0, 0)
 
 
+async def _waiting_for(lock: asyncio.Lock, within: float) -> None:
+    """Until a task waits for ``lock`` (asyncio.Lock keeps its waiters in ``_waiters``); fails after ``within`` s."""
+    deadline = asyncio.get_running_loop().time() + within
+    while not getattr(lock, "_waiters", None):
+        assert asyncio.get_running_loop().time() < deadline, "no one came to wait for the lock"
+        await asyncio.sleep(0.01)
+
+
 async def test_queued_rows_of_what_is_erased_are_cancelled_unembedded_and_counted(service: MemoryService) -> None:
     gated = GatedEmbedder(service.embedder)
     service.indexer.embedder = gated
@@ -119,7 +127,9 @@ async def test_queued_rows_of_what_is_erased_are_cancelled_unembedded_and_counte
     await gated.started.wait()  # alice's rows are in the embedder call, under the erasure lock
     said = await service.observe("Zorbulon lives in Vexmoor", source="zorbulon")  # its rows queue behind
     forget = asyncio.ensure_future(service.forget(source="zorbulon", by="dpo"))
-    await asyncio.sleep(0)
+    # The state this test is about: the erasure waits for the lock while zorbulon's rows are still queued. Before
+    # the lock it waits for the writes under way (a worker's, on a busy machine): the gate opens only then.
+    await _waiting_for(service.erasing, within=15.0)
     assert not forget.done()
     gated.open.set()
     report = await forget
